@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "geolocate",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "geolocate", targets: ["geolocate"]),
+        .library(name: "GeolocateCore", targets: ["GeolocateCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "GeolocateCore",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
+            name: "geolocate",
+            dependencies: [
+                "GeolocateCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "geolocate-bench",
+            dependencies: ["GeolocateCore"]
+        ),
+        .testTarget(
+            name: "GeolocateCoreTests",
+            dependencies: ["GeolocateCore"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "GeolocateIntegrationTests",
+            dependencies: ["GeolocateCore", "geolocate"]
+        ),
+    ]
+)

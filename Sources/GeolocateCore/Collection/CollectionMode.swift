@@ -1,0 +1,94 @@
+/// Which location to report for a risk event (SPEC §3).
+public enum CollectionMode: Sendable, Equatable, CustomStringConvertible {
+    /// Resolve through the per-action default, the built-in table, then `defaultInterval`.
+    case `default`
+    /// Report no location.
+    case disabled
+    /// Query the source now; fall back to the last known location after the query timeout.
+    case forceCurrent
+    /// Report the last known location whatever its age; never wait on the source.
+    case forceLastKnown
+    /// The last known location if at most `maxAgeMilliseconds` old, otherwise as `forceCurrent`.
+    case lastKnown(maxAgeMilliseconds: Int64)
+
+    /// Parses `default`, `disabled`, `force-current`, `force-last-known` or `last-known:N`,
+    /// where `N` is minutes or a duration such as `90s`, `30m`, `2h`.
+    public init(parsing text: String) throws {
+        switch text {
+        case "default": self = .default
+        case "disabled": self = .disabled
+        case "force-current": self = .forceCurrent
+        case "force-last-known": self = .forceLastKnown
+        default:
+            guard text.hasPrefix("last-known:") else {
+                throw GeolocateError.usage(
+                    "unknown mode '\(text)' (valid: \(CollectionMode.validValues))")
+            }
+            let age = String(text.dropFirst("last-known:".count))
+            self = .lastKnown(maxAgeMilliseconds: try DurationText.milliseconds(age, bareUnit: .minutes))
+        }
+    }
+
+    /// The valid spellings, for error messages.
+    public static let validValues = "default, disabled, force-current, force-last-known, last-known:N (N minutes, or 90s, 30m, 2h)"
+
+    public var description: String {
+        switch self {
+        case .default: return "default"
+        case .disabled: return "disabled"
+        case .forceCurrent: return "force-current"
+        case .forceLastKnown: return "force-last-known"
+        case .lastKnown(let age): return "last-known:\(DurationText.format(age))"
+        }
+    }
+
+    /// The built-in per-action defaults (SPEC §3); `nil` for actions not in the table.
+    public static func builtInDefault(for action: String) -> CollectionMode? {
+        switch action {
+        case "login", "register", "transaction", "checkout", "password_reset",
+             "account_details_change", "account_auth_change", "credits_change":
+            return .forceCurrent
+        case "logout", "withdraw":
+            return .forceLastKnown
+        default:
+            return nil
+        }
+    }
+}
+
+/// Parses and prints durations such as `1500ms`, `2s`, `30m`, `2h`.
+public enum DurationText {
+    /// The unit a number without a suffix is taken in.
+    public enum BareUnit: Sendable { case milliseconds, seconds, minutes }
+
+    /// Milliseconds in `text`; a bare number is read in `bareUnit`.
+    /// - Throws: `GeolocateError.usage` naming the accepted forms.
+    public static func milliseconds(_ text: String, bareUnit: BareUnit) throws -> Int64 {
+        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+        var number = Substring(text)
+        var scale: Double
+        switch bareUnit {
+        case .milliseconds: scale = 1
+        case .seconds: scale = 1000
+        case .minutes: scale = 60_000
+        }
+        for (suffix, unitScale) in units where text.hasSuffix(suffix) {
+            number = text.dropLast(suffix.count)
+            scale = unitScale
+            break
+        }
+        guard let value = Double(number), value.isFinite, value >= 0, !number.hasPrefix("+") else {
+            throw GeolocateError.usage(
+                "invalid duration '\(text)' (use a number with ms, s, m or h, such as 1500ms, 2s, 30m, 2h)")
+        }
+        return Int64((value * scale).rounded())
+    }
+
+    /// The shortest exact spelling: `2h`, `30m`, `90s`, `1500ms`.
+    public static func format(_ milliseconds: Int64) -> String {
+        if milliseconds > 0 && milliseconds % 3_600_000 == 0 { return "\(milliseconds / 3_600_000)h" }
+        if milliseconds > 0 && milliseconds % 60_000 == 0 { return "\(milliseconds / 60_000)m" }
+        if milliseconds % 1000 == 0 { return "\(milliseconds / 1000)s" }
+        return "\(milliseconds)ms"
+    }
+}

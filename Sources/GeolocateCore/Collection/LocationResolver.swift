@@ -1,0 +1,163 @@
+import Logging
+
+/// Why the reported location is not a current one.
+public enum FallbackReason: String, Sendable, Codable {
+    /// No fix arrived within the query timeout.
+    case timeout
+    /// The source could not be reached.
+    case unavailable
+}
+
+/// Whether the reported location was queried now or remembered.
+public enum LocationOrigin: String, Sendable, Codable {
+    case current
+    case lastKnown = "last_known"
+}
+
+/// Veridium error codes carried in every record.
+public enum LocationErrorCode: Int, Sendable, Codable {
+    case none = 0
+    case geocodingFailed = 1053
+    case unavailable = 1054
+    case permissionDenied = 1055
+    case timeout = 1056
+}
+
+/// What the collection mode decided: a fix or none, where it came from, and why.
+public struct LocationDecision: Sendable, Equatable {
+    public var fix: Fix?
+    public var origin: LocationOrigin?
+    public var fallbackReason: FallbackReason?
+    public var errorCode: LocationErrorCode
+    /// "Now" for the record: the source's time (virtual on a replay) when it was read.
+    public var now: Int64
+}
+
+/// Applies a collection mode to a source and the last known location (SPEC §3 mode table).
+///
+/// Last known is the freshest of geolocate's own store and the fix the source holds
+/// (gpsd's `?POLL;`). Every fix seen is offered back to the store.
+public struct LocationResolver {
+    public var source: () throws -> LocationSource
+    public var store: LastKnownStore
+    public var clock: WallClock
+    /// `--now`: fixes "now" for the age computations, whatever the source's time.
+    public var nowOverride: Int64?
+    /// A held fix at most this old counts as current (SPEC §3, `currentMaxAge`).
+    public var currentMaxAgeMilliseconds: Int64
+    public var logger: Logger
+
+    public init(source: @escaping () throws -> LocationSource, store: LastKnownStore, clock: WallClock,
+                nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, logger: Logger) {
+        self.source = source
+        self.store = store
+        self.clock = clock
+        self.nowOverride = nowOverride
+        self.currentMaxAgeMilliseconds = currentMaxAgeMilliseconds
+        self.logger = logger
+    }
+
+    /// Decides the location for an already-resolved mode (never `.default`).
+    /// - Throws: only `GeolocateError` for input that cannot be opened (a missing replay file).
+    public func decide(mode: CollectionMode, timeoutMilliseconds: Int64) throws -> LocationDecision {
+        var attempt = Attempt(resolver: self)
+        switch mode {
+        case .default, .disabled:
+            return LocationDecision(fix: nil, origin: nil, fallbackReason: nil, errorCode: .none,
+                                    now: attempt.now())
+        case .forceLastKnown:
+            let known = try attempt.lastKnown()
+            return attempt.report(known, origin: .lastKnown, missing: .unavailable)
+        case .lastKnown(let maxAge):
+            if let known = try attempt.lastKnown(), attempt.now() - known.timestamp <= maxAge {
+                return attempt.report(known, origin: .lastKnown, missing: .unavailable)
+            }
+            return try attempt.current(timeoutMilliseconds: timeoutMilliseconds)
+        case .forceCurrent:
+            return try attempt.current(timeoutMilliseconds: timeoutMilliseconds)
+        }
+    }
+
+    /// One decision's view of the source: opened at most once, unavailable remembered.
+    private struct Attempt {
+        let resolver: LocationResolver
+        var opened: LocationSource?
+        var unavailable: String?
+        var held: Fix??
+
+        init(resolver: LocationResolver) { self.resolver = resolver }
+
+        func now() -> Int64 {
+            resolver.nowOverride ?? opened?.currentTime ?? resolver.clock.nowMilliseconds
+        }
+
+        mutating func open() throws -> LocationSource? {
+            if let opened { return opened }
+            if unavailable != nil { return nil }
+            do {
+                opened = try resolver.source()
+            } catch let error as SourceError {
+                note(error)
+            }
+            return opened
+        }
+
+        mutating func note(_ error: SourceError) {
+            unavailable = error.description
+            resolver.logger.warning("\(error.description)")
+        }
+
+        /// The fix the source holds now, asked once.
+        mutating func heldFix() throws -> Fix? {
+            if let held { return held }
+            var fix: Fix?
+            if let source = try open() {
+                do { fix = try source.heldFix() } catch let error as SourceError { note(error) }
+            }
+            held = fix
+            if let fix { remember(fix) }
+            return fix
+        }
+
+        mutating func lastKnown() throws -> Fix? {
+            let stored = resolver.store.load()
+            let held = try heldFix()
+            switch (stored, held) {
+            case let (a?, b?): return a.timestamp >= b.timestamp ? a : b
+            case let (a, b): return a ?? b
+            }
+        }
+
+        mutating func current(timeoutMilliseconds: Int64) throws -> LocationDecision {
+            if let held = try heldFix(), now() - held.timestamp <= resolver.currentMaxAgeMilliseconds {
+                return report(held, origin: .current, missing: .unavailable)
+            }
+            if unavailable == nil, let source = try open() {
+                do {
+                    if case .fix(let fix) = try source.waitForFix(timeoutMilliseconds: Int(timeoutMilliseconds)) {
+                        remember(fix)
+                        return report(fix, origin: .current, missing: .unavailable)
+                    }
+                } catch let error as SourceError {
+                    note(error)
+                }
+            }
+            let reason: FallbackReason = unavailable == nil ? .timeout : .unavailable
+            var decision = report(try lastKnown(), origin: .lastKnown,
+                                  missing: reason == .timeout ? .timeout : .unavailable)
+            decision.fallbackReason = reason
+            return decision
+        }
+
+        func report(_ fix: Fix?, origin: LocationOrigin, missing: LocationErrorCode) -> LocationDecision {
+            LocationDecision(fix: fix, origin: fix == nil ? nil : origin, fallbackReason: nil,
+                             errorCode: fix == nil ? missing : .none, now: now())
+        }
+
+        func remember(_ fix: Fix) {
+            do { try resolver.store.update(with: fix) } catch {
+                resolver.logger.warning("\(error)")
+            }
+        }
+    }
+}

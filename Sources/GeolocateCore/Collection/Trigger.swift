@@ -1,0 +1,127 @@
+import Logging
+
+/// One risk event as the command line asked for it; `nil` fields were not given.
+public struct TriggerRequest: Sendable {
+    public var action: String
+    public var mode: CollectionMode
+    public var timeoutMilliseconds: Int64?
+    /// `--permission`: `.some(nil)` is `--permission none`.
+    public var permission: Permission??
+    public var now: Int64?
+    public var source: SourceSpecifier?
+    public var replaySpeed: ReplaySpeed
+
+    public init(action: String, mode: CollectionMode = .default, timeoutMilliseconds: Int64? = nil,
+                permission: Permission?? = nil, now: Int64? = nil, source: SourceSpecifier? = nil,
+                replaySpeed: ReplaySpeed = .asap) {
+        self.action = action
+        self.mode = mode
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.permission = permission
+        self.now = now
+        self.source = source
+        self.replaySpeed = replaySpeed
+    }
+}
+
+/// `geolocate trigger`: resolves each setting (flag, else config, else built-in), applies the
+/// collection mode and makes the record.
+public struct Trigger {
+    public var settings: Settings
+    public var environment: [String: String]
+    public var clock: WallClock
+    public var logger: Logger
+    /// Opens a source; replaced in tests. The default opens gpsd or a replay file.
+    public var openSource: (SourceSpecifier, ReplaySpeed) throws -> LocationSource
+
+    public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
+                logger: Logger,
+                openSource: @escaping (SourceSpecifier, ReplaySpeed) throws -> LocationSource = Trigger.open) {
+        self.settings = settings
+        self.environment = environment
+        self.clock = clock
+        self.logger = logger
+        self.openSource = openSource
+    }
+
+    /// Makes the record for one event.
+    /// - Throws: `GeolocateError` for input that cannot be opened (missing replay file: 66).
+    public func run(_ request: TriggerRequest) throws -> Record {
+        try Trigger.validate(action: request.action)
+        let mode = resolveMode(request.mode, action: request.action)
+        let permissions = resolvePermissions(request.permission)
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let now = request.now ?? clock.nowMilliseconds
+
+        guard let permission = Permission.effective(permissions) else {
+            logger.notice("no location permission is granted, so the record has no location; to consent, run: geolocate config set permissions fine")
+            return Record(action: request.action, triggeredAt: now, requestedMode: request.mode.description,
+                          collectionMode: mode.description, fix: nil, permissions: [], origin: nil,
+                          fallbackReason: nil, errorCode: .permissionDenied)
+        }
+        let source = try resolveSource(request.source)
+        let resolver = LocationResolver(
+            source: { try openSource(source, request.replaySpeed) },
+            store: LastKnownStore(stateDirectory: stateDirectory, logger: logger), clock: clock,
+            nowOverride: request.now,
+            currentMaxAgeMilliseconds: settings.currentMaxAgeMilliseconds ?? Defaults.currentMaxAgeMilliseconds,
+            logger: logger)
+        let decision = try resolver.decide(mode: mode, timeoutMilliseconds: resolveTimeout(request.timeoutMilliseconds, action: request.action))
+        var fix = decision.fix
+        if permission == .coarse, let precise = fix { fix = CoarseLocation.coarsen(precise) }
+        return Record(action: request.action, triggeredAt: decision.now, requestedMode: request.mode.description,
+                      collectionMode: mode.description, fix: fix, permissions: permissions,
+                      origin: decision.origin, fallbackReason: decision.fallbackReason,
+                      errorCode: decision.errorCode)
+    }
+
+    /// The mode to apply: an explicit mode, else `actions.NAME.mode`, else the built-in table,
+    /// else `defaultInterval`, else `force-current`.
+    public func resolveMode(_ requested: CollectionMode, action: String) -> CollectionMode {
+        if requested != .default { return requested }
+        return settings.actions[action]?.mode ?? CollectionMode.builtInDefault(for: action)
+            ?? settings.defaultInterval ?? .forceCurrent
+    }
+
+    /// The query timeout: `--timeout`, else `actions.NAME.timeout`, else
+    /// `triggerActionQueryTimeout`, else 1500 ms.
+    public func resolveTimeout(_ flag: Int64?, action: String) -> Int64 {
+        flag ?? settings.actions[action]?.timeoutMilliseconds ?? settings.queryTimeoutMilliseconds
+            ?? Defaults.queryTimeoutMilliseconds
+    }
+
+    /// The permissions in force: `--permission`, else config `permissions`, else none.
+    public func resolvePermissions(_ flag: Permission??) -> [Permission] {
+        if let flag { return flag.map { [$0] } ?? [] }
+        return settings.permissions ?? []
+    }
+
+    /// The source: `--source`/`--replay`, else `$GEOLOCATE_SOURCE`, else config `source`, else gpsd.
+    public func resolveSource(_ flag: SourceSpecifier?) throws -> SourceSpecifier {
+        if let flag { return flag }
+        if let text = environment["GEOLOCATE_SOURCE"], !text.isEmpty {
+            return try SourceSpecifier(parsing: text)
+        }
+        return settings.source ?? .defaultGPSD
+    }
+
+    /// Action names are what scripts pass through: letters, digits, `_`, `-` and `.`, up to 64.
+    public static func validate(action: String) throws {
+        let allowed = action.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)
+        }
+        guard !action.isEmpty, action.count <= 64, allowed else {
+            throw GeolocateError.usage("invalid action name '\(action)' (use letters, digits, _ - or ., up to 64 characters, such as login)")
+        }
+    }
+
+    /// Opens the source a specifier names.
+    public static func open(_ source: SourceSpecifier, speed: ReplaySpeed) throws -> LocationSource {
+        switch source {
+        case .nmea(let path):
+            return try NMEAReplaySource(path: path, speed: speed)
+        case .gpsd(let host, let port):
+            throw SourceError.unavailable("gpsd://\(host):\(port): the gpsd source is not available in this build yet; use --replay FILE")
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// The keys a configuration file may hold, each with how its value is checked (SPEC §7).
+///
+/// A `*` segment matches any name, as in `actions.*.mode`. Adding a setting means adding a
+/// row here and a field to `Settings`.
+public enum ConfigKeys {
+    /// What kind of value a key takes.
+    enum Kind {
+        case permissions, mode, positiveMilliseconds, duration, source
+    }
+
+    struct Spec {
+        let pattern: [String]
+        let kind: Kind
+        let help: String
+    }
+
+    static let all: [Spec] = [
+        Spec(pattern: ["permissions"], kind: .permissions,
+             help: "granted location permissions: fine, coarse, none (list)"),
+        Spec(pattern: ["defaultInterval"], kind: .mode,
+             help: "mode for actions without a default (built-in force-current)"),
+        Spec(pattern: ["triggerActionQueryTimeout"], kind: .positiveMilliseconds,
+             help: "query timeout in milliseconds (built-in 1500)"),
+        Spec(pattern: ["currentMaxAge"], kind: .duration,
+             help: "how old a fix gpsd holds may be and still count as current (built-in 2s)"),
+        Spec(pattern: ["actions", "*", "mode"], kind: .mode, help: "collection mode for action NAME"),
+        Spec(pattern: ["actions", "*", "timeout"], kind: .duration, help: "query timeout for action NAME"),
+        Spec(pattern: ["source"], kind: .source, help: "gpsd, gpsd://HOST:PORT or nmea:FILE (built-in gpsd)"),
+    ]
+
+    /// The valid key patterns, for error messages.
+    public static var validKeys: String { all.map { $0.pattern.joined(separator: ".").replacingOccurrences(of: "*", with: "NAME") }.joined(separator: ", ") }
+
+    /// Every key with its meaning, one per line, for `--help`.
+    public static var summary: String {
+        all.map { "  \($0.pattern.joined(separator: ".").replacingOccurrences(of: "*", with: "NAME")): \($0.help)" }
+            .joined(separator: "\n")
+    }
+
+    static func spec(for path: [String]) -> Spec? {
+        all.first { spec in
+            spec.pattern.count == path.count
+                && zip(spec.pattern, path).allSatisfy { pattern, part in pattern == "*" ? !part.isEmpty : pattern == part }
+        }
+    }
+
+    /// Parses the text given to `config set` into the value stored, or explains the refusal.
+    static func parse(_ text: String, as kind: Kind) throws -> JSONValue {
+        switch kind {
+        case .permissions:
+            return .array(try Permission.parseList(text).map { .string($0.rawValue) })
+        case .mode:
+            return .string(try checkedMode(text))
+        case .positiveMilliseconds:
+            let value = try DurationText.milliseconds(text, bareUnit: .milliseconds)
+            guard value > 0 else { throw GeolocateError.usage("the timeout must be more than 0 ms") }
+            return .number(Double(value))
+        case .duration:
+            _ = try DurationText.milliseconds(text, bareUnit: .milliseconds)
+            return .string(text)
+        case .source:
+            _ = try SourceSpecifier(parsing: text)
+            return .string(text)
+        }
+    }
+
+    /// Checks a value read from the file; returns the reason when it is invalid.
+    static func problem(with value: JSONValue, as kind: Kind) -> String? {
+        do {
+            switch (kind, value) {
+            case (.permissions, .array(let items)):
+                let names = items.compactMap { item -> String? in if case .string(let s) = item { return s } else { return nil } }
+                guard names.count == items.count else { return "permissions must be a list of strings" }
+                _ = try Permission.parseList(names.joined(separator: ","))
+            case (.mode, .string(let text)):
+                _ = try checkedMode(text)
+            case (.positiveMilliseconds, .number(let number)):
+                guard number > 0 else { return "must be a number of milliseconds above 0" }
+            case (.duration, .string(let text)):
+                _ = try DurationText.milliseconds(text, bareUnit: .milliseconds)
+            case (.duration, .number(let number)):
+                guard number >= 0 else { return "must be a duration such as 1500ms or 2s" }
+            case (.source, .string(let text)):
+                _ = try SourceSpecifier(parsing: text)
+            case (.permissions, _): return "must be a list such as [\"fine\"]"
+            case (.mode, _): return "must be a mode string (\(CollectionMode.validValues))"
+            case (.positiveMilliseconds, _): return "must be a number of milliseconds"
+            case (.duration, _): return "must be a duration such as \"1500ms\" or \"2s\""
+            case (.source, _): return "must be a string such as \"gpsd\""
+            }
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    private static func checkedMode(_ text: String) throws -> String {
+        let mode = try CollectionMode(parsing: text)
+        if mode == .default {
+            throw GeolocateError.usage("'default' cannot be stored as a mode (valid: disabled, force-current, force-last-known, last-known:N)")
+        }
+        return text
+    }
+}
+
+/// Where locations come from: `gpsd`, `gpsd://HOST:PORT` or `nmea:FILE`.
+public enum SourceSpecifier: Sendable, Equatable, CustomStringConvertible {
+    case gpsd(host: String, port: Int)
+    case nmea(path: String)
+
+    public static let defaultGPSD = SourceSpecifier.gpsd(host: "localhost", port: 2947)
+
+    public init(parsing text: String) throws {
+        if text == "gpsd" {
+            self = .defaultGPSD
+        } else if text.hasPrefix("gpsd://") {
+            let rest = text.dropFirst("gpsd://".count)
+            let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), !parts[0].isEmpty,
+                  let port = parts.count == 2 ? Int(parts[1]) : 2947, (1...65535).contains(port)
+            else { throw GeolocateError.usage("invalid source '\(text)' (use gpsd, gpsd://HOST:PORT or nmea:FILE)") }
+            self = .gpsd(host: String(parts[0]), port: port)
+        } else if text.hasPrefix("nmea:"), text.count > 5 {
+            self = .nmea(path: String(text.dropFirst(5)))
+        } else {
+            throw GeolocateError.usage("invalid source '\(text)' (use gpsd, gpsd://HOST:PORT or nmea:FILE)")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .gpsd(let host, let port): return "gpsd://\(host):\(port)"
+        case .nmea(let path): return "nmea:\(path)"
+        }
+    }
+}

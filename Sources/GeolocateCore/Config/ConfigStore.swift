@@ -1,0 +1,228 @@
+import Foundation
+
+/// The configuration file: loading with validation, dotted-key edits and atomic writes.
+///
+/// A file that does not parse or does not validate is reported with its line and never
+/// written over; `reset` keeps a `.bak` copy of whatever was there.
+public struct ConfigStore {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// The document in the file (`{}` when there is no file), validated.
+    /// - Throws: `GeolocateError.configuration` naming the file, line and reason (exit 78).
+    public func load() throws -> JSONValue {
+        guard FileManager.default.fileExists(atPath: path) else { return .object([:]) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file")
+        }
+        let document: JSONValue
+        do {
+            document = try JSONValue(parsing: data)
+        } catch {
+            throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: error, in: data),
+                                               reason: "not valid JSON")
+        }
+        guard case .object = document else {
+            throw GeolocateError.configuration(file: path, line: 1, reason: "the top level must be a JSON object")
+        }
+        for (keyPath, value) in document.leaves() {
+            let key = keyPath.joined(separator: ".")
+            guard let spec = ConfigKeys.spec(for: keyPath) else {
+                throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
+                                                   reason: "unknown key '\(key)' (valid: \(ConfigKeys.validKeys))")
+            }
+            if let problem = ConfigKeys.problem(with: value, as: spec.kind) {
+                throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
+                                                   reason: "\(key): \(problem)")
+            }
+        }
+        return document
+    }
+
+    /// The typed settings of the file.
+    public func settings() throws -> Settings { Settings(try load()) }
+
+    /// Validates and stores `value` at `key`.
+    /// - Throws: `.usage` (64) for an unknown key or refused value, `.configuration` (78) when
+    ///   the existing file is corrupt.
+    public func set(_ key: String, to value: String) throws {
+        let keyPath = try ConfigStore.checkedKey(key)
+        guard let spec = ConfigKeys.spec(for: keyPath) else { throw ConfigStore.unknownKey(key) }
+        let parsed: JSONValue
+        do {
+            parsed = try ConfigKeys.parse(value, as: spec.kind)
+        } catch let error as GeolocateError {
+            throw GeolocateError.usage("\(key): \(error)")
+        }
+        var document = try load()
+        document.set(keyPath, to: parsed)
+        try save(document)
+    }
+
+    /// Removes `key` (and objects it leaves empty).
+    public func unset(_ key: String) throws {
+        let keyPath = try ConfigStore.checkedKey(key)
+        guard ConfigKeys.spec(for: keyPath) != nil || keyPath.first == "actions" else {
+            throw ConfigStore.unknownKey(key)
+        }
+        var document = try load()
+        document.set(keyPath, to: nil)
+        try save(document)
+    }
+
+    /// The value at `key` in the file, or the built-in default; `nil` when neither exists.
+    public func get(_ key: String) throws -> JSONValue? {
+        let keyPath = try ConfigStore.checkedKey(key)
+        let document = try load()
+        if let value = document[keyPath] { return value }
+        guard ConfigKeys.spec(for: keyPath) != nil || keyPath.first == "actions" else {
+            throw ConfigStore.unknownKey(key)
+        }
+        return Settings.builtInDefault(for: keyPath)
+    }
+
+    /// Moves any existing file to `PATH.bak` and starts from an empty configuration.
+    /// - Returns: the backup path when there was a file.
+    @discardableResult
+    public func reset() throws -> String? {
+        var backup: String?
+        if FileManager.default.fileExists(atPath: path) {
+            let target = path + ".bak"
+            guard rename(path, target) == 0 else {
+                throw GeolocateError.configuration(file: path, line: nil, reason: "cannot move the file to \(target): \(String(cString: strerror(errno)))")
+            }
+            backup = target
+        }
+        try save(.object([:]))
+        return backup
+    }
+
+    /// The document with header values and URL credentials replaced by `***`.
+    public static func redacted(_ document: JSONValue) -> JSONValue {
+        var copy = document
+        for (keyPath, value) in document.leaves() {
+            guard case .string(let text) = value else { continue }
+            if keyPath.count >= 2 && keyPath[keyPath.count - 2] == "headers" {
+                copy.set(keyPath, to: .string("***"))
+            } else if var url = URLComponents(string: text), url.scheme != nil, url.password != nil || url.user != nil {
+                url.user = url.user.map { _ in "***" }
+                url.password = url.password.map { _ in "***" }
+                copy.set(keyPath, to: .string(url.string ?? "***"))
+            }
+        }
+        return copy
+    }
+
+    private func save(_ document: JSONValue) throws {
+        do {
+            try AtomicFile.write(Data((document.prettyPrinted() + "\n").utf8), to: path, permissions: 0o600)
+        } catch {
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot write: \(error)")
+        }
+    }
+
+    private static func checkedKey(_ key: String) throws -> [String] {
+        let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !key.isEmpty, parts.allSatisfy({ !$0.isEmpty }) else {
+            throw GeolocateError.usage("invalid key '\(key)' (use a dotted key such as actions.checkout.mode)")
+        }
+        return parts
+    }
+
+    private static func unknownKey(_ key: String) -> GeolocateError {
+        .usage("unknown key '\(key)' (valid: \(ConfigKeys.validKeys))")
+    }
+
+    /// The line of a JSON syntax error, from the decoder's "line N" description.
+    private static func line(of error: Error, in data: Data) -> Int? {
+        let text = "\(error)"
+        guard let range = text.range(of: "line ") else { return nil }
+        return Int(text[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// The line where a key path's last key appears, found by walking its keys in order.
+    private static func line(of keyPath: [String], in data: Data) -> Int? {
+        let text = String(decoding: data, as: UTF8.self)
+        var searchFrom = text.startIndex
+        var found: String.Index?
+        for key in keyPath {
+            guard let range = text.range(of: "\"\(key)\"", range: searchFrom..<text.endIndex) else { return nil }
+            found = range.lowerBound
+            searchFrom = range.upperBound
+        }
+        guard let found else { return nil }
+        return text[..<found].reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
+    }
+}
+
+/// The typed view of a validated configuration document.
+public struct Settings: Sendable, Equatable {
+    /// Per-action overrides.
+    public struct Action: Sendable, Equatable {
+        public var mode: CollectionMode?
+        public var timeoutMilliseconds: Int64?
+    }
+
+    public var permissions: [Permission]?
+    public var defaultInterval: CollectionMode?
+    public var queryTimeoutMilliseconds: Int64?
+    public var currentMaxAgeMilliseconds: Int64?
+    public var actions: [String: Action] = [:]
+    public var source: SourceSpecifier?
+
+    public init() {}
+
+    /// Reads a document that `ConfigStore.load` validated; anything invalid is left unset.
+    public init(_ document: JSONValue) {
+        if case .array(let items)? = document[["permissions"]] {
+            permissions = items.compactMap { if case .string(let s) = $0 { Permission(rawValue: s) } else { nil } }
+        }
+        defaultInterval = Settings.mode(document[["defaultInterval"]])
+        if case .number(let value)? = document[["triggerActionQueryTimeout"]] { queryTimeoutMilliseconds = Int64(value) }
+        currentMaxAgeMilliseconds = Settings.duration(document[["currentMaxAge"]])
+        if case .object(let actions)? = document[["actions"]] {
+            for (name, value) in actions {
+                self.actions[name] = Action(mode: Settings.mode(value[["mode"]]),
+                                            timeoutMilliseconds: Settings.duration(value[["timeout"]]))
+            }
+        }
+        if case .string(let text)? = document[["source"]] { source = try? SourceSpecifier(parsing: text) }
+    }
+
+    /// Built-in values shown by `config get` for keys the file does not set.
+    static func builtInDefault(for keyPath: [String]) -> JSONValue? {
+        switch keyPath {
+        case ["permissions"]: return .array([])
+        case ["defaultInterval"]: return .string("force-current")
+        case ["triggerActionQueryTimeout"]: return .number(Double(Defaults.queryTimeoutMilliseconds))
+        case ["currentMaxAge"]: return .string(DurationText.format(Defaults.currentMaxAgeMilliseconds))
+        case ["source"]: return .string("gpsd")
+        default:
+            if keyPath.count == 3, keyPath[0] == "actions", keyPath[2] == "mode",
+               let mode = CollectionMode.builtInDefault(for: keyPath[1]) {
+                return .string(mode.description)
+            }
+            return nil
+        }
+    }
+
+    private static func mode(_ value: JSONValue?) -> CollectionMode? {
+        guard case .string(let text)? = value else { return nil }
+        return try? CollectionMode(parsing: text)
+    }
+
+    private static func duration(_ value: JSONValue?) -> Int64? {
+        switch value {
+        case .string(let text)?: return try? DurationText.milliseconds(text, bareUnit: .milliseconds)
+        case .number(let number)?: return Int64(number)
+        default: return nil
+        }
+    }
+}
+
+/// Built-in defaults (SPEC §3).
+public enum Defaults {
+    public static let queryTimeoutMilliseconds: Int64 = 1500
+    public static let currentMaxAgeMilliseconds: Int64 = 2000
+}

@@ -1,0 +1,189 @@
+/// One receiver cycle: the sentences that shared a UTC time, and the fix they made, if any.
+public struct Epoch: Sendable, Equatable {
+    /// UTC time of day in milliseconds.
+    public var timeOfDay: Int
+    /// Milliseconds since 1970 when the date is known (from RMC/ZDA, or carried from an earlier epoch).
+    public var timestamp: Int64?
+    /// The fix, when the receiver reported a valid 2D or 3D position and the date is known.
+    public var fix: Fix?
+    /// True when the epoch had a valid position but no date was known yet, so no fix was made.
+    public var undated: Bool
+}
+
+/// Assembles sentences into per-epoch fixes the way gpsd does.
+///
+/// A sentence with a new UTC time closes the current epoch. Position comes from the last of
+/// GGA/RMC/GLL/GNS in the epoch, date from RMC/ZDA (carried over midnight when only GGA
+/// follows), altitude from GGA as height above the ellipsoid (MSL + geoid separation), mode
+/// from GSA when present, else from GGA (altitude present → 3D), DOPs from GSA/GGA,
+/// sigmas from GST, speed and course from RMC/VTG. GGA quality 0, 7 (manual) and 8 (simulator),
+/// RMC/GLL status V and FAA mode N or S mean no fix.
+public struct EpochAssembler {
+    private var current = Accumulator()
+    private var lastDate: CivilDate?
+    private var lastDateTimeOfDay = 0
+    private let provider: Fix.Provider
+
+    public init(provider: Fix.Provider = .nmeaReplay) {
+        self.provider = provider
+    }
+
+    /// Adds one sentence; returns the previous epoch when this sentence starts a new one.
+    public mutating func add(_ sentence: NMEASentence) -> Epoch? {
+        var completed: Epoch?
+        if let time = sentence.timeOfDay {
+            if let open = current.time, open != time {
+                completed = close()
+            }
+            current.time = time
+        }
+        current.apply(sentence)
+        return completed
+    }
+
+    /// Closes the epoch in progress at the end of the stream.
+    public mutating func finish() -> Epoch? {
+        current.time == nil ? nil : close()
+    }
+
+    private mutating func close() -> Epoch? {
+        let epoch = current
+        current = Accumulator()
+        guard let time = epoch.time else { return nil }
+
+        var date = epoch.date
+        if date == nil, let previous = lastDate {
+            // Carry the last date forward, rolling it over when the time of day wraps at midnight.
+            date = time + 43_200_000 < lastDateTimeOfDay ? previous.adding(days: 1) : previous
+        }
+        if let date {
+            lastDate = date
+            lastDateTimeOfDay = time
+        }
+        let timestamp = date.map { Int64($0.daysSinceEpoch) * 86_400_000 + Int64(time) }
+        var result = Epoch(timeOfDay: time, timestamp: timestamp, fix: nil, undated: false)
+        guard let mode = epoch.mode, let latitude = epoch.latitude, let longitude = epoch.longitude else {
+            return result
+        }
+        guard let timestamp else {
+            result.undated = true
+            return result
+        }
+        var altitudeHAE: Double?
+        if mode == .threeD, let msl = epoch.altitudeMSL {
+            altitudeHAE = msl + (epoch.geoidSeparation ?? GeoidModel.separation(latitude: latitude, longitude: longitude))
+        }
+        var horizontal: Double?
+        if let sLat = epoch.sigmaLatitude, let sLon = epoch.sigmaLongitude {
+            horizontal = Accuracy.horizontal(sigmaLatitude: sLat, sigmaLongitude: sLon)
+        } else if let hdop = epoch.hdop {
+            horizontal = Accuracy.horizontal(hdop: hdop)
+        }
+        var vertical: Double?
+        if mode == .threeD {
+            vertical = epoch.sigmaAltitude ?? epoch.vdop.map(Accuracy.vertical(vdop:))
+        }
+        result.fix = Fix(
+            timestamp: timestamp, latitude: latitude, longitude: longitude, mode: mode,
+            altitudeHAE: altitudeHAE, altitudeMSL: mode == .threeD ? epoch.altitudeMSL : nil,
+            speed: epoch.speedKnots.map { $0 * Accuracy.metresPerSecondPerKnot },
+            course: epoch.course, horizontalAccuracy: horizontal, verticalAccuracy: vertical,
+            provider: provider)
+        return result
+    }
+}
+
+/// What the sentences of one epoch said so far.
+private struct Accumulator {
+    var time: Int?
+    var date: CivilDate?
+    var latitude: Double?
+    var longitude: Double?
+    /// The fix state the last position sentence reported: nil = none seen.
+    var positionValid: Bool?
+    var ggaMode: Fix.Mode?
+    var ggaSaidNoFix = false
+    var gsaFixType: Int?
+    var altitudeMSL: Double?
+    var geoidSeparation: Double?
+    var hdop: Double?
+    var vdop: Double?
+    var sigmaLatitude: Double?
+    var sigmaLongitude: Double?
+    var sigmaAltitude: Double?
+    var speedKnots: Double?
+    var course: Double?
+
+    /// The fix mode the epoch supports, or nil for no fix.
+    var mode: Fix.Mode? {
+        guard positionValid == true, !ggaSaidNoFix else { return nil }
+        switch gsaFixType {
+        case 1: return nil
+        case 2: return .twoD
+        case 3: return altitudeMSL == nil ? .twoD : .threeD
+        default: return ggaMode ?? .twoD
+        }
+    }
+
+    mutating func apply(_ sentence: NMEASentence) {
+        switch sentence {
+        case let .gga(_, latitude, longitude, quality, _, hdop, altitude, separation):
+            guard let quality else { return }
+            if quality == 0 || quality == 7 || quality == 8 {
+                ggaSaidNoFix = true
+                positionValid = false
+                return
+            }
+            ggaSaidNoFix = false
+            setPosition(latitude, longitude, valid: true)
+            if let hdop { self.hdop = hdop }
+            altitudeMSL = altitude
+            if let separation { geoidSeparation = separation }
+            ggaMode = altitude == nil ? .twoD : .threeD
+        case let .gns(_, latitude, longitude, hasFix, _, hdop, altitude, separation):
+            guard hasFix else { return }
+            setPosition(latitude, longitude, valid: true)
+            if let hdop { self.hdop = hdop }
+            if let altitude { altitudeMSL = altitude }
+            if let separation { geoidSeparation = separation }
+        case let .rmc(_, valid, latitude, longitude, speed, course, date, faaMode):
+            if let date { self.date = date }
+            let ok = valid && faaMode != 0x4E && faaMode != 0x53
+            setPosition(latitude, longitude, valid: ok)
+            if ok {
+                if let speed { speedKnots = speed }
+                if let course { self.course = course }
+            }
+        case let .gll(_, valid, latitude, longitude, faaMode):
+            setPosition(latitude, longitude, valid: valid && faaMode != 0x4E && faaMode != 0x53)
+        case let .gsa(fixType, _, hdop, vdop):
+            guard let fixType, (1...3).contains(fixType) else { return }
+            gsaFixType = fixType
+            if let hdop { self.hdop = hdop }
+            if let vdop { self.vdop = vdop }
+        case let .gst(_, sigmaLatitude, sigmaLongitude, sigmaAltitude):
+            self.sigmaLatitude = sigmaLatitude
+            self.sigmaLongitude = sigmaLongitude
+            self.sigmaAltitude = sigmaAltitude
+        case let .vtg(course, speed, faaMode):
+            guard faaMode != 0x4E else { return }
+            if let speed { speedKnots = speed }
+            if let course { self.course = course }
+        case let .zda(_, date):
+            if let date { self.date = date }
+        case .gsv:
+            break
+        }
+    }
+
+    private mutating func setPosition(_ latitude: Double?, _ longitude: Double?, valid: Bool) {
+        guard valid else {
+            if positionValid == nil { positionValid = false }
+            return
+        }
+        guard let latitude, let longitude, abs(latitude) <= 90, abs(longitude) <= 180 else { return }
+        self.latitude = latitude
+        self.longitude = longitude
+        positionValid = true
+    }
+}

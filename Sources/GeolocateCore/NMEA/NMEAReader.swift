@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Counts of what an NMEA stream contained, for diagnostics and tests.
+public struct NMEAStatistics: Sendable, Equatable {
+    /// Sentences that passed framing and checksum checks.
+    public var accepted = 0
+    /// Lines that were skipped: bad checksum, truncated, over-long, binary garbage.
+    public var skipped = 0
+    /// Accepted sentences of a type geolocate does not use (proprietary, navigation, …).
+    public var unknown = 0
+    /// Bytes read from the input.
+    public var bytes = 0
+
+    public init() {}
+}
+
+/// Splits a byte stream into checksummed NMEA-0183 sentences, skipping and counting broken lines.
+///
+/// It reads large blocks straight from a file descriptor and hands each sentence body
+/// (the bytes between `$` and `*`) to the caller without copying, so memory stays constant
+/// whatever the file size. A `$` in the middle of a line restarts the sentence there, which is
+/// how a receiver's spliced output (`$GPGGA,12$GPRMC,...`) is recovered.
+public final class NMEAReader {
+    /// The longest line accepted, in bytes; SPEC §2 rejects anything longer.
+    public static let maximumLineLength = 1024
+
+    public private(set) var statistics = NMEAStatistics()
+
+    private let fd: Int32
+    private let base: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    private var filled = 0
+    private var lineStart = 0
+    private var scanIndex = 0
+    private var discardingLongLine = false
+    private var endOfInput = false
+    /// Set once a sentence with a checksum was seen: from then on a missing checksum means a
+    /// truncated line. Streams that never send checksums (some timing receivers) stay accepted.
+    private var streamUsesChecksums = false
+
+    /// Creates a reader over an open file descriptor; the caller keeps ownership of `fd`.
+    public init(fileDescriptor fd: Int32, blockSize: Int = 1 << 20) {
+        self.fd = fd
+        capacity = blockSize + NMEAReader.maximumLineLength + 2
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Calls `body` with each valid sentence body until the input ends or `body` returns false.
+    ///
+    /// Calling it again after `body` returned false continues with the next sentence.
+    /// - Throws: `GeolocateError.unreadableInput` when the descriptor cannot be read.
+    public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
+        while true {
+            while scanIndex < filled {
+                guard let newline = memchr(base + scanIndex, 0x0A, filled - scanIndex) else {
+                    scanIndex = filled
+                    break
+                }
+                let end = base.distance(to: newline.assumingMemoryBound(to: UInt8.self))
+                let start = lineStart
+                lineStart = end + 1
+                scanIndex = lineStart
+                if discardingLongLine {
+                    discardingLongLine = false
+                } else if try !handleLine(base + start, count: end - start, body) {
+                    return
+                }
+            }
+            if endOfInput {
+                if filled > lineStart && !discardingLongLine {
+                    let start = lineStart
+                    lineStart = filled
+                    _ = try handleLine(base + start, count: filled - start, body)
+                }
+                return
+            }
+            if filled - lineStart > NMEAReader.maximumLineLength + 2 {
+                // A line longer than the limit: count it once and drop bytes up to its end.
+                statistics.skipped += 1
+                discardingLongLine = true
+                lineStart = filled
+            }
+            try refill()
+        }
+    }
+
+    private func refill() throws {
+        if lineStart > 0 {
+            let rest = filled - lineStart
+            if rest > 0 { memmove(base, base + lineStart, rest) }
+            filled = rest
+            scanIndex -= lineStart
+            lineStart = 0
+        }
+        while true {
+            let n = read(fd, base + filled, capacity - filled)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw GeolocateError.unreadableInput(reason: String(cString: strerror(errno)))
+            }
+            if n == 0 { endOfInput = true }
+            filled += n
+            statistics.bytes += n
+            return
+        }
+    }
+
+    /// Validates one physical line and passes its sentence body on; returns false to stop.
+    @inline(__always)
+    private func handleLine(
+        _ line: UnsafeMutablePointer<UInt8>, count rawCount: Int,
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> Bool
+    ) throws -> Bool {
+        var count = rawCount
+        while count > 0 && line[count - 1] == 0x0D { count -= 1 }
+        if count == 0 || line[0] == 0x23 { return true }  // blank, or a '#' comment as in gpsd's logs
+        if count > NMEAReader.maximumLineLength {
+            statistics.skipped += 1
+            return true
+        }
+        // The last '$' starts the sentence: one spliced into an unterminated line starts there.
+        var start = count - 1
+        while start >= 0 && line[start] != 0x24 { start -= 1 }
+        if start < 0 {
+            statistics.skipped += 1
+            return true
+        }
+        if start > 0 { statistics.skipped += 1 }
+
+        var checksum: UInt8 = 0
+        var star = -1
+        var j = start + 1
+        while j < count {
+            let byte = line[j]
+            if byte == 0x2A { star = j; break }
+            if byte < 0x20 || byte > 0x7E {
+                statistics.skipped += 1
+                return true
+            }
+            checksum ^= byte
+            j += 1
+        }
+        if star < 0 {
+            if streamUsesChecksums {
+                statistics.skipped += 1
+                return true
+            }
+        } else {
+            streamUsesChecksums = true
+            guard count - star >= 3,
+                  let high = NMEAReader.hexValue(line[star + 1]),
+                  let low = NMEAReader.hexValue(line[star + 2]),
+                  high << 4 | low == checksum
+            else {
+                statistics.skipped += 1
+                return true
+            }
+        }
+        let bodyEnd = star >= 0 ? star : count
+        // A body shorter than an address field ("GPGGA") is a truncated line.
+        if bodyEnd - start - 1 < 5 {
+            statistics.skipped += 1
+            return true
+        }
+        statistics.accepted += 1
+        return try body(UnsafeBufferPointer(start: line + start + 1, count: bodyEnd - start - 1))
+    }
+
+    @inline(__always)
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x41...0x46: return byte - 0x41 + 10
+        case 0x61...0x66: return byte - 0x61 + 10
+        default: return nil
+        }
+    }
+
+    /// Records that an accepted sentence had a type geolocate does not use.
+    func countUnknown() { statistics.unknown += 1 }
+}
+
+/// Reads sentences from a descriptor and assembles them into epochs, one at a time.
+public final class NMEAEpochStream {
+    private let reader: NMEAReader
+    private var assembler: EpochAssembler
+    private var finished = false
+
+    public init(fileDescriptor fd: Int32, provider: Fix.Provider = .nmeaReplay) {
+        reader = NMEAReader(fileDescriptor: fd)
+        assembler = EpochAssembler(provider: provider)
+    }
+
+    /// What the stream contained so far.
+    public var statistics: NMEAStatistics { reader.statistics }
+
+    /// The next epoch, or `nil` at the end of the input.
+    public func next() throws -> Epoch? {
+        if finished { return nil }
+        var produced: Epoch?
+        let reader = self.reader
+        try reader.forEachSentence { body in
+            guard let sentence = NMEASentence.parse(body) else {
+                reader.countUnknown()
+                return true
+            }
+            produced = assembler.add(sentence)
+            return produced == nil
+        }
+        if produced == nil {
+            finished = true
+            produced = assembler.finish()
+        }
+        return produced
+    }
+}

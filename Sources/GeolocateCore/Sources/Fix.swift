@@ -1,0 +1,89 @@
+import Foundation
+
+/// One position solution from a receiver, with everything that is known about it.
+///
+/// Fields that the receiver did not report are `nil`; a `Fix` always has a position,
+/// a 2D/3D mode and the UTC time it was taken.
+public struct Fix: Sendable, Equatable, Codable {
+    /// Whether the solution includes altitude.
+    public enum Mode: String, Sendable, Codable {
+        case twoD = "2D"
+        case threeD = "3D"
+    }
+
+    /// Where a fix came from, as the record's `provider` names it.
+    public enum Provider: String, Sendable, Codable {
+        case gpsd = "GPSD"
+        case nmeaReplay = "NMEA_REPLAY"
+    }
+
+    /// Receiver UTC time of the fix, in milliseconds since 1970-01-01.
+    public var timestamp: Int64
+    /// Degrees north, WGS-84.
+    public var latitude: Double
+    /// Degrees east, WGS-84.
+    public var longitude: Double
+    public var mode: Mode
+    /// Metres above the WGS-84 ellipsoid.
+    public var altitudeHAE: Double?
+    /// Metres above mean sea level, as the receiver reported it.
+    public var altitudeMSL: Double?
+    /// Metres per second over ground.
+    public var speed: Double?
+    /// Degrees clockwise from true north.
+    public var course: Double?
+    /// Radius in metres of 68 % confidence; see `Accuracy`.
+    public var horizontalAccuracy: Double?
+    /// Metres, 68 % (one sigma) in altitude.
+    public var verticalAccuracy: Double?
+    public var provider: Provider
+
+    public init(
+        timestamp: Int64, latitude: Double, longitude: Double, mode: Mode,
+        altitudeHAE: Double? = nil, altitudeMSL: Double? = nil, speed: Double? = nil,
+        course: Double? = nil, horizontalAccuracy: Double? = nil, verticalAccuracy: Double? = nil,
+        provider: Provider
+    ) {
+        self.timestamp = timestamp
+        self.latitude = latitude
+        self.longitude = longitude
+        self.mode = mode
+        self.altitudeHAE = altitudeHAE
+        self.altitudeMSL = altitudeMSL
+        self.speed = speed
+        self.course = course
+        self.horizontalAccuracy = horizontalAccuracy
+        self.verticalAccuracy = verticalAccuracy
+        self.provider = provider
+    }
+}
+
+/// Conversions from receiver error figures to the 68 % radius records report.
+///
+/// A circular normal error with per-axis sigma σ has its p-quantile radius at
+/// σ·√(−2 ln(1−p)): 1.5096 σ at 68 %, 2.4477 σ at 95 %, so r68 = r95 × 0.617.
+public enum Accuracy {
+    /// r68 / σ for a circular normal error.
+    public static let radius68PerSigma = 1.5096
+    /// r68 / r95, for gpsd's 95 % `eph`, `epx` and `epy`.
+    public static let from95To68 = 0.617
+    /// User equivalent range error (one sigma) assumed when a receiver gives only DOPs, in metres.
+    public static let userEquivalentRangeError = 5.0
+    /// Knots to metres per second.
+    public static let metresPerSecondPerKnot = 1852.0 / 3600.0
+
+    /// The 68 % radius from GST's one-sigma latitude and longitude errors.
+    public static func horizontal(sigmaLatitude: Double, sigmaLongitude: Double) -> Double {
+        radius68PerSigma * ((sigmaLatitude * sigmaLatitude + sigmaLongitude * sigmaLongitude) / 2).squareRoot()
+    }
+
+    /// The 68 % radius from HDOP: per-axis σ = HDOP × UERE / √2.
+    public static func horizontal(hdop: Double) -> Double {
+        radius68PerSigma * hdop * userEquivalentRangeError / 2.0.squareRoot()
+    }
+
+    /// The 68 % vertical error from VDOP: σ = VDOP × UERE.
+    public static func vertical(vdop: Double) -> Double {
+        vdop * userEquivalentRangeError
+    }
+}

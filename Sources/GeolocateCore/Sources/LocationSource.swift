@@ -1,0 +1,39 @@
+/// The outcome of waiting for a fresh fix.
+public enum SourceWait: Sendable, Equatable {
+    /// A fix arrived within the time allowed.
+    case fix(Fix)
+    /// No fix arrived within the time allowed (or the replay ended first).
+    case timedOut
+}
+
+/// Where fixes come from: gpsd or an NMEA replay.
+///
+/// Time inside a source is the source's own: the system clock for live sources, the NMEA
+/// timestamps (virtual time) for a replay, so timeouts on a replay are exact and instant.
+public protocol LocationSource: AnyObject {
+    /// The `provider` name records carry.
+    var provider: Fix.Provider { get }
+    /// A one-line description for messages, such as `gpsd://localhost:2947` or `nmea:drive.nmea`.
+    var name: String { get }
+    /// The source's current time in milliseconds since 1970, when it has its own (replay);
+    /// `nil` means the system clock.
+    var currentTime: Int64? { get }
+    /// The fix the source already holds, without waiting for a new one (gpsd's `?POLL;`).
+    /// - Throws: `SourceError` when the source cannot be reached.
+    func heldFix() throws -> Fix?
+    /// Waits up to `timeoutMilliseconds` of source time for the next fix.
+    /// - Throws: `SourceError` when the source cannot be reached or fails while waiting.
+    func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait
+}
+
+/// Why a source could not deliver.
+public enum SourceError: Error, Equatable, CustomStringConvertible {
+    /// The source could not be reached or failed; the text names it and says how.
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .unavailable(let message): return message
+        }
+    }
+}

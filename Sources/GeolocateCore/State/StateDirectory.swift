@@ -1,0 +1,51 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where geolocate keeps its files: the configuration file and the state directory.
+public enum Paths {
+    /// `$GEOLOCATE_STATE_DIR`, else `$XDG_STATE_HOME/geolocate`, else `~/.local/state/geolocate`.
+    public static func stateDirectory(environment: [String: String]) -> String {
+        if let dir = environment["GEOLOCATE_STATE_DIR"], !dir.isEmpty { return dir }
+        if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { return xdg + "/geolocate" }
+        return home(environment) + "/.local/state/geolocate"
+    }
+
+    /// `--config`, else `$GEOLOCATE_CONFIG`, else `$XDG_CONFIG_HOME/geolocate/config.json`,
+    /// else `~/.config/geolocate/config.json`.
+    public static func configFile(flag: String?, environment: [String: String]) -> String {
+        if let flag, !flag.isEmpty { return flag }
+        if let file = environment["GEOLOCATE_CONFIG"], !file.isEmpty { return file }
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return xdg + "/geolocate/config.json" }
+        return home(environment) + "/.config/geolocate/config.json"
+    }
+
+    private static func home(_ environment: [String: String]) -> String {
+        environment["HOME"] ?? NSHomeDirectory()
+    }
+}
+
+/// Writes a file atomically: a temporary file in the same directory, fsync, then rename.
+enum AtomicFile {
+    static func write(_ data: Data, to path: String, permissions: Int) throws {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let temporary = directory + "/.\(url.lastPathComponent).\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode_t(permissions))
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        fchmod(fd, mode_t(permissions))
+        let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == data.count, fsync(fd) == 0 else {
+            unlink(temporary)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+/// Every failure a command can end with, each carrying what the user needs to read.
+///
+/// `exitCode` maps each case to SPEC §8 in one place; `description` is the one line for stderr.
+public enum GeolocateError: Error, Equatable, CustomStringConvertible {
+    /// Misuse of the command line or a value that cannot be parsed (exit 64).
+    case usage(String)
+    /// Input that exists but cannot be read (exit 65).
+    case unreadableInput(reason: String)
+    /// An input file that does not exist (exit 66).
+    case inputMissing(path: String)
+    /// A source that could not be reached where a location was required (exit 69).
+    case sourceUnavailable(String)
+    /// A feature that exists in the command tree but not yet in this build (exit 69).
+    case notImplemented(String)
+    /// A configuration file that is corrupt or invalid, or a value `config set` refuses (exit 78).
+    case configuration(file: String, line: Int?, reason: String)
+    /// A state file (last known location) that cannot be written (exit 73, EX_CANTCREAT).
+    case stateNotWritable(path: String, reason: String)
+    /// `--require-location` and the record has no location (exit 3).
+    case locationRequired(reason: String)
+
+    public var exitCode: Int32 {
+        switch self {
+        case .usage: return 64
+        case .unreadableInput: return 65
+        case .inputMissing: return 66
+        case .sourceUnavailable, .notImplemented: return 69
+        case .stateNotWritable: return 73
+        case .configuration: return 78
+        case .locationRequired: return 3
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .usage(let message):
+            return message
+        case .unreadableInput(let reason):
+            return "cannot read input: \(reason)"
+        case .inputMissing(let path):
+            return "input file not found: \(path) (check the path given to --replay)"
+        case .sourceUnavailable(let message):
+            return message
+        case .notImplemented(let what):
+            return "\(what) is not yet implemented in this version"
+        case .configuration(let file, let line, let reason):
+            let place = line.map { "\(file):\($0)" } ?? file
+            return "\(place): \(reason) (fix the file, or move it away to start over)"
+        case .stateNotWritable(let path, let reason):
+            return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
+        case .locationRequired(let reason):
+            return "no location: \(reason)"
+        }
+    }
+}

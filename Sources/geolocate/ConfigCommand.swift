@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import GeolocateCore
+
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Show and change the configuration file.",
+        discussion: """
+            The file is $GEOLOCATE_CONFIG, else $XDG_CONFIG_HOME/geolocate/config.json, else \
+            ~/.config/geolocate/config.json, or --config FILE. It is written atomically with mode \
+            0600; a corrupt or invalid file is never written over (exit 78).
+
+            Keys:
+            \(ConfigKeys.summary)
+            """,
+        subcommands: [Show.self, Get.self, Set.self, Unset.self, PathCommand.self, Validate.self, Reset.self]
+    )
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the configuration file as JSON, secrets redacted.")
+        @Flag(name: .customLong("show-secrets"), help: "Print header values and URL credentials as they are.")
+        var showSecrets = false
+        @OptionGroup var globalOptions: GlobalOptions
+
+        func run() throws {
+            try runReportingErrors {
+                let document = try ConfigStore(path: globalOptions.configPath).load()
+                FileHandleOutput.stdout((showSecrets ? document : ConfigStore.redacted(document)).prettyPrinted() + "\n")
+            }
+        }
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print one value (the file's, else the built-in default).",
+            discussion: "Strings print as they are, lists and objects as JSON. Exit 1 when the key has no value.")
+        @Argument(help: "Dotted key, such as actions.checkout.mode.") var key: String
+        @OptionGroup var globalOptions: GlobalOptions
+
+        func run() throws {
+            try runReportingErrors {
+                guard let value = try ConfigStore(path: globalOptions.configPath).get(key) else {
+                    throw ExitCode(1)
+                }
+                FileHandleOutput.stdout(value.prettyPrinted() + "\n")
+            }
+        }
+    }
+
+    struct Set: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate and store one value.",
+            discussion: "A list value is a comma list (fine,coarse) or a JSON array; none or an empty string is the empty list.")
+        @Argument(help: "Dotted key, such as permissions or actions.checkout.mode.") var key: String
+        @Argument(help: "The value.") var value: String
+        @OptionGroup var globalOptions: GlobalOptions
+
+        func run() throws {
+            try runReportingErrors {
+                try ConfigStore(path: globalOptions.configPath).set(key, to: value)
+            }
+        }
+    }
+
+    struct Unset: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove one value, so the built-in default applies.")
+        @Argument(help: "Dotted key.") var key: String
+        @OptionGroup var globalOptions: GlobalOptions
+
+        func run() throws {
+            try runReportingErrors { try ConfigStore(path: globalOptions.configPath).unset(key) }
+        }
+    }
+
+    struct PathCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "path", abstract: "Print the configuration file's path.")
+        @OptionGroup var globalOptions: GlobalOptions
+
+        func run() throws { FileHandleOutput.stdout(globalOptions.configPath + "\n") }
+    }
+
+    struct Validate: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Check the configuration file; exit 78 with the line and reason when it is invalid.")
+        @OptionGroup var globalOptions: GlobalOptions
+
+        func run() throws {
+            try runReportingErrors {
+                let store = ConfigStore(path: globalOptions.configPath)
+                _ = try store.load()
+                FileHandleOutput.stdout("ok: \(store.path)\n")
+            }
+        }
+    }
+
+    struct Reset: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Start from an empty configuration, keeping the old file as FILE.bak.")
+        @OptionGroup var globalOptions: GlobalOptions
+
+        func run() throws {
+            try runReportingErrors {
+                if let backup = try ConfigStore(path: globalOptions.configPath).reset() {
+                    StandardError.write("geolocate: the previous configuration was kept as \(backup)")
+                }
+            }
+        }
+    }
+}

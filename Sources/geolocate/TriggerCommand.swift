@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import GeolocateCore
+
+struct TriggerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trigger",
+        abstract: "Report the location for one risk event as a JSON record.",
+        discussion: """
+            MODE is default, disabled, force-current, force-last-known or last-known:N \
+            (N minutes, or 90s, 30m, 2h). Each setting is taken from its flag, else the \
+            configuration file, else the built-in default: the mode from --mode, \
+            actions.NAME.mode, the built-in per-action table, defaultInterval; the timeout \
+            from --timeout, actions.NAME.timeout, triggerActionQueryTimeout (1500 ms).
+
+            Exit 0 whenever a record was printed; 3 with --require-location when it has no location.
+            """
+    )
+
+    @Argument(help: "The risk event, such as login, transaction or logout.")
+    var action: String
+
+    /// Parsed in `validate()`: an unknown mode is a usage error (exit 64).
+    @Option(name: .long, help: ArgumentHelp("Collection mode (see below).", valueName: "mode"))
+    var mode: String = "default"
+
+    @Option(name: .long, help: ArgumentHelp("Query timeout such as 1500ms or 2s; a bare number is milliseconds.", valueName: "duration"))
+    var timeout: String?
+
+    @OptionGroup var sourceOptions: SourceOptions
+
+    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"))
+    var format: OutputFormat = .mosaic
+
+    @Option(name: .long, help: ArgumentHelp("Permission for this call: fine, coarse or none (default: config permissions).", valueName: "permission"))
+    var permission: PermissionFlag?
+
+    @Option(name: .long, help: ArgumentHelp("Use this time as now: ISO 8601 or epoch milliseconds.", valueName: "time"))
+    var now: String?
+
+    @Flag(name: .customLong("require-location"), help: "Exit 3 when the record has no location.")
+    var requireLocation = false
+
+    @OptionGroup var globalOptions: GlobalOptions
+
+    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case mosaic
+    }
+
+    enum PermissionFlag: String, ExpressibleByArgument, CaseIterable {
+        case fine, coarse, none
+    }
+
+    func validate() throws {
+        do {
+            try Trigger.validate(action: action)
+            _ = try CollectionMode(parsing: mode)
+            if let timeout { _ = try DurationText.milliseconds(timeout, bareUnit: .milliseconds) }
+            if let now { _ = try TimeText.milliseconds(now) }
+        } catch let error as GeolocateError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            let logger = Logging.logger()
+            let settings = try ConfigStore(path: globalOptions.configPath).settings()
+            let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger)
+            let record = try trigger.run(TriggerRequest(
+                action: action,
+                mode: try CollectionMode(parsing: mode),
+                timeoutMilliseconds: try timeout.map { try DurationText.milliseconds($0, bareUnit: .milliseconds) },
+                permission: permission.map { $0 == .none ? nil : Permission(rawValue: $0.rawValue) },
+                now: try now.map(TimeText.milliseconds),
+                source: try sourceOptions.specifier(),
+                replaySpeed: try sourceOptions.speed()))
+            FileHandleOutput.stdout(try MosaicRecord(record).jsonLine() + "\n")
+            if requireLocation && record.fix == nil {
+                throw GeolocateError.locationRequired(reason: "errorCode \(record.errorCode.rawValue) (--require-location)")
+            }
+        }
+    }
+}
