@@ -75,7 +75,7 @@ struct TriggerCommand: ParsableCommand {
                 now: try now.map(TimeText.milliseconds),
                 source: try sourceOptions.specifier(),
                 replaySpeed: try sourceOptions.speed()))
-            FileHandleOutput.stdout(try MosaicRecord(record).jsonLine() + "\n")
+            FileHandleOutput.stdout(MosaicRecord(record).jsonLine() + "\n")
             if requireLocation && record.fix == nil {
                 throw GeolocateError.locationRequired(reason: "errorCode \(record.errorCode.rawValue) (--require-location)")
             }

@@ -14,14 +14,16 @@ public struct Epoch: Sendable, Equatable {
 ///
 /// A sentence with a new UTC time closes the current epoch. Position comes from the last of
 /// GGA/RMC/GLL/GNS in the epoch, date from RMC/ZDA (carried over midnight when only GGA
-/// follows), altitude from GGA as height above the ellipsoid (MSL + geoid separation), mode
-/// from GSA when present, else from GGA (altitude present → 3D), DOPs from GSA/GGA,
+/// follows), altitude from GGA as height above the ellipsoid (MSL + geoid separation, from
+/// `GeoidModel` when GGA leaves it empty), mode from GGA (altitude present → 3D) and else
+/// from GSA, while GSA mode 1 means no fix, DOPs from GSA/GGA,
 /// sigmas from GST, speed and course from RMC/VTG. GGA quality 0, 7 (manual) and 8 (simulator),
 /// RMC/GLL status V and FAA mode N or S mean no fix.
 public struct EpochAssembler {
     private var current = Accumulator()
     private var lastDate: CivilDate?
     private var lastDateTimeOfDay = 0
+    private var lastStatedMode: Fix.Mode?
     private let provider: Fix.Provider
 
     public init(provider: Fix.Provider = .nmeaReplay) {
@@ -62,7 +64,10 @@ public struct EpochAssembler {
         }
         let timestamp = date.map { Int64($0.daysSinceEpoch) * 86_400_000 + Int64(time) }
         var result = Epoch(timeOfDay: time, timestamp: timestamp, fix: nil, undated: false)
-        guard let mode = epoch.mode, let latitude = epoch.latitude, let longitude = epoch.longitude else {
+        let carried = lastStatedMode
+        if let stated = epoch.statedMode { lastStatedMode = stated }
+        if epoch.gsaFixType == 1 || epoch.ggaSaidNoFix { lastStatedMode = nil }
+        guard let mode = epoch.mode(carried: carried), let latitude = epoch.latitude, let longitude = epoch.longitude else {
             return result
         }
         guard let timestamp else {
@@ -114,15 +119,23 @@ private struct Accumulator {
     var speedKnots: Double?
     var course: Double?
 
-    /// The fix mode the epoch supports, or nil for no fix.
-    var mode: Fix.Mode? {
-        guard positionValid == true, !ggaSaidNoFix else { return nil }
+    /// The mode GGA or GSA stated in this epoch, if either did.
+    ///
+    /// gpsd 3.22 lets a GGA with altitude make a 3D fix even when GSA says 2D.
+    var statedMode: Fix.Mode? {
+        if let ggaMode { return ggaMode }
         switch gsaFixType {
-        case 1: return nil
         case 2: return .twoD
-        case 3: return altitudeMSL == nil ? .twoD : .threeD
-        default: return ggaMode ?? .twoD
+        case 3: return .threeD
+        default: return nil
         }
+    }
+
+    /// The fix mode the epoch supports, or nil for no fix. Epochs whose GGA and GSA fell in
+    /// a neighbouring epoch keep the mode last stated, as gpsd's cumulative state does.
+    func mode(carried: Fix.Mode?) -> Fix.Mode? {
+        guard positionValid == true, !ggaSaidNoFix, gsaFixType != 1 else { return nil }
+        return statedMode ?? carried ?? .twoD
     }
 
     mutating func apply(_ sentence: NMEASentence) {

@@ -38,72 +38,47 @@ public struct Record: Sendable, Equatable {
 }
 
 /// The Mosaic-style JSON object of SPEC §3.1: decimal strings, explicit nulls, fixed key order.
-public struct MosaicRecord: Encodable {
+public struct MosaicRecord {
     public let record: Record
 
     public init(_ record: Record) { self.record = record }
 
-    private enum Keys: String, CodingKey {
-        case id, action, triggeredAt, requestedMode, collectionMode, location, locationSource, ageMs,
-             fallbackReason, errorCode
+    /// The record as one line of JSON, keys in the order of SPEC §3.1.
+    public func jsonLine() -> String {
+        var json = JSONObjectWriter()
+        json.add("id", record.id)
+        json.add("action", record.action)
+        json.add("triggeredAt", record.triggeredAt)
+        json.add("requestedMode", record.requestedMode)
+        json.add("collectionMode", record.collectionMode)
+        json.addRaw("location", record.fix.map { MosaicRecord.location($0, permissions: record.permissions) } ?? "null")
+        json.add("locationSource", record.origin?.rawValue)
+        json.add("ageMs", record.ageMilliseconds)
+        json.add("fallbackReason", record.fallbackReason?.rawValue)
+        json.add("errorCode", Int64(record.errorCode.rawValue))
+        return json.finished()
     }
 
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(record.id, forKey: .id)
-        try container.encode(record.action, forKey: .action)
-        try container.encode(record.triggeredAt, forKey: .triggeredAt)
-        try container.encode(record.requestedMode, forKey: .requestedMode)
-        try container.encode(record.collectionMode, forKey: .collectionMode)
-        if let fix = record.fix {
-            try container.encode(MosaicLocation(fix: fix, permissions: record.permissions), forKey: .location)
-        } else {
-            try container.encodeNil(forKey: .location)
-        }
-        try container.encode(record.origin?.rawValue, forKey: .locationSource)
-        try container.encode(record.ageMilliseconds, forKey: .ageMs)
-        try container.encode(record.fallbackReason?.rawValue, forKey: .fallbackReason)
-        try container.encode(record.errorCode.rawValue, forKey: .errorCode)
+    /// The `location` object: coordinates with 7 decimals, other figures with 1 or 2, all strings.
+    static func location(_ fix: Fix, permissions: [Permission]) -> String {
+        var json = JSONObjectWriter()
+        json.add("latitude", decimal(fix.latitude, digits: 7))
+        json.add("longitude", decimal(fix.longitude, digits: 7))
+        json.addIfPresent("accuracy", fix.horizontalAccuracy.map { decimal($0, digits: 1) })
+        json.addIfPresent("altitude", fix.altitudeHAE.map { decimal($0, digits: 1) })
+        json.add("provider", fix.provider.rawValue)
+        json.add("permissions", permissions.map(\.rawValue))
+        json.add("recordTimestamp", fix.timestamp)
+        json.add("fixMode", fix.mode.rawValue)
+        json.addIfPresent("speed", fix.speed.map { decimal($0, digits: 2) })
+        json.addIfPresent("course", fix.course.map { decimal($0, digits: 1) })
+        json.addIfPresent("verticalAccuracy", fix.verticalAccuracy.map { decimal($0, digits: 1) })
+        return json.finished()
     }
 
-    /// One line of JSON.
-    public func jsonLine() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
-    }
-}
-
-/// The `location` object: coordinates with 7 decimals, other figures with 1 or 2, all strings.
-struct MosaicLocation: Encodable {
-    let fix: Fix
-    let permissions: [Permission]
-
-    private enum Keys: String, CodingKey {
-        case latitude, longitude, accuracy, altitude, provider, permissions, recordTimestamp, fixMode,
-             speed, course, verticalAccuracy
-    }
-
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(Decimal.string(fix.latitude, digits: 7), forKey: .latitude)
-        try container.encode(Decimal.string(fix.longitude, digits: 7), forKey: .longitude)
-        try container.encodeIfPresent(fix.horizontalAccuracy.map { Decimal.string($0, digits: 1) }, forKey: .accuracy)
-        try container.encodeIfPresent(fix.altitudeHAE.map { Decimal.string($0, digits: 1) }, forKey: .altitude)
-        try container.encode(fix.provider.rawValue, forKey: .provider)
-        try container.encode(permissions.map(\.rawValue), forKey: .permissions)
-        try container.encode(fix.timestamp, forKey: .recordTimestamp)
-        try container.encode(fix.mode.rawValue, forKey: .fixMode)
-        try container.encodeIfPresent(fix.speed.map { Decimal.string($0, digits: 2) }, forKey: .speed)
-        try container.encodeIfPresent(fix.course.map { Decimal.string($0, digits: 1) }, forKey: .course)
-        try container.encodeIfPresent(fix.verticalAccuracy.map { Decimal.string($0, digits: 1) },
-                                      forKey: .verticalAccuracy)
-    }
-
-    private enum Decimal {
-        static func string(_ value: Double, digits: Int) -> String {
-            let text = String(format: "%.\(digits)f", value)
-            return text.hasPrefix("-") && Double(text) == 0 ? String(text.dropFirst()) : text
-        }
+    /// Fixed-point text without a negative zero.
+    static func decimal(_ value: Double, digits: Int) -> String {
+        let text = String(format: "%.\(digits)f", value)
+        return text.hasPrefix("-") && Double(text) == 0 ? String(text.dropFirst()) : text
     }
 }
