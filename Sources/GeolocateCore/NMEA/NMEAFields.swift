@@ -58,7 +58,8 @@ struct NMEAFieldCursor {
     @inline(__always)
     mutating func decimal() -> Double? {
         guard let field = next(), let parsed = parseDecimal(field) else { return nil }
-        return Double(parsed.mantissa) * NMEAFieldCursor.negativePowers[parsed.scale]
+        // Dividing two exact values rounds once, so "0.69" becomes the double nearest 0.69.
+        return Double(parsed.mantissa) / NMEAFieldCursor.decimalPowers[parsed.scale]
     }
 
     /// The next two fields as a coordinate `dddmm.mmmm` and its hemisphere letter.
@@ -76,7 +77,7 @@ struct NMEAFieldCursor {
         let degrees = parsed.mantissa / (100 * unit)
         let minutesScaled = parsed.mantissa - degrees * 100 * unit
         guard minutesScaled < 60 * unit else { return nil }
-        let value = Double(degrees) + Double(minutesScaled) * NMEAFieldCursor.negativePowers[parsed.scale] / 60
+        let value = Double(degrees) + Double(minutesScaled) / NMEAFieldCursor.decimalPowers[parsed.scale] / 60
         return hemisphere == negative ? -value : value
     }
 
@@ -157,7 +158,7 @@ struct NMEAFieldCursor {
     private static let powers: [Int] = (0...17).map { exponent in
         (0..<exponent).reduce(1) { value, _ in value * 10 }
     }
-    private static let negativePowers: [Double] = powers.map { 1 / Double($0) }
+    private static let decimalPowers: [Double] = powers.map { Double($0) }
 }
 
 /// A calendar date in UTC, as NMEA carries it.

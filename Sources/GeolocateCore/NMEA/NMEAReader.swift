@@ -22,8 +22,8 @@ public struct NMEAStatistics: Sendable, Equatable {
 ///
 /// It reads large blocks straight from a file descriptor and hands each sentence body
 /// (the bytes between `$` and `*`) to the caller without copying, so memory stays constant
-/// whatever the file size. A `$` in the middle of a line restarts the sentence there, which is
-/// how a receiver's spliced output (`$GPGGA,12$GPRMC,...`) is recovered.
+/// whatever the file size. Every `$` starts a sentence, which is how a receiver's spliced output
+/// (`$GPGGA,12$GPRMC,...`) keeps its second sentence.
 public final class NMEAReader {
     /// The longest line accepted, in bytes; SPEC §2 rejects anything longer.
     public static let maximumLineLength = 1024
@@ -82,7 +82,7 @@ public final class NMEAReader {
             }
             if filled - lineStart > NMEAReader.maximumLineLength + 2 {
                 // A line longer than the limit: count it once and drop bytes up to its end.
-                statistics.skipped += 1
+                if !discardingLongLine { statistics.skipped += 1 }
                 discardingLongLine = true
                 lineStart = filled
             }
@@ -111,7 +111,10 @@ public final class NMEAReader {
         }
     }
 
-    /// Validates one physical line and passes its sentence body on; returns false to stop.
+    /// Validates one physical line and passes its sentences on; returns false to stop.
+    ///
+    /// Each `$` starts a sentence, so two sentences run together on one line are both read
+    /// and an unterminated one cut short by the next is skipped alone.
     @inline(__always)
     private func handleLine(
         _ line: UnsafeMutablePointer<UInt8>, count rawCount: Int,
@@ -124,20 +127,34 @@ public final class NMEAReader {
             statistics.skipped += 1
             return true
         }
-        // The last '$' starts the sentence: one spliced into an unterminated line starts there.
-        var start = count - 1
-        while start >= 0 && line[start] != 0x24 { start -= 1 }
-        if start < 0 {
+        if line[0] != 0x24 {
+            // Junk before the first sentence; the sentence (if any) after it is still read.
             statistics.skipped += 1
-            return true
         }
-        if start > 0 { statistics.skipped += 1 }
+        var start = 0
+        while start < count {
+            if line[start] != 0x24 { start += 1; continue }
+            var end = start + 1
+            while end < count && line[end] != 0x24 { end += 1 }
+            if try !handleSentence(line + start, count: end - start, cutShort: end < count, body) {
+                return false
+            }
+            start = end
+        }
+        return true
+    }
 
+    /// Checks one `$…` sentence: printable ASCII, checksum, minimum length.
+    @inline(__always)
+    private func handleSentence(
+        _ sentence: UnsafeMutablePointer<UInt8>, count: Int, cutShort: Bool,
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> Bool
+    ) throws -> Bool {
         var checksum: UInt8 = 0
         var star = -1
-        var j = start + 1
+        var j = 1
         while j < count {
-            let byte = line[j]
+            let byte = sentence[j]
             if byte == 0x2A { star = j; break }
             if byte < 0x20 || byte > 0x7E {
                 statistics.skipped += 1
@@ -147,15 +164,16 @@ public final class NMEAReader {
             j += 1
         }
         if star < 0 {
-            if streamUsesChecksums {
+            // Without a checksum, a sentence cut off by the next `$` cannot be trusted.
+            if streamUsesChecksums || cutShort {
                 statistics.skipped += 1
                 return true
             }
         } else {
             streamUsesChecksums = true
-            guard count - star >= 3,
-                  let high = NMEAReader.hexValue(line[star + 1]),
-                  let low = NMEAReader.hexValue(line[star + 2]),
+            guard count - star == 3,
+                  let high = NMEAReader.hexValue(sentence[star + 1]),
+                  let low = NMEAReader.hexValue(sentence[star + 2]),
                   high << 4 | low == checksum
             else {
                 statistics.skipped += 1
@@ -164,12 +182,12 @@ public final class NMEAReader {
         }
         let bodyEnd = star >= 0 ? star : count
         // A body shorter than an address field ("GPGGA") is a truncated line.
-        if bodyEnd - start - 1 < 5 {
+        if bodyEnd < 6 {
             statistics.skipped += 1
             return true
         }
         statistics.accepted += 1
-        return try body(UnsafeBufferPointer(start: line + start + 1, count: bodyEnd - start - 1))
+        return try body(UnsafeBufferPointer(start: sentence + 1, count: bodyEnd - 1))
     }
 
     @inline(__always)
