@@ -162,6 +162,11 @@ public struct Settings: Sendable, Equatable {
     public struct Action: Sendable, Equatable {
         public var mode: CollectionMode?
         public var timeoutMilliseconds: Int64?
+
+        public init(mode: CollectionMode? = nil, timeoutMilliseconds: Int64? = nil) {
+            self.mode = mode
+            self.timeoutMilliseconds = timeoutMilliseconds
+        }
     }
 
     public var permissions: [Permission]?

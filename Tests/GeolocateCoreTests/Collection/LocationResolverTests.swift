@@ -1,0 +1,175 @@
+import Foundation
+import GeolocateCore
+import Logging
+import Testing
+
+/// A source whose answers each test sets: the seam gpsd and replay both implement.
+final class ScriptedSource: LocationSource {
+    let provider = Fix.Provider.gpsd
+    let name = "scripted"
+    var currentTime: Int64?
+    var held: Fix?
+    var next: SourceWait = .timedOut
+    var failure: SourceError?
+    private(set) var waits: [Int] = []
+
+    func heldFix() throws -> Fix? {
+        if let failure { throw failure }
+        return held
+    }
+
+    func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
+        if let failure { throw failure }
+        waits.append(timeoutMilliseconds)
+        return next
+    }
+}
+
+@Suite struct LocationResolverTests {
+    static let now: Int64 = 1_795_348_800_000
+    let state = FileManager.default.temporaryDirectory.appendingPathComponent("resolver-\(UUID().uuidString)").path
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    func fix(ageMilliseconds: Int64, latitude: Double = 53.0) -> Fix {
+        Fix(timestamp: Self.now - ageMilliseconds, latitude: latitude, longitude: -6.0, mode: .threeD, provider: .gpsd)
+    }
+
+    /// A resolver over `source` with its own state directory holding `stored`.
+    func resolver(_ source: ScriptedSource, stored: Fix? = nil, state: String? = nil) throws -> LocationResolver {
+        let store = LastKnownStore(stateDirectory: state ?? NSTemporaryDirectory() + UUID().uuidString, logger: logger)
+        if let stored { try store.update(with: stored) }
+        return LocationResolver(source: { source }, store: store, clock: FixedClock(Self.now), nowOverride: nil,
+                                currentMaxAgeMilliseconds: 2000, logger: logger)
+    }
+
+    @Test func disabledReportsNothingAndNeverOpensTheSource() throws {
+        var opened = false
+        let store = LastKnownStore(stateDirectory: state, logger: logger)
+        let resolver = LocationResolver(source: { opened = true; return ScriptedSource() }, store: store,
+                                        clock: FixedClock(Self.now), nowOverride: nil, currentMaxAgeMilliseconds: 2000, logger: logger)
+        let decision = try resolver.decide(mode: .disabled, timeoutMilliseconds: 1500)
+        #expect(decision.fix == nil && decision.origin == nil && decision.errorCode == .none)
+        #expect(!opened)
+    }
+
+    @Test func forceCurrentTakesAFreshFix() throws {
+        let source = ScriptedSource()
+        source.next = .fix(fix(ageMilliseconds: 100))
+        let decision = try resolver(source).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
+        #expect(decision.origin == .current)
+        #expect(decision.fix == fix(ageMilliseconds: 100))
+        #expect(source.waits == [1500])
+    }
+
+    @Test func forceCurrentUsesAHeldFixWithinCurrentMaxAge() throws {
+        let source = ScriptedSource()
+        source.held = fix(ageMilliseconds: 1500)
+        let decision = try resolver(source).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
+        #expect(decision.origin == .current)
+        #expect(source.waits.isEmpty)
+    }
+
+    @Test func forceCurrentTimesOutToLastKnown() throws {
+        let source = ScriptedSource()
+        source.held = fix(ageMilliseconds: 60_000)
+        let decision = try resolver(source, stored: fix(ageMilliseconds: 600_000, latitude: 52)).decide(
+            mode: .forceCurrent, timeoutMilliseconds: 1500)
+        #expect(decision.origin == .lastKnown)
+        #expect(decision.fallbackReason == .timeout)
+        #expect(decision.fix?.latitude == 53)  // the held fix is fresher than the stored one
+        #expect(decision.errorCode == .none)
+    }
+
+    @Test func forceCurrentTimeoutWithNothingKnownIs1056() throws {
+        let decision = try resolver(ScriptedSource()).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
+        #expect(decision.fix == nil)
+        #expect(decision.fallbackReason == .timeout)
+        #expect(decision.errorCode == .timeout)
+    }
+
+    @Test func unavailableSourceFallsBackToStore() throws {
+        let source = ScriptedSource()
+        source.failure = .unavailable("gpsd://localhost:1: connection refused")
+        let decision = try resolver(source, stored: fix(ageMilliseconds: 5000)).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
+        #expect(decision.fallbackReason == .unavailable)
+        #expect(decision.origin == .lastKnown)
+        let nothing = try resolver(source).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
+        #expect(nothing.errorCode == .unavailable)
+    }
+
+    @Test func forceLastKnownNeverWaits() throws {
+        let source = ScriptedSource()
+        source.next = .fix(fix(ageMilliseconds: 0))
+        let decision = try resolver(source, stored: fix(ageMilliseconds: 86_400_000)).decide(mode: .forceLastKnown, timeoutMilliseconds: 1500)
+        #expect(decision.origin == .lastKnown)
+        #expect(decision.fix == fix(ageMilliseconds: 86_400_000))
+        #expect(source.waits.isEmpty)
+        let none = try resolver(ScriptedSource()).decide(mode: .forceLastKnown, timeoutMilliseconds: 1500)
+        #expect(none.errorCode == .unavailable && none.fallbackReason == nil)
+    }
+
+    @Test func lastKnownWithinAgeIsUsed() throws {
+        let source = ScriptedSource()
+        let decision = try resolver(source, stored: fix(ageMilliseconds: 29 * 60_000)).decide(
+            mode: .lastKnown(maxAgeMilliseconds: 30 * 60_000), timeoutMilliseconds: 1500)
+        #expect(decision.origin == .lastKnown)
+        #expect(source.waits.isEmpty)
+    }
+
+    @Test func lastKnownTooOldQueriesTheSource() throws {
+        let source = ScriptedSource()
+        source.next = .fix(fix(ageMilliseconds: 0, latitude: 54))
+        let decision = try resolver(source, stored: fix(ageMilliseconds: 31 * 60_000)).decide(
+            mode: .lastKnown(maxAgeMilliseconds: 30 * 60_000), timeoutMilliseconds: 1500)
+        #expect(decision.origin == .current)
+        #expect(decision.fix?.latitude == 54)
+        #expect(source.waits == [1500])
+    }
+
+    @Test func everyFixSeenUpdatesTheStore() throws {
+        let source = ScriptedSource()
+        source.next = .fix(fix(ageMilliseconds: 0, latitude: 55))
+        _ = try resolver(source, state: state).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
+        #expect(LastKnownStore(stateDirectory: state, logger: logger).load()?.latitude == 55)
+    }
+}
+
+@Suite struct ReplayTimeoutTests {
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    /// Virtual time: the 3 s no-fix prelude exceeds 1500 ms of log time, instantly.
+    @Test func replayTimeoutRunsOnLogTime() throws {
+        let source = try NMEAReplaySource(path: TestPaths.fixture("prelude-3s.nmea").path)
+        #expect(try source.waitForFix(timeoutMilliseconds: 1500) == .timedOut)
+        let later = try NMEAReplaySource(path: TestPaths.fixture("prelude-3s.nmea").path)
+        guard case .fix(let fix) = try later.waitForFix(timeoutMilliseconds: 5000) else {
+            Issue.record("expected a fix within 5 s of log time")
+            return
+        }
+        #expect(fix.timestamp == 1_795_341_603_000)  // 2026-11-22T10:00:03Z
+        #expect(later.currentTime == fix.timestamp)
+    }
+
+    @Test func missingReplayFileIs66() {
+        #expect(throws: GeolocateError.inputMissing(path: "/nonexistent.nmea")) {
+            try NMEAReplaySource(path: "/nonexistent.nmea")
+        }
+        #expect((try? NMEAReplaySource(path: "/tmp")) == nil)
+    }
+
+    @Test func replaySpeedParsing() throws {
+        #expect(try ReplaySpeed(parsing: "asap") == .asap)
+        #expect(try ReplaySpeed(parsing: "realtime") == .factor(1))
+        #expect(try ReplaySpeed(parsing: "10x") == .factor(10))
+        #expect(throws: GeolocateError.self) { try ReplaySpeed(parsing: "fast") }
+        #expect(throws: GeolocateError.self) { try ReplaySpeed(parsing: "0x") }
+    }
+
+    /// `realtime`-style pacing really waits: 4 s of log at 20x takes at least 0.2 s of wall time.
+    @Test func pacedReplayFollowsTheWallClock() throws {
+        let source = try NMEAReplaySource(path: TestPaths.fixture("nofix-only.nmea").path, speed: .factor(20))
+        let start = Date()
+        for _ in 0..<5 { _ = try source.nextEpoch() }
+        #expect(Date().timeIntervalSince(start) >= 0.2)
+    }
+}

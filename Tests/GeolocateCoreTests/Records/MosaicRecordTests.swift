@@ -1,0 +1,35 @@
+import Foundation
+import GeolocateCore
+import Testing
+
+@Suite struct MosaicRecordTests {
+    @Test func matchesSpecExampleShape() throws {
+        let fix = Fix(timestamp: 1_763_783_056_000, latitude: 53.3613367, longitude: -6.50562, mode: .threeD,
+                      altitudeHAE: 116.94, speed: 1.234, course: 87.25, horizontalAccuracy: 12.06, verticalAccuracy: 20,
+                      provider: .gpsd)
+        let record = Record(id: "8a3c8f0e-6a0f-4b7c-9f5e-1d2c3b4a5f60", action: "login", triggeredAt: 1_763_783_057_123,
+                            requestedMode: "default", collectionMode: "force-current", fix: fix, permissions: [.fine],
+                            origin: .current, fallbackReason: nil, errorCode: .none)
+        #expect(MosaicRecord(record).jsonLine() == """
+            {"id":"8a3c8f0e-6a0f-4b7c-9f5e-1d2c3b4a5f60","action":"login","triggeredAt":1763783057123,\
+            "requestedMode":"default","collectionMode":"force-current","location":{"latitude":"53.3613367",\
+            "longitude":"-6.5056200","accuracy":"12.1","altitude":"116.9","provider":"GPSD","permissions":["fine"],\
+            "recordTimestamp":1763783056000,"fixMode":"3D","speed":"1.23","course":"87.2","verticalAccuracy":"20.0"},\
+            "locationSource":"current","ageMs":1123,"fallbackReason":null,"errorCode":0}
+            """)
+    }
+
+    @Test func noLocationHasExplicitNulls() throws {
+        let record = Record(action: "a\"b", triggeredAt: 5, requestedMode: "default", collectionMode: "force-current",
+                            fix: nil, permissions: [], origin: nil, fallbackReason: .timeout, errorCode: .timeout)
+        let json = MosaicRecord(record).jsonLine()
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["location"] is NSNull)
+        #expect(object["ageMs"] is NSNull)
+        #expect(object["locationSource"] is NSNull)
+        #expect(object["fallbackReason"] as? String == "timeout")
+        #expect(object["errorCode"] as? Int == 1056)
+        #expect(object["action"] as? String == "a\"b")
+        #expect((object["id"] as? String)?.count == 36)
+    }
+}
