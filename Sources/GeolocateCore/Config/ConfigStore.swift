@@ -20,7 +20,7 @@ public struct ConfigStore {
         do {
             document = try JSONValue(parsing: data)
         } catch {
-            throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: error, in: data),
+            throw GeolocateError.configuration(file: path, line: ConfigStore.syntaxErrorLine(in: data),
                                                reason: "not valid JSON")
         }
         guard case .object = document else {
@@ -134,11 +134,18 @@ public struct ConfigStore {
         .usage("unknown key '\(key)' (valid: \(ConfigKeys.validKeys))")
     }
 
-    /// The line of a JSON syntax error, from the decoder's "line N" description.
-    private static func line(of error: Error, in data: Data) -> Int? {
-        let text = "\(error)"
-        guard let range = text.range(of: "line ") else { return nil }
-        return Int(text[range.upperBound...].prefix { $0.isNumber })
+    /// The line of a JSON syntax error. `JSONDecoder` does not say where; `JSONSerialization`
+    /// names the character offset ("around character 29"), which is turned into a line.
+    private static func syntaxErrorLine(in data: Data) -> Int? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data)
+            return nil
+        } catch {
+            let text = "\(error)"
+            guard let range = text.range(of: "character ") else { return nil }
+            guard let offset = Int(text[range.upperBound...].prefix { $0.isNumber }) else { return nil }
+            return data.prefix(offset).reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+        }
     }
 
     /// The line where a key path's last key appears, found by walking its keys in order.

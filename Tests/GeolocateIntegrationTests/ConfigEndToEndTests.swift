@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@Suite struct ConfigEndToEndTests {
+    let geolocate = GeolocateProcess()
+
+    @Test func setGetUnsetRoundTrip() throws {
+        #expect(try geolocate.run(["config", "set", "actions.checkout.mode", "last-known:30"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "actions.checkout.timeout", "2s"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "permissions", "fine,coarse"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "triggerActionQueryTimeout", "2500"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "source", "gpsd://127.0.0.1:2948"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "defaultInterval", "force-last-known"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "actions.checkout.mode"]).stdout == "last-known:30\n")
+        #expect(try geolocate.run(["config", "get", "triggerActionQueryTimeout"]).stdout == "2500\n")
+        let permissions = try geolocate.run(["config", "get", "permissions"]).stdout
+        #expect(permissions.contains("\"fine\"") && permissions.contains("\"coarse\""))
+
+        let attributes = try FileManager.default.attributesOfItem(atPath: geolocate.configPath)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+
+        #expect(try geolocate.run(["config", "unset", "actions.checkout.mode"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "actions.checkout.mode"]).stdout == "force-current\n")  // built-in table
+        #expect(try geolocate.run(["config", "get", "actions.checkout.timeout"]).stdout == "2s\n")
+        #expect(try geolocate.run(["config", "validate"]).status == 0)
+        #expect(try geolocate.run(["config", "path"]).stdout == geolocate.configPath + "\n")
+    }
+
+    @Test func refusedValuesNameTheValidOnes() throws {
+        let mode = try geolocate.run(["config", "set", "actions.login.mode", "sometimes"])
+        #expect(mode.status == 64)
+        #expect(mode.stderr.contains("force-current"))
+        let permission = try geolocate.run(["config", "set", "permissions", "precise"])
+        #expect(permission.status == 64)
+        #expect(permission.stderr.contains("fine, coarse, none"))
+        let key = try geolocate.run(["config", "set", "colour", "blue"])
+        #expect(key.status == 64)
+        #expect(key.stderr.contains("actions.NAME.mode"))
+        #expect(!FileManager.default.fileExists(atPath: geolocate.configPath))
+    }
+
+    @Test func corruptFileIsNeverOverwritten() throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let corrupt = "{\n  \"permissions\": [\"fine\"],\n  \"actions\": {\n    \"login\": { \"mode\": force }\n  }\n}\n"
+        try corrupt.write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+
+        for arguments in [["config", "set", "permissions", "coarse"], ["config", "validate"], ["config", "show"],
+                          ["trigger", "login", "--replay", "Examples/nmea/kiosk-gnss.nmea"]] {
+            let result = try geolocate.run(arguments)
+            #expect(result.status == 78, "\(arguments)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.contains(geolocate.configPath + ":4"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+        }
+        #expect(try String(contentsOfFile: geolocate.configPath, encoding: .utf8) == corrupt)
+
+        #expect(try geolocate.run(["config", "reset"]).status == 0)
+        #expect(try String(contentsOfFile: geolocate.configPath + ".bak", encoding: .utf8) == corrupt)
+        #expect(try geolocate.run(["config", "validate"]).status == 0)
+    }
+
+    @Test func invalidValueInFileNamesKeyAndLine() throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try "{\n  \"defaultInterval\": \"force-current\",\n  \"actions\": {\n    \"login\": { \"timeout\": \"soon\" }\n  }\n}\n"
+            .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        let result = try geolocate.run(["config", "validate"])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains(":4:") && result.stderr.contains("actions.login.timeout"), "\(result.stderr)")
+    }
+}
