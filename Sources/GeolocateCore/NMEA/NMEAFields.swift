@@ -59,7 +59,7 @@ struct NMEAFieldCursor {
     mutating func decimal() -> Double? {
         guard let field = next(), let parsed = parseDecimal(field) else { return nil }
         // Dividing two exact values rounds once, so "0.69" becomes the double nearest 0.69.
-        return Double(parsed.mantissa) / NMEAFieldCursor.decimalPowers[parsed.scale]
+        return Double(parsed.mantissa) / Double(NMEAFieldCursor.power(parsed.scale))
     }
 
     /// The next two fields as a coordinate `dddmm.mmmm` and its hemisphere letter.
@@ -73,11 +73,11 @@ struct NMEAFieldCursor {
         guard let valueField, let parsed = parseDecimal(valueField), parsed.mantissa >= 0,
               let hemisphere
         else { return nil }
-        let unit = NMEAFieldCursor.powers[parsed.scale]
+        let unit = NMEAFieldCursor.power(parsed.scale)
         let degrees = parsed.mantissa / (100 * unit)
         let minutesScaled = parsed.mantissa - degrees * 100 * unit
         guard minutesScaled < 60 * unit else { return nil }
-        let value = Double(degrees) + Double(minutesScaled) / NMEAFieldCursor.decimalPowers[parsed.scale] / 60
+        let value = Double(degrees) + Double(minutesScaled) / Double(NMEAFieldCursor.power(parsed.scale)) / 60
         return hemisphere == negative ? -value : value
     }
 
@@ -155,10 +155,13 @@ struct NMEAFieldCursor {
         return (negative ? -mantissa : mantissa, scale)
     }
 
-    private static let powers: [Int] = (0...17).map { exponent in
-        (0..<exponent).reduce(1) { value, _ in value * 10 }
+    /// 10^exponent for the 0…17 fraction digits a field may have.
+    @inline(__always)
+    private static func power(_ exponent: Int) -> Int {
+        var value = 1
+        for _ in 0..<exponent { value &*= 10 }
+        return value
     }
-    private static let decimalPowers: [Double] = powers.map { Double($0) }
 }
 
 /// A calendar date in UTC, as NMEA carries it.

@@ -136,14 +136,9 @@ public enum NMEASentence: Sendable, Equatable {
     }
 }
 
-/// Three-letter sentence formatters packed into an integer, for a branch-free type switch.
+/// Three-letter sentence formatters packed into an integer (`"GGA"` → 0x474741), for a cheap switch.
 enum SentenceType {
-    static let gga = pack("GGA"), rmc = pack("RMC"), gll = pack("GLL"), gns = pack("GNS")
-    static let gsa = pack("GSA"), gst = pack("GST"), vtg = pack("VTG"), zda = pack("ZDA")
-    static let gsv = pack("GSV")
-
-    private static func pack(_ name: StaticString) -> UInt32 {
-        let p = name.utf8Start
-        return UInt32(p[0]) << 16 | UInt32(p[1]) << 8 | UInt32(p[2])
-    }
+    static let gga: UInt32 = 0x47_47_41, rmc: UInt32 = 0x52_4D_43, gll: UInt32 = 0x47_4C_4C
+    static let gns: UInt32 = 0x47_4E_53, gsa: UInt32 = 0x47_53_41, gst: UInt32 = 0x47_53_54
+    static let vtg: UInt32 = 0x56_54_47, zda: UInt32 = 0x5A_44_41, gsv: UInt32 = 0x47_53_56
 }
