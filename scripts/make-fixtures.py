@@ -50,12 +50,12 @@ def make(path, header, start, nofix_seconds, epochs, *extra):
 make("Examples/nmea/maynooth-drive.nmea",
      ["A car leaving Maynooth, Co. Kildare, after a cold start: 8 s without a fix,",
       "then 120 s of 1 Hz fixes (GGA RMC GSA GSV VTG GST). Made by scripts/make-fixtures.py."],
-     "2026-11-22T08:00:00+00:00", 8, 120,
+     "2026-11-21T08:00:00+00:00", 8, 120,
      "--start-lat", "53.3613367", "--start-lon", "-6.5056200", "--start-alt", "62")
 make("Examples/nmea/kiosk-gnss.nmea",
      ["A multi-GNSS receiver (GN talker, GPS+GLONASS+Galileo, with GLL and ZDA) at a kiosk",
       "in Lyon, fixed from the first epoch: 60 s at 1 Hz. Made by scripts/make-fixtures.py."],
-     "2026-11-22T14:30:00+00:00", 0, 60,
+     "2026-11-21T14:30:00+00:00", 0, 60,
      "--talker", "GN", "--extra", "GLL,ZDA", "--start-lat", "45.7640", "--start-lon", "4.8357")
 make("Tests/GeolocateCoreTests/Fixtures/prelude-3s.nmea",
      ["3 s without a fix, then 5 fixes at 1 Hz from 2026-11-22T10:00:03Z (53.3613367,-6.50562).",

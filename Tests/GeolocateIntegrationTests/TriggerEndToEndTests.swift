@@ -19,7 +19,7 @@ import Testing
         #expect(location["provider"] as? String == "NMEA_REPLAY")
         #expect(location["latitude"] as? String == "53.3613367")
         #expect(location["longitude"] as? String == "-6.5056200")
-        #expect(location["recordTimestamp"] as? Int == 1_795_334_408_000)  // 2026-11-22T08:00:08Z, after the prelude
+        #expect(location["recordTimestamp"] as? Int == 1_795_248_008_000)  // 2026-11-21T08:00:08Z, after the prelude
         #expect(location["permissions"] as? [String] == ["fine"])
         #expect(result.stdout.hasSuffix("}\n") && result.stdout.split(separator: "\n").count == 1)
     }
@@ -48,7 +48,7 @@ import Testing
 
         _ = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--timeout", "10s"])
         // 10 minutes after the stored fix: within last-known:30, not within last-known:5 (which then queries the replay).
-        let now = "2026-11-22T08:10:08Z"
+        let now = "2026-11-21T08:10:08Z"
         let fresh = try geolocate.run(["trigger", "view", "--mode", "last-known:30", "--now", now, "--replay", drive, "--permission", "fine"])
         #expect(try fresh.json()["locationSource"] as? String == "last_known")
         #expect(try fresh.json()["ageMs"] as? Int == 600_000)
@@ -93,8 +93,8 @@ import Testing
 
     @Test func permissionsFromConfigAndNowOverride() throws {
         #expect(try geolocate.run(["config", "set", "permissions", "fine"]).status == 0)
-        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--now", "1795334410000"])
-        #expect(try result.json()["triggeredAt"] as? Int == 1_795_334_410_000)
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--now", "1795248010000"])
+        #expect(try result.json()["triggeredAt"] as? Int == 1_795_248_010_000)
         #expect(try result.json()["ageMs"] as? Int == 2000)
     }
 

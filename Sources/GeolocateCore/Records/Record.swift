@@ -33,8 +33,9 @@ public struct Record: Sendable, Equatable {
         self.errorCode = errorCode
     }
 
-    /// `triggeredAt − recordTimestamp`, when there is a location.
-    public var ageMilliseconds: Int64? { fix.map { triggeredAt - $0.timestamp } }
+    /// `triggeredAt − recordTimestamp`, when there is a location; never negative: a fix
+    /// stamped after "now" (a replayed log older than the stored fix, clock skew) has age 0.
+    public var ageMilliseconds: Int64? { fix.map { max(0, triggeredAt - $0.timestamp) } }
 }
 
 /// The Mosaic-style JSON object of SPEC §3.1: decimal strings, explicit nulls, fixed key order.
