@@ -20,12 +20,9 @@ bench:
 	./scripts/install-deps --bench
 	python3 ./scripts/bench
 
-# Regenerates man/geolocate.1 from the argument parser.
+# Regenerates man/geolocate.1 from the argument parser (commit the result).
 man:
 	$(SWIFT) package plugin --allow-writing-to-package-directory generate-manual --output-directory man
-	mv man/geolocate.1 man/geolocate.1.tmp 2>/dev/null || true
-	find man -name 'geolocate.1' -path '*/geolocate/*' -exec mv {} man/geolocate.1 \; ; \
-	  [ -f man/geolocate.1 ] || mv man/geolocate.1.tmp man/geolocate.1; rm -f man/geolocate.1.tmp
 
 clean:
 	rm -rf .build bench-data

@@ -8,9 +8,31 @@ struct Geolocate: ParsableCommand {
         commandName: "geolocate",
         abstract: "Collect a device's location from gpsd or NMEA replay files and report it as JSON records.",
         discussion: """
+            Sources: gpsd through libgps (--source gpsd or gpsd://HOST:PORT; the default), or an \
+            NMEA-0183 replay (--replay FILE, - for stdin). A replay runs on virtual time taken \
+            from the NMEA timestamps, so a 1.5 s timeout is 1.5 s of log time; with the default \
+            --replay-speed asap it takes no wall time. A replayed log keeps its own dates \
+            (gpsd 3.22 moves pre-2017 dates 1024 weeks later; geolocate does not). A fix needs a \
+            date (RMC or ZDA); GGA quality 0, 7 or 8, RMC/GLL status V and GSA mode 1 mean no fix.
+
+            Accuracy: the record's accuracy is the radius of 68 % confidence in metres. From GST: \
+            1.5096 x sqrt((sigma_lat^2 + sigma_lon^2) / 2). Otherwise from HDOP: \
+            1.5096 x HDOP x UERE / sqrt(2) with UERE = 5 m (about 5.34 x HDOP). gpsd's eph, epx and \
+            epy are 95 % figures: r68 = r95 x 0.617. verticalAccuracy is one sigma: GST's altitude \
+            sigma, else VDOP x 5 m. altitude is metres above the WGS-84 ellipsoid: GGA's MSL \
+            altitude plus its geoid separation, or gpsd's 5-degree EGM2008 grid when GGA leaves \
+            the separation empty. Coarse permission snaps coordinates to the centre of a ~2 km \
+            cell, reports accuracy of at least 2000 m and drops altitude, speed and course.
+
+            Files: the configuration file ($GEOLOCATE_CONFIG, else \
+            $XDG_CONFIG_HOME/geolocate/config.json, else ~/.config/geolocate/config.json) and the \
+            state directory ($GEOLOCATE_STATE_DIR, else $XDG_STATE_HOME/geolocate, else \
+            ~/.local/state/geolocate) holding last-known.json, the freshest fix any command saw. \
+            $GEOLOCATE_SOURCE sets the source when no flag does.
+
             Exit codes: 0 success, 3 --require-location and no location, 64 usage error, \
             65 unreadable data, 66 input file missing, 69 source unavailable or not yet implemented, \
-            75 temporary failure, 78 configuration error.
+            73 state file not writable, 75 temporary failure, 78 configuration error.
             """,
         version: GeolocateVersion.current,
         subcommands: [TriggerCommand.self, TrackCommand.self, FlushCommand.self, ConfigCommand.self]
