@@ -70,10 +70,9 @@ struct StderrLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?,
-             source: String, file: String, function: String, line: UInt) {
-        let label = level == .notice ? "hint" : level.rawValue
-        StandardError.write("geolocate: \(label): \(message)")
+    func log(event: LogEvent) {
+        let label = event.level == .notice ? "hint" : event.level.rawValue
+        StandardError.write("geolocate: \(label): \(event.message)")
     }
 }
 

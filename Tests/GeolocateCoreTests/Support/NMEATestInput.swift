@@ -6,7 +6,7 @@ enum NMEATestInput {
     /// The sentences the reader accepted and parsed, and its statistics.
     static func read(_ bytes: [UInt8]) throws -> (sentences: [NMEASentence], statistics: NMEAStatistics) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("nmea-\(UUID().uuidString).log").path
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fd = open(path, O_RDONLY)
         defer { close(fd) }
@@ -32,7 +32,7 @@ enum NMEATestInput {
     /// Epochs assembled from a text log.
     static func epochs(_ text: String) throws -> [Epoch] {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("nmea-\(UUID().uuidString).log").path
-        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fd = open(path, O_RDONLY)
         defer { close(fd) }
