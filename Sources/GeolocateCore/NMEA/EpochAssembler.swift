@@ -38,6 +38,10 @@ public struct EpochAssembler {
                 completed = close()
             }
             current.time = time
+        } else if sentence.isTimed {
+            // A GGA/RMC/… whose time field is empty cannot be placed in an epoch: it may
+            // belong to the next one, so merging it would mix two positions.
+            return nil
         }
         current.apply(sentence)
         return completed

@@ -36,6 +36,14 @@ public enum NMEASentence: Sendable, Equatable {
         }
     }
 
+    /// Whether the sentence type normally carries a UTC time (GGA, RMC, GLL, GNS, GST, ZDA).
+    public var isTimed: Bool {
+        switch self {
+        case .gga, .rmc, .gll, .gns, .gst, .zda: return true
+        case .gsa, .vtg, .gsv: return false
+        }
+    }
+
     /// Decodes a sentence body (the bytes between `$` and `*`); `nil` for types geolocate ignores.
     ///
     /// Any two-letter talker is accepted (GP, GN, GL, GA, GB, BD, GQ, QZ, …); proprietary
