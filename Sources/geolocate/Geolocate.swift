@@ -76,7 +76,7 @@ struct StderrLogHandler: LogHandler {
     }
 }
 
-enum Logging {
+enum DiagnosticLog {
     static func logger(verbose: Bool = false) -> Logger {
         var logger = Logger(label: "geolocate") { _ in StderrLogHandler() }
         logger.logLevel = verbose ? .debug : .notice

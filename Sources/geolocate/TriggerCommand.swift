@@ -64,7 +64,7 @@ struct TriggerCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let logger = Logging.logger()
+            let logger = DiagnosticLog.logger()
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
             let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger)
             let record = try trigger.run(TriggerRequest(
