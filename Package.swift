@@ -13,9 +13,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
+        .systemLibrary(
+            name: "CGPS",
+            pkgConfig: "libgps",
+            providers: [.apt(["libgps-dev"])]
+        ),
         .target(
             name: "GeolocateCore",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: ["CGPS", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "geolocate",

@@ -65,3 +65,8 @@ make("Tests/GeolocateCoreTests/Fixtures/prelude-3s.nmea",
 make("Tests/GeolocateCoreTests/Fixtures/nofix-only.nmea",
      ["10 s of a receiver that never gets a fix (2026-11-22T11:00:00Z to :09)."],
      "2026-11-22T11:00:00+00:00", 10, 0)
+make("Tests/GeolocateCoreTests/Fixtures/gpsd-fixes.nmea",
+     ["120 s of 1 Hz 3D fixes from 2026-11-22T12:00:00Z, fixed from the first epoch, for gpsfake:",
+      "a looping log in which gpsd holds a fix at every moment after its first epoch."],
+     "2026-11-22T12:00:00+00:00", 0, 120,
+     "--start-lat", "53.3613367", "--start-lon", "-6.5056200", "--start-alt", "62")

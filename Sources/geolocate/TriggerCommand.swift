@@ -41,6 +41,9 @@ struct TriggerCommand: ParsableCommand {
     @Flag(name: .customLong("require-location"), help: "Exit 3 when the record has no location.")
     var requireLocation = false
 
+    @Flag(name: .long, help: "Log debug diagnostics (connections, waits) on stderr.")
+    var verbose = false
+
     @OptionGroup var globalOptions: GlobalOptions
 
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
@@ -64,7 +67,7 @@ struct TriggerCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let logger = DiagnosticLog.logger()
+            let logger = DiagnosticLog.logger(verbose: verbose)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
             let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger)
             let record = try trigger.run(TriggerRequest(

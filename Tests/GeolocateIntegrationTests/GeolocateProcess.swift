@@ -33,6 +33,26 @@ struct GeolocateProcess {
     var stateDirectory: String { home.appendingPathComponent("state").path }
 
     func run(_ arguments: [String], stdin: Data? = nil, environment extra: [String: String] = [:]) throws -> Result {
+        let (process, out, err, input) = makeProcess(arguments, environment: extra)
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
+        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
+                      stderr: String(decoding: stderrData, as: UTF8.self))
+    }
+
+    /// Starts the binary without waiting for it; its output is collected as it arrives.
+    func start(_ arguments: [String]) throws -> Running {
+        let (process, out, err, input) = makeProcess(arguments, environment: [:])
+        try process.run()
+        try input.fileHandleForWriting.close()
+        return Running(process: process, stdout: out, stderr: err)
+    }
+
+    private func makeProcess(_ arguments: [String], environment extra: [String: String]) -> (Process, Pipe, Pipe, Pipe) {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
@@ -47,14 +67,50 @@ struct GeolocateProcess {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-                      stderr: String(decoding: stderrData, as: UTF8.self))
+        return (process, out, err, input)
+    }
+
+    /// A started `geolocate` whose stderr a test can watch while it runs.
+    final class Running: @unchecked Sendable {
+        private let process: Process
+        private let lock = NSLock()
+        private var collected: [Data] = [Data(), Data()]
+        private let readers = DispatchGroup()
+
+        init(process: Process, stdout: Pipe, stderr: Pipe) {
+            self.process = process
+            for (index, pipe) in [stdout, stderr].enumerated() {
+                DispatchQueue.global().async(group: readers) {
+                    while case let data = pipe.fileHandleForReading.availableData, !data.isEmpty {
+                        self.lock.lock()
+                        self.collected[index].append(data)
+                        self.lock.unlock()
+                    }
+                }
+            }
+        }
+
+        /// stderr so far.
+        var stderr: String {
+            lock.lock()
+            defer { lock.unlock() }
+            return String(decoding: collected[1], as: UTF8.self)
+        }
+
+        /// Waits up to `limit` for the process to exit; `nil` (and the process killed) if it did not.
+        func finish(within limit: Duration) -> Result? {
+            guard waitUntil(limit, { !process.isRunning }) else {
+                process.terminate()
+                process.waitUntilExit()
+                return nil
+            }
+            process.waitUntilExit()
+            readers.wait()
+            lock.lock()
+            defer { lock.unlock() }
+            return Result(status: process.terminationStatus, stdout: String(decoding: collected[0], as: UTF8.self),
+                          stderr: String(decoding: collected[1], as: UTF8.self))
+        }
     }
 
     static func example(_ name: String) -> String { "Examples/nmea/\(name)" }

@@ -84,6 +84,7 @@ public struct LocationResolver {
         var opened: LocationSource?
         var unavailable: String?
         var held: Fix??
+        let started = ContinuousClock.now
 
         init(resolver: LocationResolver) { self.resolver = resolver }
 
@@ -121,11 +122,7 @@ public struct LocationResolver {
 
         mutating func lastKnown() throws -> Fix? {
             let stored = resolver.store.load()
-            let held = try heldFix()
-            switch (stored, held) {
-            case let (a?, b?): return a.timestamp >= b.timestamp ? a : b
-            case let (a, b): return a ?? b
-            }
+            return Fix.fresher(stored, try heldFix())
         }
 
         mutating func current(timeoutMilliseconds: Int64) throws -> LocationDecision {
@@ -133,8 +130,11 @@ public struct LocationResolver {
                 return report(held, origin: .current, missing: .unavailable)
             }
             if unavailable == nil, let source = try open() {
+                // On a live source, connecting and ?POLL; already used part of the timeout.
+                let spent = source.currentTime == nil ? started.duration(to: .now).milliseconds : 0
                 do {
-                    if case .fix(let fix) = try source.waitForFix(timeoutMilliseconds: Int(timeoutMilliseconds)) {
+                    let remaining = Int(max(0, timeoutMilliseconds - spent))
+                    if case .fix(let fix) = try source.waitForFix(timeoutMilliseconds: remaining) {
                         remember(fix)
                         return report(fix, origin: .current, missing: .unavailable)
                     }
@@ -159,5 +159,12 @@ public struct LocationResolver {
                 resolver.logger.warning("\(error)")
             }
         }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

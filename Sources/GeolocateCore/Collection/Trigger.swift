@@ -32,11 +32,11 @@ public struct Trigger {
     public var clock: WallClock
     public var logger: Logger
     /// Opens a source; replaced in tests. The default opens gpsd or a replay file.
-    public var openSource: (SourceSpecifier, ReplaySpeed) throws -> LocationSource
+    public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
 
     public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
                 logger: Logger,
-                openSource: @escaping (SourceSpecifier, ReplaySpeed) throws -> LocationSource = Trigger.open) {
+                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) }) {
         self.settings = settings
         self.environment = environment
         self.clock = clock
@@ -60,13 +60,19 @@ public struct Trigger {
                           fallbackReason: nil, errorCode: .permissionDenied)
         }
         let source = try resolveSource(request.source)
+        let timeout = resolveTimeout(request.timeoutMilliseconds, action: request.action)
+        // gpsd must connect and answer ?POLL; within a second, or the timeout when shorter.
+        let opening = SourceOpening(
+            replaySpeed: request.replaySpeed,
+            responseTimeoutMilliseconds: Int(min(Defaults.gpsdResponseTimeoutMilliseconds, max(timeout, 100))),
+            logger: logger)
         let resolver = LocationResolver(
-            source: { try openSource(source, request.replaySpeed) },
+            source: { try openSource(source, opening) },
             store: LastKnownStore(stateDirectory: stateDirectory, logger: logger), clock: clock,
             nowOverride: request.now,
             currentMaxAgeMilliseconds: settings.currentMaxAgeMilliseconds ?? Defaults.currentMaxAgeMilliseconds,
             logger: logger)
-        let decision = try resolver.decide(mode: mode, timeoutMilliseconds: resolveTimeout(request.timeoutMilliseconds, action: request.action))
+        let decision = try resolver.decide(mode: mode, timeoutMilliseconds: timeout)
         var fix = decision.fix
         if permission == .coarse, let precise = fix { fix = CoarseLocation.coarsen(precise) }
         return Record(action: request.action, triggeredAt: decision.now, requestedMode: request.mode.description,
@@ -112,16 +118,6 @@ public struct Trigger {
         }
         guard !action.isEmpty, action.count <= 64, allowed else {
             throw GeolocateError.usage("invalid action name '\(action)' (use letters, digits, _ - or ., up to 64 characters, such as login)")
-        }
-    }
-
-    /// Opens the source a specifier names.
-    public static func open(_ source: SourceSpecifier, speed: ReplaySpeed) throws -> LocationSource {
-        switch source {
-        case .nmea(let path):
-            return try NMEAReplaySource(path: path, speed: speed)
-        case .gpsd(let host, let port):
-            throw SourceError.unavailable("gpsd://\(host):\(port): the gpsd source is not available in this build yet; use --replay FILE")
         }
     }
 }

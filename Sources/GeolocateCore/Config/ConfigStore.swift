@@ -237,4 +237,6 @@ public struct Settings: Sendable, Equatable {
 public enum Defaults {
     public static let queryTimeoutMilliseconds: Int64 = 1500
     public static let currentMaxAgeMilliseconds: Int64 = 2000
+    /// gpsd answers `?POLL;` in about 1 ms; one that takes a second is treated as unavailable.
+    public static let gpsdResponseTimeoutMilliseconds: Int64 = 1000
 }

@@ -56,6 +56,14 @@ public struct Fix: Sendable, Equatable, Codable {
         self.verticalAccuracy = verticalAccuracy
         self.provider = provider
     }
+
+    /// The later of two fixes; on a tie the second, which gpsd may have completed since the
+    /// first (it can report an epoch in parts). Either may be missing.
+    public static func fresher(_ a: Fix?, _ b: Fix?) -> Fix? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return a.timestamp > b.timestamp ? a : b
+    }
 }
 
 /// Conversions from receiver error figures to the 68 % radius records report.
@@ -85,5 +93,23 @@ public enum Accuracy {
     /// The 68 % vertical error from VDOP: σ = VDOP × UERE.
     public static func vertical(vdop: Double) -> Double {
         vdop * userEquivalentRangeError
+    }
+
+    /// Per-axis 95 % error / σ for a normal error, as in gpsd's `epx`, `epy` and `epv`.
+    public static let perAxis95PerSigma = 1.96
+
+    /// The 68 % radius from gpsd's 95 % horizontal radius `eph`.
+    public static func horizontal(eph95: Double) -> Double {
+        eph95 * from95To68
+    }
+
+    /// The 68 % radius from gpsd's per-axis 95 % errors `epx` and `epy`, for when `eph` is missing.
+    public static func horizontal(epx95: Double, epy95: Double) -> Double {
+        horizontal(sigmaLatitude: epy95 / perAxis95PerSigma, sigmaLongitude: epx95 / perAxis95PerSigma)
+    }
+
+    /// One sigma in altitude from gpsd's 95 % vertical error `epv`.
+    public static func vertical(epv95: Double) -> Double {
+        epv95 / perAxis95PerSigma
     }
 }

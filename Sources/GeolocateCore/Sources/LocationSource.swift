@@ -1,3 +1,5 @@
+import Logging
+
 /// The outcome of waiting for a fresh fix.
 public enum SourceWait: Sendable, Equatable {
     /// A fix arrived within the time allowed.
@@ -34,6 +36,39 @@ public enum SourceError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unavailable(let message): return message
+        }
+    }
+}
+
+/// What opening a source needs besides its specifier.
+public struct SourceOpening: Sendable {
+    /// Pacing of a replay.
+    public var replaySpeed: ReplaySpeed
+    /// The longest gpsd may take to accept the connection, and to answer `?POLL;`.
+    public var responseTimeoutMilliseconds: Int
+    public var logger: Logger
+
+    public init(replaySpeed: ReplaySpeed = .asap,
+                responseTimeoutMilliseconds: Int = Int(Defaults.gpsdResponseTimeoutMilliseconds),
+                logger: Logger) {
+        self.replaySpeed = replaySpeed
+        self.responseTimeoutMilliseconds = responseTimeoutMilliseconds
+        self.logger = logger
+    }
+}
+
+extension SourceSpecifier {
+    /// Opens the source: connects to gpsd, or opens the replay file.
+    /// - Throws: `SourceError.unavailable` when gpsd cannot be reached; `GeolocateError` when a
+    ///   replay file is missing (66) or unreadable (65).
+    public func open(_ opening: SourceOpening) throws -> LocationSource {
+        switch self {
+        case .nmea(let path):
+            return try NMEAReplaySource(path: path, speed: opening.replaySpeed)
+        case .gpsd(let host, let port):
+            return try GPSDSource(host: host, port: port,
+                                  responseTimeoutMilliseconds: opening.responseTimeoutMilliseconds,
+                                  logger: opening.logger)
         }
     }
 }

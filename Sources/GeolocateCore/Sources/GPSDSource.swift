@@ -1,0 +1,282 @@
+import CGPS
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// gpsd as a live location source, through libgps: the only file that touches C types.
+///
+/// It opens a JSON watch (`gps_stream(WATCH_ENABLE|WATCH_JSON)`), asks for the fix gpsd holds
+/// with `?POLL;` and otherwise waits on `gps_waiting`/`gps_read` for the next TPV report. Only
+/// reports with `MODE_SET` (2D or 3D) and `TIME_SET` and finite coordinates become fixes; the
+/// altitude is `altHAE`, never the deprecated `altitude`. Every wait has a deadline, so a gpsd
+/// that is gone, refuses, stalls or dies mid-read gives `SourceError.unavailable` promptly.
+public final class GPSDSource: LocationSource {
+    public let provider = Fix.Provider.gpsd
+    public let name: String
+    /// Live: the system clock is the time.
+    public var currentTime: Int64? { nil }
+
+    private let data: UnsafeMutablePointer<gps_data_t>
+    private let responseTimeoutMilliseconds: Int
+    private let logger: Logger
+    /// Complete lines read from gpsd so far: its VERSION greeting is the first.
+    private var linesRead = 0
+    /// One JSON line from `gps_read`; gpsd keeps its responses under 10 KiB.
+    private var line = [CChar](repeating: 0, count: 32 * 1024)
+
+    /// Connects to gpsd at `host`:`port` and starts a JSON watch.
+    ///
+    /// - Parameter responseTimeoutMilliseconds: the longest gpsd may take to accept the
+    ///   connection, and later to answer `?POLL;`, before it counts as unavailable.
+    /// - Throws: `SourceError.unavailable` naming `gpsd://host:port` and what failed.
+    public init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger) throws {
+        name = "gpsd://\(host):\(port)"
+        self.responseTimeoutMilliseconds = max(responseTimeoutMilliseconds, 1)
+        self.logger = logger
+        // A write to a gpsd that died must be an error return, not a fatal SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        data = try PendingConnection.open(host: host, port: String(port), name: name,
+                                          timeoutMilliseconds: self.responseTimeoutMilliseconds)
+        // gps_read must never block on a half-received line past our deadlines.
+        let flags = fcntl(data.pointee.gps_fd, F_GETFL)
+        _ = fcntl(data.pointee.gps_fd, F_SETFL, flags | O_NONBLOCK)
+        guard gps_stream(data, geolocate_watch_json, nil) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw SourceError.unavailable("\(name): could not start a watch (\(reason))")
+        }
+        logger.debug("connected to \(name)")
+    }
+
+    deinit {
+        if data.pointee.privdata != nil { _ = gps_close(data) }
+        free(data)
+    }
+
+    /// The freshest fix gpsd holds, asked with `?POLL;` (answered in about 1 ms).
+    public func heldFix() throws -> Fix? {
+        guard geolocate_send(data, "?POLL;") == 0 else {
+            throw SourceError.unavailable("\(name): gpsd closed the connection (\(String(cString: strerror(errno))))")
+        }
+        let deadline = Deadline(milliseconds: responseTimeoutMilliseconds)
+        var freshest: Fix?
+        while let report = try nextReport(before: deadline) {
+            switch report {
+            case .position(let fix):
+                freshest = Fix.fresher(freshest, fix)
+            case .poll(let fixes):
+                let held = fixes.reduce(freshest, Fix.fresher)
+                logger.debug("\(name) holds \(held.map { "a fix from \($0.timestamp)" } ?? "no fix")")
+                return held
+            }
+        }
+        // gpsd answers late while it opens a device for its first watcher: that is slow, not gone.
+        guard linesRead > 0 else {
+            throw SourceError.unavailable("\(name): connected, but nothing came back within \(responseTimeoutMilliseconds) ms (is it gpsd?)")
+        }
+        logger.debug("\(name) has not answered ?POLL; within \(responseTimeoutMilliseconds) ms (opening its device?)")
+        return freshest
+    }
+
+    public func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
+        logger.debug("waiting up to \(timeoutMilliseconds) ms for a fix from \(name)")
+        let deadline = Deadline(milliseconds: timeoutMilliseconds)
+        while let report = try nextReport(before: deadline) {
+            if case .position(let fix?) = report { return .fix(fix) }
+        }
+        return .timedOut
+    }
+
+    /// What one JSON line from gpsd said about the position.
+    private enum Report {
+        /// A TPV: a fix, or `nil` when it had no fix (mode 1) or lacked time or coordinates.
+        case position(Fix?)
+        /// The answer to `?POLL;`: a fix per device that has one.
+        case poll([Fix])
+    }
+
+    /// Reads lines until a TPV or POLL arrives; `nil` when the deadline passes first.
+    private func nextReport(before deadline: Deadline) throws -> Report? {
+        while true {
+            let remaining = deadline.remainingMicroseconds
+            // gps_waiting is true at once when libgps still buffers part of a line.
+            guard gps_waiting(data, Int32(clamping: remaining)) else {
+                if remaining <= 0 { return nil }
+                continue
+            }
+            data.pointee.set = 0
+            let status = gps_read(data, &line, Int32(line.count))
+            if status < 0 {
+                let reason = errno == 0 ? "gpsd closed the connection" : String(cString: strerror(errno))
+                throw SourceError.unavailable("\(name): lost gpsd while reading (\(reason))")
+            }
+            if status > 0 { linesRead += 1 }
+            if status == 0 {
+                // Part of a line: gps_waiting would now report it at once, so wait on the socket.
+                guard remaining > 0, waitReadable(microseconds: remaining) else { return nil }
+                continue
+            }
+            if data.pointee.set & geolocate_mode_set != 0 {
+                return .position(currentFix())
+            }
+            if let tpvs = GPSDPollResponse.tpvObjects(in: line) {
+                return .poll(tpvs.compactMap(unpack))
+            }
+        }
+    }
+
+    private func waitReadable(microseconds: Int64) -> Bool {
+        var descriptor = pollfd(fd: data.pointee.gps_fd, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, Int32(clamping: (microseconds + 999) / 1000)) > 0
+    }
+
+    /// Decodes one TPV object of a POLL answer with libgps's own decoder.
+    private func unpack(_ tpv: [CChar]) -> Fix? {
+        var buffer = tpv
+        data.pointee.set = 0
+        _ = gps_unpack(&buffer, data)
+        return data.pointee.set & geolocate_mode_set != 0 ? currentFix() : nil
+    }
+
+    /// The fix in `data` after a TPV, or `nil` when it is not a usable fix.
+    private func currentFix() -> Fix? {
+        let fix = data.pointee.fix
+        guard data.pointee.set & geolocate_time_set != 0,
+              fix.mode == geolocate_mode_2d || fix.mode == geolocate_mode_3d,
+              fix.status != geolocate_status_simulated,
+              fix.latitude.isFinite, fix.longitude.isFinite
+        else { return nil }
+        let threeD = fix.mode == geolocate_mode_3d
+        var horizontal: Double?
+        if fix.eph.isFinite {
+            horizontal = Accuracy.horizontal(eph95: fix.eph)
+        } else if fix.epx.isFinite, fix.epy.isFinite {
+            horizontal = Accuracy.horizontal(epx95: fix.epx, epy95: fix.epy)
+        }
+        return Fix(
+            timestamp: Int64(fix.time.tv_sec) * 1000 + Int64(fix.time.tv_nsec) / 1_000_000,
+            latitude: fix.latitude, longitude: fix.longitude,
+            mode: threeD ? .threeD : .twoD,
+            altitudeHAE: threeD ? finite(fix.altHAE) : nil,
+            altitudeMSL: threeD ? finite(fix.altMSL) : nil,
+            speed: finite(fix.speed), course: finite(fix.track),
+            horizontalAccuracy: horizontal,
+            verticalAccuracy: threeD ? finite(fix.epv).map(Accuracy.vertical(epv95:)) : nil,
+            provider: .gpsd)
+    }
+
+    private func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
+}
+
+/// A `gps_open` with a deadline: it runs on its own thread, because libgps connects with a
+/// blocking `connect` that can hang for minutes on an unreachable host.
+private final class PendingConnection: @unchecked Sendable {
+    private let lock = NSLock()
+    private let finished = DispatchSemaphore(value: 0)
+    private let data: UnsafeMutablePointer<gps_data_t>
+    /// 0 once connected, else libgps's error code; `nil` while connecting.
+    private var result: Int32?
+    /// Set when the caller stopped waiting: the thread then closes and frees `data` itself.
+    private var abandoned = false
+
+    private init(data: UnsafeMutablePointer<gps_data_t>) { self.data = data }
+
+    static func open(host: String, port: String, name: String,
+                     timeoutMilliseconds: Int) throws -> UnsafeMutablePointer<gps_data_t> {
+        guard let memory = calloc(1, MemoryLayout<gps_data_t>.size) else {
+            throw SourceError.unavailable("\(name): out of memory")
+        }
+        let pending = PendingConnection(data: memory.bindMemory(to: gps_data_t.self, capacity: 1))
+        let thread = Thread { pending.connect(host: host, port: port) }
+        thread.start()
+        _ = pending.finished.wait(timeout: .now() + .milliseconds(timeoutMilliseconds))
+        pending.lock.lock()
+        defer { pending.lock.unlock() }
+        switch pending.result {
+        case 0?:
+            return pending.data
+        case let code?:
+            free(pending.data)
+            throw SourceError.unavailable("\(name): \(String(cString: gps_errstr(code))) (is gpsd running and listening there?)")
+        case nil:
+            pending.abandoned = true
+            throw SourceError.unavailable("\(name): no connection within \(timeoutMilliseconds) ms (host unreachable?)")
+        }
+    }
+
+    private func connect(host: String, port: String) {
+        let status = gps_open(host, port, data)
+        let code = status == 0 ? 0 : (errno == 0 ? -1 : errno)
+        lock.lock()
+        let late = abandoned
+        if !late { result = code }
+        lock.unlock()
+        if late {
+            if status == 0 { _ = gps_close(data) }
+            free(data)
+        } else {
+            finished.signal()
+        }
+    }
+}
+
+/// A point in monotonic time a wait must end by.
+private struct Deadline {
+    private let end: ContinuousClock.Instant
+
+    init(milliseconds: Int) { end = .now + .milliseconds(max(milliseconds, 0)) }
+
+    var remainingMicroseconds: Int64 {
+        let left = end - .now
+        return left.components.seconds * 1_000_000 + left.components.attoseconds / 1_000_000_000_000
+    }
+}
+
+/// The TPV objects inside gpsd's answer to `?POLL;`, which libgps itself does not decode.
+enum GPSDPollResponse {
+    /// The `tpv` array's objects as NUL-terminated lines for `gps_unpack`, or `nil` when
+    /// `line` is not a POLL answer. An object cut short (a truncated line) is left out.
+    static func tpvObjects(in line: [CChar]) -> [[CChar]]? {
+        let prefix = Array(#"{"class":"POLL""#.utf8CString.dropLast())
+        guard line.count > prefix.count, Array(line[0..<prefix.count]) == prefix else { return nil }
+        let key = Array(#""tpv":["#.utf8CString.dropLast())
+        let end = line.firstIndex(of: 0) ?? line.count
+        guard let start = find(key, in: line[..<end]) else { return [] }
+        var objects: [[CChar]] = []
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var objectStart = 0
+        var index = start + key.count
+        while index < end {
+            let byte = UInt8(bitPattern: line[index])
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: "{") {
+                if depth == 0 { objectStart = index }
+                depth += 1
+            } else if byte == UInt8(ascii: "}") {
+                depth -= 1
+                if depth == 0 { objects.append(Array(line[objectStart...index]) + [0]) }
+            } else if byte == UInt8(ascii: "]"), depth == 0 {
+                break
+            }
+            index += 1
+        }
+        return objects
+    }
+
+    private static func find(_ needle: [CChar], in haystack: ArraySlice<CChar>) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        var index = haystack.startIndex
+        while index + needle.count <= haystack.endIndex {
+            if haystack[index] == needle[0], Array(haystack[index..<index + needle.count]) == needle { return index }
+            index += 1
+        }
+        return nil
+    }
+}

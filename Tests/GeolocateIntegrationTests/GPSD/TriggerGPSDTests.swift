@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+/// `geolocate trigger` on a real gpsd started by gpsfake, compared with `gpspipe -w` on the same gpsd.
+@Suite(.serialized) struct TriggerGPSDTests {
+    let geolocate = GeolocateProcess()
+
+    func trigger(_ action: String, _ fake: GPSDFake, _ extra: [String]) throws -> GeolocateProcess.Result {
+        try geolocate.run(["trigger", action, "--source", fake.source, "--permission", "fine"] + extra)
+    }
+
+    @Test func forceCurrentReportsTheFixGpsdReports() throws {
+        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
+        defer { fake.stop() }
+        let pipe = try GPSPipe(port: fake.port)
+        defer { pipe.stop() }
+        _ = try pipe.waitForSteadyFixes()
+
+        let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "10s"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let record = try result.json()
+        #expect(record["locationSource"] as? String == "current")
+        #expect(record["fallbackReason"] is NSNull)
+        #expect(record["errorCode"] as? Int == 0)
+        let location = try #require(record["location"] as? [String: Any])
+        let time = try #require(location["recordTimestamp"] as? Int)
+        let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == Int64(time) && GPSPipe.hasFix($0) }
+        expect(location, matches: report)
+    }
+
+    @Test func heldFixWithinCurrentMaxAgeIsReportedWithoutWaiting() throws {
+        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
+        defer { fake.stop() }
+        let pipe = try GPSPipe(port: fake.port)
+        defer { pipe.stop() }
+        let seen = try #require(GPSPipe.milliseconds(try pipe.waitForSteadyFixes()))
+
+        // "Now" is one second after a fix gpsd reported: the fix it holds is at most that old,
+        // so it is current even with no time at all to wait for another.
+        let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "0", "--now", "\(seen + 1000)"])
+        let record = try result.json()
+        #expect(record["locationSource"] as? String == "current", "\(result.stderr)")
+        #expect(record["fallbackReason"] is NSNull)
+        let location = try #require(record["location"] as? [String: Any])
+        #expect(location["provider"] as? String == "GPSD")
+        #expect((location["recordTimestamp"] as? Int).map { Int64($0) >= seen } == true)
+    }
+
+    @Test func forceLastKnownGetsGpsdsLastFixThroughPoll() throws {
+        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
+        defer { fake.stop() }
+        let pipe = try GPSPipe(port: fake.port)
+        defer { pipe.stop() }
+        _ = try pipe.waitForSteadyFixes()
+
+        // Nothing in geolocate's own store: the location can only come from gpsd's ?POLL; answer.
+        let result = try trigger("logout", fake, [])
+        let record = try result.json()
+        #expect(record["collectionMode"] as? String == "force-last-known")
+        #expect(record["locationSource"] as? String == "last_known", "\(result.stderr)")
+        #expect(record["errorCode"] as? Int == 0)
+        let location = try #require(record["location"] as? [String: Any])
+        let time = try #require(location["recordTimestamp"] as? Int)
+        let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == Int64(time) && GPSPipe.hasFix($0) }
+        expect(location, matches: report)
+        // The fix is now in geolocate's own store as well.
+        #expect(FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known.json"))
+    }
+
+    @Test func noFixHonoursTheTimeoutAndFallsBack() throws {
+        let fake = try GPSDFake(log: GeolocateProcess.fixture("nofix-only.nmea"))
+        defer { fake.stop() }
+        let started = ContinuousClock.now
+        let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "1500ms"])
+        let elapsed = started.duration(to: .now)
+        let record = try result.json()
+        #expect(record["fallbackReason"] as? String == "timeout", "\(result.stderr)")
+        #expect(record["errorCode"] as? Int == 1056)
+        #expect(record["location"] is NSNull)
+        #expect(elapsed >= .milliseconds(1500))
+        #expect(elapsed < .milliseconds(3500))
+    }
+
+    @Test func closedPortIsPromptlyUnavailable() throws {
+        let port = try Loopback.freePort()
+        let started = ContinuousClock.now
+        let result = try geolocate.run(["trigger", "login", "--source", "gpsd://127.0.0.1:\(port)", "--permission", "fine"])
+        #expect(started.duration(to: .now) < .seconds(2))
+        #expect(result.status == 0)
+        let record = try result.json()
+        #expect(record["fallbackReason"] as? String == "unavailable")
+        #expect(record["errorCode"] as? Int == 1054)
+        #expect(result.stderr.contains("gpsd://127.0.0.1:\(port)"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func gpsdKilledWhileTriggerWaits() throws {
+        let fake = try GPSDFake(log: GeolocateProcess.fixture("nofix-only.nmea"))
+        defer { fake.stop() }
+        let running = try geolocate.start(["trigger", "login", "--source", fake.source, "--permission", "fine",
+                                           "--mode", "force-current", "--timeout", "60s", "--verbose"])
+        #expect(waitUntil(.seconds(10)) { running.stderr.contains("waiting up to") }, "\(running.stderr)")
+        fake.stop()
+
+        let result = try #require(running.finish(within: .seconds(5)), "trigger still running after gpsd died")
+        #expect(result.status == 0)
+        let record = try result.json()
+        #expect(record["fallbackReason"] as? String == "unavailable")
+        #expect(record["errorCode"] as? Int == 1054)
+        #expect(result.stderr.contains("\(fake.source): lost gpsd while reading"))
+    }
+
+    @Test func sourceFromEnvironmentAndConfig() throws {
+        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
+        defer { fake.stop() }
+        let pipe = try GPSPipe(port: fake.port)
+        defer { pipe.stop() }
+        _ = try pipe.waitForSteadyFixes()
+
+        let fromEnvironment = try geolocate.run(["trigger", "logout", "--permission", "fine"],
+                                                environment: ["GEOLOCATE_SOURCE": fake.source])
+        #expect(try (fromEnvironment.json()["location"] as? [String: Any])?["provider"] as? String == "GPSD")
+
+        _ = try geolocate.run(["config", "set", "source", fake.source])
+        let fromConfig = try geolocate.run(["trigger", "login", "--permission", "fine", "--timeout", "10s"])
+        let record = try fromConfig.json()
+        #expect(record["locationSource"] as? String == "current", "\(fromConfig.stderr)")
+        #expect((record["location"] as? [String: Any])?["provider"] as? String == "GPSD")
+    }
+
+    /// The record's location agrees with gpspipe's TPV of the same time, as the record prints it.
+    func expect(_ location: [String: Any], matches report: [String: Any],
+                sourceLocation: SourceLocation = #_sourceLocation) {
+        func text(_ key: String, _ digits: Int, _ scale: Double = 1) -> String? {
+            (report[key] as? Double).map { String(format: "%.\(digits)f", $0 * scale) }
+        }
+        #expect(location["provider"] as? String == "GPSD", sourceLocation: sourceLocation)
+        #expect(location["latitude"] as? String == text("lat", 7), sourceLocation: sourceLocation)
+        #expect(location["longitude"] as? String == text("lon", 7), sourceLocation: sourceLocation)
+        #expect(location["altitude"] as? String == text("altHAE", 1), sourceLocation: sourceLocation)
+        #expect(location["accuracy"] as? String == text("eph", 1, 0.617), sourceLocation: sourceLocation)
+        #expect(location["verticalAccuracy"] as? String == text("epv", 1, 1 / 1.96), sourceLocation: sourceLocation)
+        #expect(location["fixMode"] as? String == ((report["mode"] as? Int) == 3 ? "3D" : "2D"), sourceLocation: sourceLocation)
+    }
+}
