@@ -1,27 +1,35 @@
 # geolocate: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: build demo test bench man clean
+.PHONY: deps build demo gpsd-demo test bench man clean
 
-build:
+# Installs what building and testing need when missing (apt: libgps-dev gpsd gpsd-clients).
+deps:
+	./scripts/install-deps
+
+build: deps
 	$(SWIFT) build
 
 # Replays the bundled NMEA example through `geolocate trigger` in several modes.
 demo: build
 	./Examples/demo.sh
 
+# The same job through a private gpsd started by gpsfake (no receiver needed).
+gpsd-demo: build
+	./Examples/gpsd-demo.sh
+
 # Installs what the tests need (apt packages when missing), then runs every test.
-test:
-	./scripts/install-deps
+test: deps
 	$(SWIFT) test
 
-# Replay throughput against pynmea2, and trigger latency (SPEC §9). BENCH_EPOCHS=200000 for a quick run.
+# Replay throughput against pynmea2, trigger latency, force-current on gpsd against gpspipe
+# (SPEC §9). BENCH_EPOCHS=200000 for a quick run.
 bench:
 	./scripts/install-deps --bench
 	python3 ./scripts/bench
 
 # Regenerates man/geolocate.1 from the argument parser (commit the result).
-man:
+man: deps
 	$(SWIFT) package plugin --allow-writing-to-package-directory generate-manual --output-directory man
 
 clean:

@@ -15,12 +15,26 @@ struct Geolocate: ParsableCommand {
             (gpsd 3.22 moves pre-2017 dates 1024 weeks later; geolocate does not). A fix needs a \
             date (RMC or ZDA); GGA quality 0, 7 or 8, RMC/GLL status V and GSA mode 1 mean no fix.
 
+            gpsd: geolocate connects with libgps, starts a JSON watch and asks ?POLL; for the fix \
+            gpsd holds (about 1 ms); force-current reports it when it is at most currentMaxAge \
+            (2 s) old, else waits for gpsd's next TPV report for the rest of the query timeout \
+            (connecting counts against it). Only reports with a 2D/3D mode, a time and finite \
+            coordinates are fixes; gpsd's simulated status is not reported. The last known \
+            location is the fresher of gpsd's ?POLL; fix and the state file. gpsd must accept the \
+            connection within 1 s (or the timeout when shorter); refused, silent or dying \
+            mid-read, it is unavailable at once: fallbackReason unavailable, one warning naming \
+            gpsd://HOST:PORT. A gpsd still opening its device for its first client answers ?POLL; \
+            late; that is not unavailable, force-current just waits. recordTimestamp is the \
+            receiver's time as gpsd reports it.
+
             Accuracy: the record's accuracy is the radius of 68 % confidence in metres. From GST: \
             1.5096 x sqrt((sigma_lat^2 + sigma_lon^2) / 2). Otherwise from HDOP: \
-            1.5096 x HDOP x UERE / sqrt(2) with UERE = 5 m (about 5.34 x HDOP). gpsd's eph, epx and \
-            epy are 95 % figures: r68 = r95 x 0.617. verticalAccuracy is one sigma: GST's altitude \
-            sigma, else VDOP x 5 m. altitude is metres above the WGS-84 ellipsoid: GGA's MSL \
-            altitude plus its geoid separation, or gpsd's 5-degree EGM2008 grid when GGA leaves \
+            1.5096 x HDOP x UERE / sqrt(2) with UERE = 5 m (about 5.34 x HDOP). From gpsd, whose \
+            eph, epx, epy and epv are 95 % figures: eph x 0.617 (r68 = r95 x 0.617 for a circular \
+            normal error), or when eph is missing 1.5096 x sqrt((epx^2 + epy^2) / 2) / 1.96. \
+            verticalAccuracy is one sigma: GST's altitude sigma, else VDOP x 5 m, from gpsd \
+            epv / 1.96. altitude is metres above the WGS-84 ellipsoid: gpsd's altHAE (never its \
+            deprecated altitude), or from NMEA GGA's MSL altitude plus its geoid separation, or gpsd's 5-degree EGM2008 grid when GGA leaves \
             the separation empty. Coarse permission snaps coordinates to the centre of a ~2 km \
             cell, reports accuracy of at least 2000 m and drops altitude, speed and course.
 
