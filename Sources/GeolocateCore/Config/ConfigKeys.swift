@@ -116,22 +116,39 @@ public enum SourceSpecifier: Sendable, Equatable, CustomStringConvertible {
         if text == "gpsd" {
             self = .defaultGPSD
         } else if text.hasPrefix("gpsd://") {
+            // HOST, HOST:PORT, or an IPv6 address in brackets: [::1] or [::1]:2947.
             let rest = text.dropFirst("gpsd://".count)
-            let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
-            guard (1...2).contains(parts.count), !parts[0].isEmpty,
-                  let port = parts.count == 2 ? Int(parts[1]) : 2947, (1...65535).contains(port)
-            else { throw GeolocateError.usage("invalid source '\(text)' (use gpsd, gpsd://HOST:PORT or nmea:FILE)") }
-            self = .gpsd(host: String(parts[0]), port: port)
+            var host = rest[...]
+            var portText: Substring?
+            if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
+                host = rest[rest.index(after: rest.startIndex)..<close]
+                let after = rest[rest.index(after: close)...]
+                if !after.isEmpty {
+                    guard after.hasPrefix(":") else { throw SourceSpecifier.invalid(text) }
+                    portText = after.dropFirst()
+                }
+            } else if let colon = rest.firstIndex(of: ":") {
+                host = rest[..<colon]
+                portText = rest[rest.index(after: colon)...]
+            }
+            guard !host.isEmpty, !host.contains("/"), portText.map({ !$0.contains(":") }) ?? true,
+                  let port = portText.map({ Int($0) }) ?? 2947, (1...65535).contains(port)
+            else { throw SourceSpecifier.invalid(text) }
+            self = .gpsd(host: String(host), port: port)
         } else if text.hasPrefix("nmea:"), text.count > 5 {
             self = .nmea(path: String(text.dropFirst(5)))
         } else {
-            throw GeolocateError.usage("invalid source '\(text)' (use gpsd, gpsd://HOST:PORT or nmea:FILE)")
+            throw SourceSpecifier.invalid(text)
         }
+    }
+
+    private static func invalid(_ text: String) -> GeolocateError {
+        .usage("invalid source '\(text)' (use gpsd, gpsd://HOST:PORT, gpsd://[IPv6]:PORT or nmea:FILE)")
     }
 
     public var description: String {
         switch self {
-        case .gpsd(let host, let port): return "gpsd://\(host):\(port)"
+        case .gpsd(let host, let port): return host.contains(":") ? "gpsd://[\(host)]:\(port)" : "gpsd://\(host):\(port)"
         case .nmea(let path): return "nmea:\(path)"
         }
     }

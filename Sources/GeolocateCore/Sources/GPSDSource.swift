@@ -33,7 +33,7 @@ public final class GPSDSource: LocationSource {
     ///   connection, and later to answer `?POLL;`, before it counts as unavailable.
     /// - Throws: `SourceError.unavailable` naming `gpsd://host:port` and what failed.
     public init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger) throws {
-        name = "gpsd://\(host):\(port)"
+        name = SourceSpecifier.gpsd(host: host, port: port).description
         self.responseTimeoutMilliseconds = max(responseTimeoutMilliseconds, 1)
         self.logger = logger
         // A write to a gpsd that died must be an error return, not a fatal SIGPIPE.

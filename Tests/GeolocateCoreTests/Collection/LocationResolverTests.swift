@@ -11,10 +11,13 @@ final class ScriptedSource: LocationSource {
     var held: Fix?
     var next: SourceWait = .timedOut
     var failure: SourceError?
+    /// How long `heldFix` takes, as a slow gpsd would.
+    var heldDelayMicroseconds: UInt32 = 0
     private(set) var waits: [Int] = []
 
     func heldFix() throws -> Fix? {
         if let failure { throw failure }
+        usleep(heldDelayMicroseconds)
         return held
     }
 
@@ -54,6 +57,7 @@ final class ScriptedSource: LocationSource {
 
     @Test func forceCurrentTakesAFreshFix() throws {
         let source = ScriptedSource()
+        source.currentTime = Self.now  // its own clock, as a replay: the whole timeout is for waiting
         source.next = .fix(fix(ageMilliseconds: 100))
         let decision = try resolver(source).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
         #expect(decision.origin == .current)
@@ -67,6 +71,29 @@ final class ScriptedSource: LocationSource {
         let decision = try resolver(source).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
         #expect(decision.origin == .current)
         #expect(source.waits.isEmpty)
+    }
+
+    @Test func aLiveSourceWaitsOnlyForWhatIsLeftOfTheTimeout() throws {
+        let source = ScriptedSource()
+        source.heldDelayMicroseconds = 200_000
+        source.held = fix(ageMilliseconds: 60_000)
+        _ = try resolver(source).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
+        let wait = try #require(source.waits.first)
+        #expect(wait <= 1300 && wait >= 0)
+    }
+
+    @Test func lastKnownIsTheFresherOfStoreAndSource() throws {
+        let newerHeld = ScriptedSource()
+        newerHeld.held = fix(ageMilliseconds: 10_000, latitude: 51)
+        let fromSource = try resolver(newerHeld, stored: fix(ageMilliseconds: 20_000, latitude: 52))
+            .decide(mode: .forceLastKnown, timeoutMilliseconds: 1500)
+        #expect(fromSource.fix?.latitude == 51)
+
+        let olderHeld = ScriptedSource()
+        olderHeld.held = fix(ageMilliseconds: 30_000, latitude: 51)
+        let fromStore = try resolver(olderHeld, stored: fix(ageMilliseconds: 20_000, latitude: 52))
+            .decide(mode: .forceLastKnown, timeoutMilliseconds: 1500)
+        #expect(fromStore.fix?.latitude == 52)
     }
 
     @Test func forceCurrentTimesOutToLastKnown() throws {

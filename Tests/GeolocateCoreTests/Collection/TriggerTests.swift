@@ -107,4 +107,24 @@ import Testing
         #expect(throws: GeolocateError.self) { try Trigger.validate(action: "log in") }
         #expect(throws: GeolocateError.self) { try Trigger.validate(action: "") }
     }
+
+    @Test(arguments: [
+        ("gpsd", SourceSpecifier.gpsd(host: "localhost", port: 2947)),
+        ("gpsd://gps.lan", .gpsd(host: "gps.lan", port: 2947)),
+        ("gpsd://127.0.0.1:2950", .gpsd(host: "127.0.0.1", port: 2950)),
+        ("gpsd://[::1]:2950", .gpsd(host: "::1", port: 2950)),
+        ("gpsd://[fe80::1]", .gpsd(host: "fe80::1", port: 2947)),
+        ("nmea:drive.nmea", .nmea(path: "drive.nmea")),
+    ])
+    func sourceSpecifiers(text: String, expected: SourceSpecifier) throws {
+        let parsed = try SourceSpecifier(parsing: text)
+        #expect(parsed == expected)
+        #expect(try SourceSpecifier(parsing: parsed.description) == parsed)
+    }
+
+    @Test(arguments: ["gpsd://", "gpsd://:2947", "gpsd://host:0", "gpsd://host:70000", "gpsd://::1:2947",
+                      "gpsd://[::1]2947", "gpsd://host:port", "nmea:", "serial:/dev/ttyUSB0"])
+    func invalidSourceSpecifiers(text: String) {
+        #expect(throws: GeolocateError.self) { try SourceSpecifier(parsing: text) }
+    }
 }
