@@ -102,7 +102,7 @@ public final class GPSDSource: LocationSource {
         while true {
             let remaining = deadline.remainingMicroseconds
             // gps_waiting is true at once when libgps still buffers part of a line.
-            guard gps_waiting(data, Int32(clamping: remaining)) else {
+            guard gps_waiting(data, Int32(clamping: max(remaining, 0))) else {
                 if remaining <= 0 { return nil }
                 continue
             }
