@@ -85,7 +85,7 @@ struct StderrLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        let label = event.level == .notice ? "hint" : event.level.rawValue
+        let label = event.level == .notice ? "note" : event.level.rawValue
         StandardError.write("geolocate: \(label): \(event.message)")
     }
 }

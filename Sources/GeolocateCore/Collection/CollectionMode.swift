@@ -64,7 +64,7 @@ public enum DurationText {
     /// Milliseconds in `text`; a bare number is read in `bareUnit`.
     /// - Throws: `GeolocateError.usage` naming the accepted forms.
     public static func milliseconds(_ text: String, bareUnit: BareUnit) throws -> Int64 {
-        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
         var number = Substring(text)
         var scale: Double
         switch bareUnit {
@@ -79,13 +79,14 @@ public enum DurationText {
         }
         guard let value = Double(number), value.isFinite, value >= 0, !number.hasPrefix("+") else {
             throw GeolocateError.usage(
-                "invalid duration '\(text)' (use a number with ms, s, m or h, such as 1500ms, 2s, 30m, 2h)")
+                "invalid duration '\(text)' (use a number with ms, s, m, h or d, such as 1500ms, 2s, 30m, 2h, 10d)")
         }
         return Int64((value * scale).rounded())
     }
 
-    /// The shortest exact spelling: `2h`, `30m`, `90s`, `1500ms`.
+    /// The shortest exact spelling: `10d`, `2h`, `30m`, `90s`, `1500ms`.
     public static func format(_ milliseconds: Int64) -> String {
+        if milliseconds > 0 && milliseconds % 86_400_000 == 0 { return "\(milliseconds / 86_400_000)d" }
         if milliseconds > 0 && milliseconds % 3_600_000 == 0 { return "\(milliseconds / 3_600_000)h" }
         if milliseconds > 0 && milliseconds % 60_000 == 0 { return "\(milliseconds / 60_000)m" }
         if milliseconds % 1000 == 0 { return "\(milliseconds / 1000)s" }

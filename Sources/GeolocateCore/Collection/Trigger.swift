@@ -98,17 +98,12 @@ public struct Trigger {
 
     /// The permissions in force: `--permission`, else config `permissions`, else none.
     public func resolvePermissions(_ flag: Permission??) -> [Permission] {
-        if let flag { return flag.map { [$0] } ?? [] }
-        return settings.permissions ?? []
+        settings.permissionsInForce(flag: flag)
     }
 
     /// The source: `--source`/`--replay`, else `$GEOLOCATE_SOURCE`, else config `source`, else gpsd.
     public func resolveSource(_ flag: SourceSpecifier?) throws -> SourceSpecifier {
-        if let flag { return flag }
-        if let text = environment["GEOLOCATE_SOURCE"], !text.isEmpty {
-            return try SourceSpecifier(parsing: text)
-        }
-        return settings.source ?? .defaultGPSD
+        try settings.resolvedSource(flag: flag, environment: environment)
     }
 
     /// Action names are what scripts pass through: letters, digits, `_`, `-` and `.`, up to 64.

@@ -7,7 +7,7 @@ import Foundation
 public enum ConfigKeys {
     /// What kind of value a key takes.
     enum Kind {
-        case permissions, mode, positiveMilliseconds, duration, source
+        case permissions, mode, positiveMilliseconds, duration, source, boolean, positiveNumber
     }
 
     struct Spec {
@@ -28,7 +28,16 @@ public enum ConfigKeys {
         Spec(pattern: ["actions", "*", "mode"], kind: .mode, help: "collection mode for action NAME"),
         Spec(pattern: ["actions", "*", "timeout"], kind: .duration, help: "query timeout for action NAME"),
         Spec(pattern: ["source"], kind: .source, help: "gpsd, gpsd://HOST:PORT or nmea:FILE (built-in gpsd)"),
-    ]
+        Spec(pattern: ["spool", "maxRetention"], kind: .duration,
+             help: "records older than this are expired from the spool, never sent (built-in 10d)"),
+        Spec(pattern: ["spool", "maxRecords"], kind: .positiveNumber,
+             help: "the spool keeps at most this many records, expiring the oldest (built-in 1000000)"),
+        Spec(pattern: ["visits", "enabled"], kind: .boolean, help: "detect stays for location_context (built-in true)"),
+        Spec(pattern: ["visits", "radius"], kind: .positiveNumber, help: "metres a stay stays within (built-in 200)"),
+        Spec(pattern: ["visits", "minDuration"], kind: .duration, help: "how long a stay lasts before it is a visit (built-in 10m)"),
+    ] + RecordFields.keys.map { field in
+        Spec(pattern: ["fields", field.name], kind: .boolean, help: "records carry \(field.name) (built-in true)")
+    }
 
     /// The valid key patterns, for error messages.
     public static var validKeys: String { all.map { $0.pattern.joined(separator: ".").replacingOccurrences(of: "*", with: "NAME") }.joined(separator: ", ") }
@@ -63,6 +72,17 @@ public enum ConfigKeys {
         case .source:
             _ = try SourceSpecifier(parsing: text)
             return .string(text)
+        case .boolean:
+            switch text.lowercased() {
+            case "true", "yes", "on", "1": return .bool(true)
+            case "false", "no", "off", "0": return .bool(false)
+            default: throw GeolocateError.usage("invalid value '\(text)' (use true or false)")
+            }
+        case .positiveNumber:
+            guard let number = Double(text), number.isFinite, number > 0 else {
+                throw GeolocateError.usage("invalid value '\(text)' (use a number above 0)")
+            }
+            return .number(number)
         }
     }
 
@@ -84,6 +104,12 @@ public enum ConfigKeys {
                 guard number >= 0 else { return "must be a duration such as 1500ms or 2s" }
             case (.source, .string(let text)):
                 _ = try SourceSpecifier(parsing: text)
+            case (.boolean, .bool):
+                break
+            case (.positiveNumber, .number(let number)):
+                guard number > 0 else { return "must be a number above 0" }
+            case (.boolean, _): return "must be true or false"
+            case (.positiveNumber, _): return "must be a number above 0"
             case (.permissions, _): return "must be a list such as [\"fine\"]"
             case (.mode, _): return "must be a mode string (\(CollectionMode.validValues))"
             case (.positiveMilliseconds, _): return "must be a number of milliseconds"

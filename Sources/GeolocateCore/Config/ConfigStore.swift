@@ -182,6 +182,13 @@ public struct Settings: Sendable, Equatable {
     public var currentMaxAgeMilliseconds: Int64?
     public var actions: [String: Action] = [:]
     public var source: SourceSpecifier?
+    /// `fields.*`: what records carry.
+    public var fields = RecordFields()
+    public var spoolMaxRetentionMilliseconds: Int64?
+    public var spoolMaxRecords: Int?
+    public var visitsEnabled: Bool?
+    public var visitRadiusMetres: Double?
+    public var visitMinDurationMilliseconds: Int64?
 
     public init() {}
 
@@ -200,6 +207,42 @@ public struct Settings: Sendable, Equatable {
             }
         }
         if case .string(let text)? = document[["source"]] { source = try? SourceSpecifier(parsing: text) }
+        for field in RecordFields.keys {
+            if case .bool(let on)? = document[["fields", field.name]] { fields[keyPath: field.flag] = on }
+        }
+        spoolMaxRetentionMilliseconds = Settings.duration(document[["spool", "maxRetention"]])
+        if case .number(let value)? = document[["spool", "maxRecords"]] { spoolMaxRecords = Int(value) }
+        if case .bool(let on)? = document[["visits", "enabled"]] { visitsEnabled = on }
+        if case .number(let value)? = document[["visits", "radius"]] { visitRadiusMetres = value }
+        visitMinDurationMilliseconds = Settings.duration(document[["visits", "minDuration"]])
+    }
+
+    /// The permissions in force: `--permission`, else config `permissions`, else none.
+    public func permissionsInForce(flag: Permission??) -> [Permission] {
+        if let flag { return flag.map { [$0] } ?? [] }
+        return permissions ?? []
+    }
+
+    /// The source: `--source`/`--replay`, else `$GEOLOCATE_SOURCE`, else config `source`, else gpsd.
+    public func resolvedSource(flag: SourceSpecifier?, environment: [String: String]) throws -> SourceSpecifier {
+        if let flag { return flag }
+        if let text = environment["GEOLOCATE_SOURCE"], !text.isEmpty {
+            return try SourceSpecifier(parsing: text)
+        }
+        return source ?? .defaultGPSD
+    }
+
+    /// `spool.maxRetention` and `spool.maxRecords`, else the built-in 10 days and 1,000,000.
+    public var spoolLimits: SpoolLimits {
+        SpoolLimits(maxRetentionMilliseconds: spoolMaxRetentionMilliseconds ?? Defaults.spoolMaxRetentionMilliseconds,
+                    maxRecords: spoolMaxRecords ?? Defaults.spoolMaxRecords)
+    }
+
+    /// `visits.*`: stay detection unless `visits.enabled` is false.
+    public var visitSettings: VisitSettings? {
+        guard visitsEnabled ?? true else { return nil }
+        return VisitSettings(radiusMetres: visitRadiusMetres ?? Defaults.visitRadiusMetres,
+                             minDurationMilliseconds: visitMinDurationMilliseconds ?? Defaults.visitMinDurationMilliseconds)
     }
 
     /// Built-in values shown by `config get` for keys the file does not set.
@@ -210,7 +253,15 @@ public struct Settings: Sendable, Equatable {
         case ["triggerActionQueryTimeout"]: return .number(Double(Defaults.queryTimeoutMilliseconds))
         case ["currentMaxAge"]: return .string(DurationText.format(Defaults.currentMaxAgeMilliseconds))
         case ["source"]: return .string("gpsd")
+        case ["spool", "maxRetention"]: return .string(DurationText.format(Defaults.spoolMaxRetentionMilliseconds))
+        case ["spool", "maxRecords"]: return .number(Double(Defaults.spoolMaxRecords))
+        case ["visits", "enabled"]: return .bool(true)
+        case ["visits", "radius"]: return .number(Defaults.visitRadiusMetres)
+        case ["visits", "minDuration"]: return .string(DurationText.format(Defaults.visitMinDurationMilliseconds))
         default:
+            if keyPath.count == 2, keyPath[0] == "fields", RecordFields.keys.contains(where: { $0.name == keyPath[1] }) {
+                return .bool(true)
+            }
             if keyPath.count == 3, keyPath[0] == "actions", keyPath[2] == "mode",
                let mode = CollectionMode.builtInDefault(for: keyPath[1]) {
                 return .string(mode.description)
@@ -239,4 +290,9 @@ public enum Defaults {
     public static let currentMaxAgeMilliseconds: Int64 = 2000
     /// gpsd answers `?POLL;` in about 1 ms; one that takes a second is treated as unavailable.
     public static let gpsdResponseTimeoutMilliseconds: Int64 = 1000
+    public static let spoolMaxRetentionMilliseconds: Int64 = 10 * 86_400_000
+    public static let spoolMaxRecords = 1_000_000
+    /// OpenLocate's visit monitoring: within 200 m for at least 10 minutes.
+    public static let visitRadiusMetres = 200.0
+    public static let visitMinDurationMilliseconds: Int64 = 600_000
 }

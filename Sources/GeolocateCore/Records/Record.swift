@@ -17,10 +17,15 @@ public struct Record: Sendable, Equatable {
     public var origin: LocationOrigin?
     public var fallbackReason: FallbackReason?
     public var errorCode: LocationErrorCode
+    /// A track record's `location_context`; `nil` on trigger records.
+    public var context: LocationContext?
+    /// The device that collected a track record, as far as `fields.*` allow.
+    public var device: DeviceInfo?
 
     public init(id: String = UUID().uuidString.lowercased(), action: String, triggeredAt: Int64,
                 requestedMode: String, collectionMode: String, fix: Fix?, permissions: [Permission],
-                origin: LocationOrigin?, fallbackReason: FallbackReason?, errorCode: LocationErrorCode) {
+                origin: LocationOrigin?, fallbackReason: FallbackReason?, errorCode: LocationErrorCode,
+                context: LocationContext? = nil, device: DeviceInfo? = nil) {
         self.id = id
         self.action = action
         self.triggeredAt = triggeredAt
@@ -31,11 +36,22 @@ public struct Record: Sendable, Equatable {
         self.origin = origin
         self.fallbackReason = fallbackReason
         self.errorCode = errorCode
+        self.context = context
+        self.device = device
     }
 
     /// `triggeredAt − recordTimestamp`, when there is a location; never negative: a fix
     /// stamped after "now" (a replayed log older than the stored fix, clock skew) has age 0.
     public var ageMilliseconds: Int64? { fix.map { max(0, triggeredAt - $0.timestamp) } }
+}
+
+/// Where a track record was taken relative to a stay (OpenLocate's `location_context`).
+public enum LocationContext: String, Sendable, Codable {
+    case regular
+    /// The device has stayed within the visit radius for the visit duration.
+    case visitEntry = "visit_entry"
+    /// The device has left a visit.
+    case visitExit = "visit_exit"
 }
 
 /// The Mosaic-style JSON object of SPEC §3.1: decimal strings, explicit nulls, fixed key order.
@@ -57,6 +73,10 @@ public struct MosaicRecord {
         json.add("ageMs", record.ageMilliseconds)
         json.add("fallbackReason", record.fallbackReason?.rawValue)
         json.add("errorCode", Int64(record.errorCode.rawValue))
+        json.addIfPresent("context", record.context?.rawValue)
+        json.addIfPresent("deviceId", record.device?.id)
+        json.addIfPresent("deviceModel", record.device?.model)
+        json.addIfPresent("osVersion", record.device?.osVersion)
         return json.finished()
     }
 

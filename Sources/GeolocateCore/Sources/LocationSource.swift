@@ -26,6 +26,13 @@ public protocol LocationSource: AnyObject {
     /// Waits up to `timeoutMilliseconds` of source time for the next fix.
     /// - Throws: `SourceError` when the source cannot be reached or fails while waiting.
     func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait
+    /// Whether the source has nothing more to give (a replay at the end of its log); a live
+    /// source never ends.
+    var hasEnded: Bool { get }
+}
+
+extension LocationSource {
+    public var hasEnded: Bool { false }
 }
 
 /// Why a source could not deliver.

@@ -51,6 +51,8 @@ public final class NMEAReplaySource: LocationSource {
     private var lastTimeOfDay: Int?
     private var lastTimestamp: Int64?
     private var wallStart: Double?
+    /// An epoch read past the end of the last wait, first in line for the next one.
+    private var pendingEpoch: Epoch?
 
     /// Opens `path` (`-` for standard input).
     /// - Throws: `GeolocateError.inputMissing` (66) or `.unreadableInput` (65).
@@ -88,12 +90,17 @@ public final class NMEAReplaySource: LocationSource {
     /// A replay holds nothing before it is read: last known comes from geolocate's own store.
     public func heldFix() throws -> Fix? { nil }
 
+    /// Whether the whole log has been read.
+    public private(set) var hasEnded = false
+
     public func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
-        var deadline: Int?
-        while let epoch = try nextEpoch() {
-            let limit = deadline ?? elapsed + timeoutMilliseconds
-            deadline = limit
-            if elapsed > limit { return .timedOut }
+        // The wait starts at the current virtual time; an epoch read past it is kept for the next wait.
+        let limit = elapsed + timeoutMilliseconds
+        while let epoch = try pendingEpoch.take() ?? nextEpoch() {
+            if elapsed > limit {
+                pendingEpoch = epoch
+                return .timedOut
+            }
             if let fix = epoch.fix { return .fix(fix) }
         }
         return .timedOut
@@ -101,7 +108,10 @@ public final class NMEAReplaySource: LocationSource {
 
     /// The next epoch of the log, advancing virtual time and pacing against the wall clock.
     public func nextEpoch() throws -> Epoch? {
-        guard let epoch = try stream.next() else { return nil }
+        guard let epoch = try stream.next() else {
+            hasEnded = true
+            return nil
+        }
         if let previous = lastTimeOfDay {
             var delta = epoch.timeOfDay - previous
             if delta < -43_200_000 { delta += 86_400_000 }  // crossed midnight

@@ -18,6 +18,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case stateNotWritable(path: String, reason: String)
     /// `--require-location` and the record has no location (exit 3).
     case locationRequired(reason: String)
+    /// A command that collects nothing without a location permission (exit 78).
+    case permissionRequired(String)
 
     public var exitCode: Int32 {
         switch self {
@@ -26,7 +28,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .inputMissing: return 66
         case .sourceUnavailable, .notImplemented: return 69
         case .stateNotWritable: return 73
-        case .configuration: return 78
+        case .configuration, .permissionRequired: return 78
         case .locationRequired: return 3
         }
     }
@@ -50,6 +52,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
         case .locationRequired(let reason):
             return "no location: \(reason)"
+        case .permissionRequired(let message):
+            return message
         }
     }
 }

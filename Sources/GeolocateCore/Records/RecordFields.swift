@@ -1,0 +1,128 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The device a track record was collected on: a per-install random id, never an advertising id.
+public struct DeviceInfo: Sendable, Equatable {
+    /// A random UUID made once per state directory (`device-id`).
+    public var id: String?
+    /// The hardware model (DMI product name or device-tree model), when the system tells it.
+    public var model: String?
+    /// The operating system (`PRETTY_NAME` of /etc/os-release, else the kernel release).
+    public var osVersion: String?
+
+    public init(id: String?, model: String?, osVersion: String?) {
+        self.id = id
+        self.model = model
+        self.osVersion = osVersion
+    }
+
+    /// Reads the device id from `stateDirectory`, making it on first use, and the model and
+    /// OS version from the system.
+    /// - Throws: `GeolocateError.stateNotWritable` when the id cannot be stored.
+    public static func current(stateDirectory: String) throws -> DeviceInfo {
+        DeviceInfo(id: try deviceID(stateDirectory: stateDirectory), model: hardwareModel(), osVersion: operatingSystem())
+    }
+
+    /// The install's id; two processes making it at once agree on one (the first link wins).
+    static func deviceID(stateDirectory: String) throws -> String {
+        let path = stateDirectory + "/device-id"
+        if let id = read(path) { return id }
+        let temporary = path + ".\(getpid()).tmp"
+        do {
+            try AtomicFile.write(Data((UUID().uuidString.lowercased() + "\n").utf8), to: temporary, permissions: 0o600)
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: "\(error)")
+        }
+        defer { unlink(temporary) }
+        if link(temporary, path) != 0 && errno != EEXIST {
+            throw GeolocateError.stateNotWritable(path: path, reason: String(cString: strerror(errno)))
+        }
+        guard let id = read(path) else {
+            throw GeolocateError.stateNotWritable(path: path, reason: "unreadable after writing")
+        }
+        return id
+    }
+
+    private static func read(_ path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return UUID(uuidString: text) == nil ? nil : text
+    }
+
+    static func hardwareModel() -> String? {
+        for path in ["/sys/class/dmi/id/product_name", "/proc/device-tree/model"] {
+            if let data = FileManager.default.contents(atPath: path) {
+                let text = String(decoding: data.filter { $0 != 0 }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                if !text.isEmpty { return text }
+            }
+        }
+        return nil
+    }
+
+    static func operatingSystem() -> String? {
+        if let data = FileManager.default.contents(atPath: "/etc/os-release") {
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
+                return String(line.dropFirst("PRETTY_NAME=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+            }
+        }
+        var names = utsname()
+        guard uname(&names) == 0 else { return nil }
+        func text<T>(_ field: T) -> String {
+            withUnsafeBytes(of: field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+        return "\(text(names.sysname)) \(text(names.release))"
+    }
+}
+
+/// Which optional fields records carry: config `fields.*`, as OpenLocate's collecting-fields
+/// configuration. Everything is collected unless switched off.
+public struct RecordFields: Sendable, Equatable {
+    public var course = true
+    public var speed = true
+    public var altitude = true
+    public var horizontalAccuracy = true
+    public var verticalAccuracy = true
+    public var locationContext = true
+    public var deviceId = true
+    public var deviceModel = true
+    public var osVersion = true
+
+    public init() {}
+
+    /// The config key of each flag, in the order `--help` lists them.
+    public static var keys: [(name: String, flag: WritableKeyPath<RecordFields, Bool>)] {
+        [
+            ("course", \.course), ("speed", \.speed), ("altitude", \.altitude),
+            ("horizontalAccuracy", \.horizontalAccuracy), ("verticalAccuracy", \.verticalAccuracy),
+            ("locationContext", \.locationContext), ("deviceId", \.deviceId),
+            ("deviceModel", \.deviceModel), ("osVersion", \.osVersion),
+        ]
+    }
+
+    /// Whether records carry anything about the device.
+    public var wantsDevice: Bool { deviceId || deviceModel || osVersion }
+
+    /// `record` without the fields switched off.
+    public func apply(to record: Record) -> Record {
+        var record = record
+        if var fix = record.fix {
+            if !course { fix.course = nil }
+            if !speed { fix.speed = nil }
+            if !altitude { fix.altitudeHAE = nil; fix.altitudeMSL = nil }
+            if !horizontalAccuracy { fix.horizontalAccuracy = nil }
+            if !verticalAccuracy { fix.verticalAccuracy = nil }
+            record.fix = fix
+        }
+        if !locationContext { record.context = nil }
+        if var device = record.device {
+            if !deviceId { device.id = nil }
+            if !deviceModel { device.model = nil }
+            if !osVersion { device.osVersion = nil }
+            record.device = device.id == nil && device.model == nil && device.osVersion == nil ? nil : device
+        }
+        return record
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+
+/// Limits on what the spool keeps (config `spool.*`).
+public struct SpoolLimits: Sendable, Equatable {
+    /// Records whose `recordTimestamp` is older than this are expired, never sent.
+    public var maxRetentionMilliseconds: Int64
+    /// At most this many records are kept; the oldest beyond it are expired.
+    public var maxRecords: Int
+
+    public init(maxRetentionMilliseconds: Int64 = Defaults.spoolMaxRetentionMilliseconds,
+                maxRecords: Int = Defaults.spoolMaxRecords) {
+        self.maxRetentionMilliseconds = maxRetentionMilliseconds
+        self.maxRecords = maxRecords
+    }
+}
+
+/// The crash-safe record queue in the state directory: SQLite in WAL mode, shared by every
+/// geolocate process (tracks, triggers, flushes) through short IMMEDIATE transactions and a
+/// busy timeout.
+///
+/// Each record is kept as the JSON line geolocate prints, under its UUID, with `seq` giving the
+/// order it was spooled in. `synchronous = FULL` makes every commit durable when it returns, so
+/// a power loss loses only what was not yet committed.
+public final class Spool {
+    /// `spool.sqlite` in the state directory.
+    public let path: String
+    private let database: DatabasePool
+
+    /// Opens (or creates) the spool in `stateDirectory`.
+    /// - Throws: `GeolocateError.stateNotWritable` when it cannot be opened or is not a database.
+    public init(stateDirectory: String) throws {
+        path = stateDirectory + "/spool.sqlite"
+        do {
+            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            // Locations are personal: SQLite gives the -wal and -shm files the database file's mode.
+            let fd = open(path, O_RDWR | O_CREAT, 0o600)
+            if fd >= 0 { close(fd) }
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(30)
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+            database = try DatabasePool(path: path, configuration: configuration)
+            try Spool.migrator.migrate(database)
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: Spool.reason(error))
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("records") { db in
+            try db.execute(sql: """
+                CREATE TABLE records (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    recordedAt INTEGER NOT NULL,
+                    body TEXT NOT NULL
+                );
+                CREATE INDEX records_recordedAt ON records(recordedAt);
+                CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                """)
+        }
+        return migrator
+    }
+
+    /// Adds `records` in one transaction, then expires what is past `limits` as of `now`.
+    /// A record already spooled (same id) is not added twice.
+    /// - Returns: how many records were expired.
+    @discardableResult
+    public func append(_ records: [Record], now: Int64, limits: SpoolLimits) throws -> Int {
+        do {
+            return try database.write { db in
+                let insert = try db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO records (id, recordedAt, body) VALUES (?, ?, ?)")
+                for record in records {
+                    try insert.execute(arguments: [record.id, record.fix?.timestamp ?? record.triggeredAt,
+                                                   MosaicRecord(record).jsonLine()])
+                }
+                return try Spool.expire(db, now: now, limits: limits)
+            }
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: Spool.reason(error))
+        }
+    }
+
+    private static func expire(_ db: Database, now: Int64, limits: SpoolLimits) throws -> Int {
+        try db.execute(sql: "DELETE FROM records WHERE recordedAt < ?",
+                       arguments: [now - limits.maxRetentionMilliseconds])
+        var expired = db.changesCount
+        let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM records") ?? 0
+        if count > limits.maxRecords {
+            try db.execute(sql: "DELETE FROM records WHERE seq IN (SELECT seq FROM records ORDER BY seq LIMIT ?)",
+                           arguments: [count - limits.maxRecords])
+            expired += db.changesCount
+        }
+        if expired > 0 {
+            try db.execute(sql: """
+                INSERT INTO counters (name, value) VALUES ('expired', ?)
+                ON CONFLICT(name) DO UPDATE SET value = value + excluded.value
+                """, arguments: [expired])
+        }
+        return expired
+    }
+
+    /// How many records wait in the spool.
+    public func count() throws -> Int {
+        try read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records") ?? 0 }
+    }
+
+    /// The spooled records' JSON lines, oldest first.
+    public func bodies() throws -> [String] {
+        try read { try String.fetchAll($0, sql: "SELECT body FROM records ORDER BY seq") }
+    }
+
+    /// How many records were ever expired from this spool.
+    public func expiredCount() throws -> Int {
+        try read { try Int.fetchOne($0, sql: "SELECT value FROM counters WHERE name = 'expired'") ?? 0 }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try database.read(body) } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: Spool.reason(error))
+        }
+    }
+
+    private static func reason(_ error: Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? error.description }
+        return "\(error)"
+    }
+}
+
+/// Group commit for a stream of records: a record is committed at once when the last commit is
+/// more than `window` ago, else with the next commit, which `tick` makes no later than `window`
+/// after the previous one. A burst becomes one transaction per window; a SIGKILL loses at most
+/// the records of the last window.
+public final class SpoolWriter {
+    public let spool: Spool
+    public let limits: SpoolLimits
+    private let window: Duration
+    private var pending: [Record] = []
+    private var lastCommit: ContinuousClock.Instant?
+    /// Records committed, and records the limits expired, by this writer.
+    public private(set) var committed = 0
+    public private(set) var expired = 0
+
+    public init(spool: Spool, limits: SpoolLimits, window: Duration = .milliseconds(200)) {
+        self.spool = spool
+        self.limits = limits
+        self.window = window
+    }
+
+    public func add(_ record: Record, now: Int64) throws {
+        pending.append(record)
+        try tick(now: now)
+    }
+
+    /// Commits what is pending if the window since the last commit has passed.
+    public func tick(now: Int64) throws {
+        guard !pending.isEmpty else { return }
+        if let lastCommit, lastCommit.duration(to: .now) < window, pending.count < 10_000 { return }
+        try flush(now: now)
+    }
+
+    /// Commits everything pending now.
+    public func flush(now: Int64) throws {
+        guard !pending.isEmpty else { return }
+        expired += try spool.append(pending, now: now, limits: limits)
+        committed += pending.count
+        pending.removeAll(keepingCapacity: true)
+        lastCommit = .now
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+import Logging
+
+/// A request to stop, set from a signal handler and read by the tracking loop.
+public final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var requested = false
+
+    public init() {}
+
+    public func request() {
+        lock.lock()
+        requested = true
+        lock.unlock()
+    }
+
+    public var isRequested: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return requested
+    }
+}
+
+/// `geolocate track` as the command line asked for it; `nil` fields were not given.
+public struct TrackRequest: Sendable {
+    public var policy: TrackPolicy
+    public var source: SourceSpecifier?
+    public var replaySpeed: ReplaySpeed
+    /// `--permission`: `.some(nil)` is `--permission none`.
+    public var permission: Permission??
+    /// `--stdout`: NDJSON records on standard output.
+    public var toStdout: Bool
+    /// Not `--no-spool`.
+    public var toSpool: Bool
+
+    public init(policy: TrackPolicy = TrackPolicy(), source: SourceSpecifier? = nil, replaySpeed: ReplaySpeed = .asap,
+                permission: Permission?? = nil, toStdout: Bool = false, toSpool: Bool = true) {
+        self.policy = policy
+        self.source = source
+        self.replaySpeed = replaySpeed
+        self.permission = permission
+        self.toStdout = toStdout
+        self.toSpool = toSpool
+    }
+}
+
+/// What a track run did, for its closing diagnostics and for tests.
+public struct TrackSummary: Sendable, Equatable, CustomStringConvertible {
+    public var fixes = 0
+    public var outsideWindow = 0
+    public var tooInaccurate = 0
+    public var records = 0
+    public var spooled = 0
+    public var expired = 0
+
+    public var description: String {
+        "\(fixes) fixes (\(outsideWindow) outside --window, \(tooInaccurate) less accurate than --accuracy), "
+            + "\(records) records, \(spooled) spooled, \(expired) expired from the spool"
+    }
+}
+
+/// `geolocate track`: collects fixes from a source, filters them, emits records to the spool
+/// and/or a line output, until the log ends, `--count` or `--duration` is reached, or a stop is
+/// requested (SIGINT/SIGTERM), committing everything before it returns.
+public struct Tracker {
+    public var settings: Settings
+    public var environment: [String: String]
+    public var clock: WallClock
+    public var timeZone: TimeZone
+    public var logger: Logger
+    public var stop: StopFlag
+    /// Receives each record's JSON line (with its newline) for `--stdout`.
+    public var output: (String) -> Void
+    /// Opens a source; replaced in tests.
+    public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
+
+    public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
+                timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
+                output: @escaping (String) -> Void,
+                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) }) {
+        self.settings = settings
+        self.environment = environment
+        self.clock = clock
+        self.timeZone = timeZone
+        self.logger = logger
+        self.stop = stop
+        self.output = output
+        self.openSource = openSource
+    }
+
+    /// How long one wait on the source lasts before the loop checks for a stop, commits and
+    /// checks `--duration`: source time, so log time on a replay.
+    static let waitSliceMilliseconds = 250
+
+    /// Runs until the source ends, a limit is reached or a stop is requested.
+    /// - Throws: `GeolocateError` for a missing permission (78), a replay file that cannot be
+    ///   opened (66/65) or a spool that cannot be written (73).
+    public func run(_ request: TrackRequest) throws -> TrackSummary {
+        let permissions = settings.permissionsInForce(flag: request.permission)
+        guard let permission = Permission.effective(permissions) else {
+            throw GeolocateError.permissionRequired(
+                "no location permission is granted, so track would collect nothing; to consent, run: geolocate config set permissions fine (or pass --permission fine)")
+        }
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let specifier = try settings.resolvedSource(flag: request.source, environment: environment)
+        let device = try settings.fields.wantsDevice ? DeviceInfo.current(stateDirectory: stateDirectory) : nil
+        let writer = try request.toSpool ? SpoolWriter(spool: Spool(stateDirectory: stateDirectory), limits: settings.spoolLimits) : nil
+        let opening = SourceOpening(replaySpeed: request.replaySpeed, logger: logger)
+        var connection = SourceConnection(name: specifier.description, logger: logger, stop: stop) {
+            try openSource(specifier, opening)
+        }
+        var run = Run(tracker: self, request: request, permissions: permissions, coarse: permission == .coarse,
+                      device: device, writer: writer,
+                      lastKnown: LastKnownStore(stateDirectory: stateDirectory, logger: logger))
+        defer { logger.debug("track: \(run.summary)") }
+        var now = clock.nowMilliseconds
+        while !stop.isRequested {
+            guard let source = try connection.source() else { continue }
+            var wait = SourceWait.timedOut
+            do {
+                wait = try source.waitForFix(timeoutMilliseconds: Tracker.waitSliceMilliseconds)
+            } catch let error as SourceError {
+                connection.lost(error)
+            }
+            now = source.currentTime ?? clock.nowMilliseconds
+            if case .fix(let fix) = wait { try run.observe(fix, now: now) }
+            try run.tick(now: now)
+            if run.isFinished(now: now) || source.hasEnded { break }
+        }
+        try run.finish(now: now)
+        return run.summary
+    }
+
+    /// One run's moving parts: filters, the visit detector, the outputs and the counts.
+    private struct Run {
+        let tracker: Tracker
+        let request: TrackRequest
+        let permissions: [Permission]
+        let coarse: Bool
+        let device: DeviceInfo?
+        let writer: SpoolWriter?
+        let lastKnown: LastKnownStore
+        var emission: EmissionFilter
+        var visits: VisitDetector?
+        var summary = TrackSummary()
+        var started: Int64?
+        var latestFix: Fix?
+        var lastKnownSaved: ContinuousClock.Instant?
+
+        init(tracker: Tracker, request: TrackRequest, permissions: [Permission], coarse: Bool,
+             device: DeviceInfo?, writer: SpoolWriter?, lastKnown: LastKnownStore) {
+            self.tracker = tracker
+            self.request = request
+            self.permissions = permissions
+            self.coarse = coarse
+            self.device = device
+            self.writer = writer
+            self.lastKnown = lastKnown
+            emission = EmissionFilter(policy: request.policy)
+            visits = request.policy.visits.map(VisitDetector.init)
+        }
+
+        mutating func observe(_ fix: Fix, now: Int64) throws {
+            summary.fixes += 1
+            guard request.policy.window.contains(fix.timestamp, in: tracker.timeZone) else {
+                summary.outsideWindow += 1
+                return
+            }
+            guard request.policy.accuracy.accepts(fix) else {
+                summary.tooInaccurate += 1
+                return
+            }
+            latestFix = Fix.fresher(latestFix, fix)
+            let visit = visits?.observe(fix)
+            guard visit != nil || emission.isDue(fix) else { return }
+            emission.emitted(fix)
+            try emit(fix, context: visit ?? .regular, now: now)
+        }
+
+        private mutating func emit(_ fix: Fix, context: LocationContext, now: Int64) throws {
+            let mode = CollectionMode.forceCurrent.description
+            let record = tracker.settings.fields.apply(to: Record(
+                action: "track", triggeredAt: now, requestedMode: mode, collectionMode: mode,
+                fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
+                origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device))
+            summary.records += 1
+            if request.toStdout { tracker.output(MosaicRecord(record).jsonLine() + "\n") }
+            try writer?.add(record, now: now)
+        }
+
+        /// Commits due records and, at most once a second, the last known location.
+        mutating func tick(now: Int64) throws {
+            if started == nil { started = now }
+            try writer?.tick(now: now)
+            if let latestFix, lastKnownSaved.map({ $0.duration(to: .now) >= .seconds(1) }) ?? true {
+                try lastKnown.update(with: latestFix)
+                lastKnownSaved = .now
+            }
+        }
+
+        func isFinished(now: Int64) -> Bool {
+            if let count = request.policy.count, summary.records >= count { return true }
+            if let duration = request.policy.durationMilliseconds, let started, now - started >= duration { return true }
+            return false
+        }
+
+        mutating func finish(now: Int64) throws {
+            try writer?.flush(now: now)
+            if let latestFix { try lastKnown.update(with: latestFix) }
+            summary.spooled = writer?.committed ?? 0
+            summary.expired = writer?.expired ?? 0
+        }
+    }
+}
+
+/// A live source kept open across outages: reconnects with exponential backoff and jitter,
+/// and says so once per outage (and once when it is back).
+struct SourceConnection {
+    let name: String
+    let logger: Logger
+    let stop: StopFlag
+    let open: () throws -> LocationSource
+    private var current: LocationSource?
+    private var outageStarted: ContinuousClock.Instant?
+    private var retryAt: ContinuousClock.Instant?
+    private var backoff: Duration = .milliseconds(500)
+    static let maximumBackoff: Duration = .seconds(30)
+
+    init(name: String, logger: Logger, stop: StopFlag, open: @escaping () throws -> LocationSource) {
+        self.name = name
+        self.logger = logger
+        self.stop = stop
+        self.open = open
+    }
+
+    /// The open source, or `nil` after waiting a little while it is down.
+    /// - Throws: what opening throws other than `SourceError` (a missing replay file).
+    mutating func source() throws -> LocationSource? {
+        if let current { return current }
+        if let retryAt, ContinuousClock.now < retryAt {
+            // Sleep in short steps so a stop request is seen promptly.
+            let left = ContinuousClock.now.duration(to: retryAt)
+            Thread.sleep(forTimeInterval: min(0.1, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+            return nil
+        }
+        do {
+            current = try open()
+        } catch let error as SourceError {
+            failed(error)
+            return nil
+        }
+        if let outageStarted {
+            let seconds = Double(outageStarted.duration(to: .now).components.seconds)
+            logger.notice("\(name) is back after \(Int(seconds)) s; tracking resumes")
+        }
+        outageStarted = nil
+        retryAt = nil
+        backoff = .milliseconds(500)
+        return current
+    }
+
+    /// The source failed while in use.
+    mutating func lost(_ error: SourceError) {
+        current = nil
+        failed(error)
+    }
+
+    private mutating func failed(_ error: SourceError) {
+        if outageStarted == nil {
+            outageStarted = .now
+            logger.warning("\(error.description); retrying with backoff until it is back")
+        }
+        let jitter = Double.random(in: 0.8...1.2)
+        retryAt = .now + backoff * jitter
+        backoff = min(backoff * 2, SourceConnection.maximumBackoff)
+    }
+}
