@@ -70,3 +70,49 @@ make("Tests/GeolocateCoreTests/Fixtures/gpsd-fixes.nmea",
       "a looping log in which gpsd holds a fix at every moment after its first epoch."],
      "2026-11-22T12:00:00+00:00", 0, 120,
      "--start-lat", "53.3613367", "--start-lon", "-6.5056200", "--start-alt", "62")
+
+
+def stay_log(path, header, start, drive_seconds, stop_seconds):
+    """A drive, a stop of stop_seconds at the drive's last position (GGA and RMC at 1 Hz, the
+    receiver's noise of a few decimetres), then a second drive away from there."""
+    start = dt.datetime.fromisoformat(start)
+    truth = path + ".truth"
+    first = subprocess.run(
+        ["python3", GEN, "--epochs", str(drive_seconds), "--seed", "31", "--quiet", "--truth", truth, "--start-alt", "61",
+         "--start", start.strftime("%Y-%m-%dT%H:%M:%SZ"), "--start-lat", "53.3613367", "--start-lon", "-6.5056200"],
+        check=True, capture_output=True, text=True).stdout
+    with open(truth) as f:
+        last = [line for line in f if line.strip()][-1]
+    os.remove(truth)
+    import json
+    end = json.loads(last)
+    lat, lon = end["lat"], end["lon"]
+    last_gga = [line for line in first.splitlines() if line.startswith("$GPGGA")][-1].split(",")
+    altitude, separation = last_gga[9], last_gga[11]
+    stop_start = start + dt.timedelta(seconds=drive_seconds)
+    stop = []
+    for i in range(stop_seconds):
+        t = stop_start + dt.timedelta(seconds=i)
+        jitter = ((i * 7919) % 11 - 5) * 2e-7
+        la, lo = lat + jitter, lon - jitter
+        lat_text = "%02d%08.5f,%s" % (int(abs(la)), (abs(la) % 1) * 60, "N" if la >= 0 else "S")
+        lon_text = "%03d%08.5f,%s" % (int(abs(lo)), (abs(lo) % 1) * 60, "E" if lo >= 0 else "W")
+        hms = t.strftime("%H%M%S") + ".00"
+        stop.append(nmea("GPGGA,%s,%s,%s,1,09,0.90,%s,M,%s,M,," % (hms, lat_text, lon_text, altitude, separation)))
+        stop.append(nmea("GPRMC,%s,A,%s,%s,0.000,0.00,%s,,,A" % (hms, lat_text, lon_text, t.strftime("%d%m%y"))))
+    second_start = stop_start + dt.timedelta(seconds=stop_seconds)
+    second = subprocess.run(
+        ["python3", GEN, "--epochs", str(drive_seconds), "--seed", "32", "--quiet", "--start-alt", "61",
+         "--start", second_start.strftime("%Y-%m-%dT%H:%M:%SZ"), "--start-lat", "%.10f" % lat, "--start-lon", "%.10f" % lon],
+        check=True, capture_output=True, text=True).stdout
+    def without_gsv(text):
+        return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("$GPGSV"))
+    with open(path, "w", newline="") as f:
+        f.write("".join("# %s\n" % line for line in header))
+        f.write(without_gsv(first) + "".join(stop) + without_gsv(second))
+
+
+stay_log("Tests/GeolocateCoreTests/Fixtures/stay-15min.nmea",
+         ["A drive of 120 s from 2026-11-22T09:00:00Z, a stop of 900 s (09:02:00 to 09:16:59) at its",
+          "last position, then a drive of 120 s away from there: one visit of 15 minutes. No GSV."],
+         "2026-11-22T09:00:00+00:00", 120, 900)

@@ -6,31 +6,13 @@ import Testing
 /// generator's own truth file: every clean epoch's fix must come out exactly, no-fix tunnels
 /// must give no fix, and the broken lines must be counted, never fatal.
 @Suite struct GeneratedStreamTests {
-    struct Truth: Decodable {
-        var time: String
-        var lat: Double
-        var lon: Double
-        var fix: Int
-        var corrupted: Bool
-    }
-
     @Test(arguments: ["GP", "GN"])
     func noisyStreamAgainstTruth(_ talker: String) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gen-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let log = directory.appendingPathComponent("noisy.nmea").path
-        let truthPath = directory.appendingPathComponent("truth.jsonl").path
-        let generator = Process()
-        generator.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        generator.arguments = ["python3", TestPaths.corpus.appendingPathComponent("../../tools/nmea-gen.py").standardized.path,
-                               "--epochs", "3000", "--seed", "5", "--talker", talker, "--extra", "GLL,ZDA",
-                               "--bad-fraction", "0.03", "--quiet", "--truth", truthPath, "--out", log]
-        try generator.run()
-        generator.waitUntilExit()
-        try #require(generator.terminationStatus == 0, "nmea-gen.py failed")
+        let generated = try NMEAGenerator(["--epochs", "3000", "--seed", "5", "--talker", talker, "--extra", "GLL,ZDA",
+                                           "--bad-fraction", "0.03"])
+        defer { generated.remove() }
 
-        let fd = open(log, O_RDONLY)
+        let fd = open(generated.log, O_RDONLY)
         defer { close(fd) }
         let stream = NMEAEpochStream(fileDescriptor: fd)
         var fixes: [Int64: Fix] = [:]
@@ -40,9 +22,8 @@ import Testing
         #expect(stream.statistics.skipped > 100)
 
         var clean = 0, matched = 0, tunnels = 0, tunnelFixes = 0
-        for line in try String(contentsOfFile: truthPath, encoding: .utf8).split(whereSeparator: \.isNewline) {
-            let truth = try JSONDecoder().decode(Truth.self, from: Data(line.utf8))
-            let time = try #require(Self.milliseconds(truth.time))
+        for truth in try generated.truth() {
+            let time = try #require(truth.milliseconds)
             if truth.fix == 0 {
                 tunnels += 1
                 if fixes[time] != nil { tunnelFixes += 1 }
