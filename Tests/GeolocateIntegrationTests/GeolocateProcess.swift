@@ -70,11 +70,12 @@ struct GeolocateProcess {
         return (process, out, err, input)
     }
 
-    /// A started `geolocate` whose stderr a test can watch while it runs.
+    /// A started `geolocate` whose output a test can watch while it runs.
     final class Running: @unchecked Sendable {
         private let process: Process
         private let lock = NSLock()
         private var collected: [Data] = [Data(), Data()]
+        private var lines: [(arrived: ContinuousClock.Instant, text: String)] = []
         private let readers = DispatchGroup()
 
         init(process: Process, stdout: Pipe, stderr: Pipe) {
@@ -84,17 +85,34 @@ struct GeolocateProcess {
                     while case let data = pipe.fileHandleForReading.availableData, !data.isEmpty {
                         self.lock.lock()
                         self.collected[index].append(data)
+                        if index == 0 { self.noteLines() }
                         self.lock.unlock()
                     }
                 }
             }
         }
 
+        /// Splits the complete stdout lines not yet noted, stamped with when they arrived.
+        private func noteLines() {
+            let text = String(decoding: collected[0], as: UTF8.self)
+            let complete = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            for line in complete.dropFirst(lines.count) { lines.append((.now, String(line))) }
+        }
+
+        var pid: Int32 { process.processIdentifier }
+
         /// stderr so far.
         var stderr: String {
             lock.lock()
             defer { lock.unlock() }
             return String(decoding: collected[1], as: UTF8.self)
+        }
+
+        /// The complete stdout lines so far, with when each arrived.
+        var stdoutLines: [(arrived: ContinuousClock.Instant, text: String)] {
+            lock.lock()
+            defer { lock.unlock() }
+            return lines
         }
 
         /// Waits up to `limit` for the process to exit; `nil` (and the process killed) if it did not.

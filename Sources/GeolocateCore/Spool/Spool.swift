@@ -115,6 +115,11 @@ public final class Spool {
         try read { try String.fetchAll($0, sql: "SELECT body FROM records ORDER BY seq") }
     }
 
+    /// Whether SQLite's own check finds the database file sound.
+    public func isIntact() throws -> Bool {
+        try read { try String.fetchOne($0, sql: "PRAGMA integrity_check") == "ok" }
+    }
+
     /// How many records were ever expired from this spool.
     public func expiredCount() throws -> Int {
         try read { try Int.fetchOne($0, sql: "SELECT value FROM counters WHERE name = 'expired'") ?? 0 }

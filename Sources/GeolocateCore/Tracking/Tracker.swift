@@ -251,7 +251,7 @@ struct SourceConnection {
         }
         if let outageStarted {
             let seconds = Double(outageStarted.duration(to: .now).components.seconds)
-            logger.notice("\(name) is back after \(Int(seconds)) s; tracking resumes")
+            logger.notice("\(name): reconnected after \(Int(seconds)) s; tracking resumes")
         }
         outageStarted = nil
         retryAt = nil
@@ -268,7 +268,7 @@ struct SourceConnection {
     private mutating func failed(_ error: SourceError) {
         if outageStarted == nil {
             outageStarted = .now
-            logger.warning("\(error.description); retrying with backoff until it is back")
+            logger.warning("\(error.description); retrying with backoff until it answers")
         }
         let jitter = Double.random(in: 0.8...1.2)
         retryAt = .now + backoff * jitter

@@ -15,11 +15,11 @@ final class GPSDFake {
     var source: String { "gpsd://127.0.0.1:\(port)" }
 
     /// Starts gpsfake on `log` with `cycle` seconds between sentences and waits until gpsd listens.
-    init(log: String, cycle: Double = 0.05) throws {
-        port = try Loopback.freePort()
+    init(log: String, cycle: Double = 0.05, port: Int? = nil) throws {
+        self.port = try port ?? Loopback.freePort()
         outputPath = NSTemporaryDirectory() + "gpsfake-\(UUID().uuidString).out"
         let path = log.hasPrefix("/") ? log : GeolocateProcess.projectRoot.appendingPathComponent(log).path
-        pid = try ProcessGroup.spawn(["gpsfake", "-c", "\(cycle)", "-q", "-P", "\(port)", path],
+        pid = try ProcessGroup.spawn(["gpsfake", "-c", "\(cycle)", "-q", "-P", "\(self.port)", path],
                                      outputPath: outputPath)
         let port = self.port
         guard waitUntil(.seconds(20), { Loopback.isListening(port) }) else {

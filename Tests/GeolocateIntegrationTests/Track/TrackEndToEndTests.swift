@@ -1,0 +1,122 @@
+import Foundation
+import GeolocateCore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geolocate track` as a process: signals, concurrent processes on one spool, gpsd outages.
+@Suite(.serialized) struct TrackEndToEndTests {
+    let geolocate = GeolocateProcess()
+    let drive = GeolocateProcess.example("maynooth-drive.nmea")
+
+    func ids(_ lines: [String]) -> [String] {
+        lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String }
+    }
+
+    func spooledIDs() throws -> [String] {
+        ids(try Spool(stateDirectory: geolocate.stateDirectory).bodies())
+    }
+
+    @Test func stdoutAndSpoolCarryTheSameRecords() throws {
+        let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout", "--permission", "fine"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let printed = ids(result.stdout.split(separator: "\n").map(String.init))
+        #expect(printed.count == 120)
+        #expect(try spooledIDs() == printed)
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test func sigtermCommitsEverythingAndExitsZero() throws {
+        let running = try geolocate.start(["track", "--replay", drive, "--replay-speed", "20x", "--every-fix", "--stdout",
+                                           "--permission", "fine"])
+        #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 20 })
+        kill(running.pid, SIGTERM)
+        let result = try #require(running.finish(within: .seconds(10)))
+        #expect(result.status == 0, "\(result.stderr)")
+        let printed = ids(result.stdout.split(separator: "\n").map(String.init))
+        #expect(printed.count >= 20 && printed.count < 120)
+        #expect(try spooledIDs() == printed)
+    }
+
+    @Test func sigkillLosesAtMostTheLastSecond() throws {
+        let running = try geolocate.start(["track", "--replay", drive, "--replay-speed", "20x", "--every-fix", "--stdout",
+                                           "--permission", "fine"])
+        #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 40 })
+        let killed = ContinuousClock.now
+        kill(running.pid, SIGKILL)
+        _ = running.finish(within: .seconds(10))
+        let printed = running.stdoutLines
+        let spool = try Spool(stateDirectory: geolocate.stateDirectory)
+        #expect(try spool.isIntact())
+        let spooled = Set(try spooledIDs())
+        #expect(spooled.isSubset(of: Set(ids(printed.map(\.text)))))
+        let lost = printed.filter { line in ids([line.text]).first.map { !spooled.contains($0) } ?? false }
+        #expect(lost.allSatisfy { $0.arrived >= killed - .seconds(1) }, "\(lost.count) records lost from before the last second")
+        #expect(spooled.count >= 30)
+    }
+
+    @Test func concurrentProcessesShareOneSpool() throws {
+        let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
+        let tracks = try [drive, kiosk, drive].map { log in
+            try geolocate.start(["track", "--replay", log, "--replay-speed", "100x", "--every-fix", "--stdout", "--permission", "fine"])
+        }
+        let trigger = try geolocate.run(["trigger", "login", "--replay", kiosk, "--permission", "fine"])
+        #expect(trigger.status == 0)
+        var printed = 0
+        for running in tracks {
+            let result = try #require(running.finish(within: .seconds(60)))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(!result.stderr.contains("locked"))
+            printed += ids(result.stdout.split(separator: "\n").map(String.init)).count
+        }
+        #expect(printed == 120 + 60 + 120)
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory).count() == printed)
+    }
+
+    @Test func trackSurvivesGpsdGoingAwayAndComingBack() throws {
+        let first = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
+        defer { first.stop() }
+        let running = try geolocate.start(["track", "--source", first.source, "--every-fix", "--stdout", "--no-spool",
+                                           "--permission", "fine"])
+        defer { _ = running.finish(within: .seconds(1)) }
+        #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 2 }, "\(running.stderr)")
+        first.stop()
+        #expect(waitUntil(.seconds(10)) { running.stderr.contains("retrying with backoff") }, "\(running.stderr)")
+        let beforeRestart = running.stdoutLines.count
+
+        let second = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"), port: first.port)
+        defer { second.stop() }
+        #expect(waitUntil(.seconds(40)) { running.stdoutLines.count >= beforeRestart + 2 }, "\(running.stderr)")
+        kill(running.pid, SIGTERM)
+        let result = try #require(running.finish(within: .seconds(10)))
+        #expect(result.status == 0)
+        let stderr = result.stderr.split(separator: "\n")
+        #expect(stderr.filter { $0.contains("retrying with backoff") }.count == 1, "\(result.stderr)")
+        #expect(stderr.filter { $0.contains("reconnected after") }.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains(first.source))
+    }
+
+    @Test func flagsOutOfRangeAndMisuse() throws {
+        let warned = try geolocate.run(["track", "--replay", drive, "--interval", "10s", "--stdout", "--no-spool", "--permission", "fine"])
+        #expect(warned.status == 0)
+        #expect(warned.stderr.contains("--interval 10s is outside 60s-1800s; using the default 300s"))
+
+        let nothingKept = try geolocate.run(["track", "--replay", drive, "--no-spool"])
+        #expect(nothingKept.status == 64)
+        #expect(nothingKept.stderr.contains("--no-spool without --stdout"))
+
+        let badWindow = try geolocate.run(["track", "--replay", drive, "--window", "25:00-26:00"])
+        #expect(badWindow.status == 64)
+
+        let noPermission = try geolocate.run(["track", "--replay", drive, "--stdout"])
+        #expect(noPermission.status == 78)
+        #expect(noPermission.stdout.isEmpty)
+        #expect(noPermission.stderr.split(separator: "\n").count == 1)
+        #expect(noPermission.stderr.contains("geolocate config set permissions fine"))
+
+        let missing = try geolocate.run(["track", "--replay", "no-such.nmea", "--permission", "fine"])
+        #expect(missing.status == 66)
+    }
+}
