@@ -41,12 +41,15 @@ struct Geolocate: ParsableCommand {
             Files: the configuration file ($GEOLOCATE_CONFIG, else \
             $XDG_CONFIG_HOME/geolocate/config.json, else ~/.config/geolocate/config.json) and the \
             state directory ($GEOLOCATE_STATE_DIR, else $XDG_STATE_HOME/geolocate, else \
-            ~/.local/state/geolocate) holding last-known.json, the freshest fix any command saw. \
+            ~/.local/state/geolocate) holding last-known.json, the freshest fix any command saw, \
+            spool.sqlite, the records track collects (SQLite, WAL mode, mode 0600), and device-id, \
+            the random per-install id track records carry instead of any advertising id. \
             $GEOLOCATE_SOURCE sets the source when no flag does.
 
             Exit codes: 0 success, 3 --require-location and no location, 64 usage error, \
             65 unreadable data, 66 input file missing, 69 source unavailable or not yet implemented, \
-            73 state file not writable, 75 temporary failure, 78 configuration error.
+            73 state file or spool not writable, 75 temporary failure, 78 configuration error \
+            (also track without a location permission).
             """,
         version: GeolocateVersion.current,
         subcommands: [TriggerCommand.self, TrackCommand.self, FlushCommand.self, ConfigCommand.self]
