@@ -1,24 +1,62 @@
-// geolocate-bench FILE: replays an NMEA log through the parser and epoch assembler as fast as
-// possible and prints one JSON line of counts and time, for scripts/bench.
+// geolocate-bench: probes for scripts/bench, each printing one JSON line of counts and time.
+//   geolocate-bench FILE.nmea          replays FILE through the parser and epoch assembler
+//   geolocate-bench spool COUNT DIR    appends COUNT track records to a new spool in DIR,
+//                                      1000 per transaction (a burst through the group commit)
 import Foundation
 import GeolocateCore
 
-guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: geolocate-bench FILE.nmea\n".utf8))
-    exit(64)
+func fail(_ message: String, _ code: Int32) -> Never {
+    FileHandle.standardError.write(Data("geolocate-bench: \(message)\n".utf8))
+    exit(code)
 }
-let fd = open(CommandLine.arguments[1], O_RDONLY)
-guard fd >= 0 else {
-    FileHandle.standardError.write(Data("geolocate-bench: cannot open \(CommandLine.arguments[1])\n".utf8))
-    exit(66)
+
+func replay(_ path: String) throws {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { fail("cannot open \(path)", 66) }
+    let started = Date()
+    let stream = NMEAEpochStream(fileDescriptor: fd)
+    var epochs = 0, fixes = 0
+    while let epoch = try stream.next() {
+        epochs += 1
+        if epoch.fix != nil { fixes += 1 }
+    }
+    let seconds = Date().timeIntervalSince(started)
+    let s = stream.statistics
+    print("{\"sentences\":\(s.accepted),\"skipped\":\(s.skipped),\"unknown\":\(s.unknown),\"bytes\":\(s.bytes),\"epochs\":\(epochs),\"fixes\":\(fixes),\"seconds\":\(seconds)}")
 }
-let started = Date()
-let stream = NMEAEpochStream(fileDescriptor: fd)
-var epochs = 0, fixes = 0
-while let epoch = try stream.next() {
-    epochs += 1
-    if epoch.fix != nil { fixes += 1 }
+
+func spool(count: Int, directory: String) throws {
+    let spool = try Spool(stateDirectory: directory)
+    let start: Int64 = 1_795_348_800_000
+    let records = (0..<count).map { index in
+        Record(action: "track", triggeredAt: start + Int64(index) * 1000, requestedMode: "force-current",
+               collectionMode: "force-current",
+               fix: Fix(timestamp: start + Int64(index) * 1000, latitude: 53.3613367 + Double(index) * 1e-6,
+                        longitude: -6.50562, mode: .threeD, altitudeHAE: 79, speed: 11.2, course: 66.1,
+                        horizontalAccuracy: 2.3, verticalAccuracy: 2.9, provider: .nmeaReplay),
+               permissions: [.fine], origin: .current, fallbackReason: nil, errorCode: .none, context: .regular,
+               device: DeviceInfo(id: UUID().uuidString.lowercased(), model: nil, osVersion: "Debian GNU/Linux 12 (bookworm)"))
+    }
+    let started = Date()
+    var index = 0
+    while index < records.count {
+        let batch = Array(records[index..<min(index + (Int(ProcessInfo.processInfo.environment["BATCH"] ?? "") ?? 1000), records.count)])
+        try spool.append(batch, now: start + Int64(count) * 1000, limits: SpoolLimits(maxRecords: count))
+        index += batch.count
+    }
+    let seconds = Date().timeIntervalSince(started)
+    print("{\"records\":\(try spool.count()),\"seconds\":\(seconds),\"body\":\(MosaicRecord(records[0]).jsonLine().utf8.count)}")
 }
-let seconds = Date().timeIntervalSince(started)
-let s = stream.statistics
-print("{\"sentences\":\(s.accepted),\"skipped\":\(s.skipped),\"unknown\":\(s.unknown),\"bytes\":\(s.bytes),\"epochs\":\(epochs),\"fixes\":\(fixes),\"seconds\":\(seconds)}")
+
+let arguments = CommandLine.arguments
+do {
+    switch arguments.count {
+    case 2: try replay(arguments[1])
+    case 4 where arguments[1] == "spool":
+        guard let count = Int(arguments[2]), count > 0 else { fail("COUNT must be a positive number", 64) }
+        try spool(count: count, directory: arguments[3])
+    default: fail("usage: geolocate-bench FILE.nmea | geolocate-bench spool COUNT DIR", 64)
+    }
+} catch {
+    fail("\(error)", 1)
+}

@@ -83,23 +83,24 @@ public struct MosaicRecord {
     /// The `location` object: coordinates with 7 decimals, other figures with 1 or 2, all strings.
     static func location(_ fix: Fix, permissions: [Permission]) -> String {
         var json = JSONObjectWriter()
-        json.add("latitude", decimal(fix.latitude, digits: 7))
-        json.add("longitude", decimal(fix.longitude, digits: 7))
-        json.addIfPresent("accuracy", fix.horizontalAccuracy.map { decimal($0, digits: 1) })
-        json.addIfPresent("altitude", fix.altitudeHAE.map { decimal($0, digits: 1) })
+        json.addDecimalIfPresent("latitude", fix.latitude, digits: 7)
+        json.addDecimalIfPresent("longitude", fix.longitude, digits: 7)
+        json.addDecimalIfPresent("accuracy", fix.horizontalAccuracy, digits: 1)
+        json.addDecimalIfPresent("altitude", fix.altitudeHAE, digits: 1)
         json.add("provider", fix.provider.rawValue)
         json.add("permissions", permissions.map(\.rawValue))
         json.add("recordTimestamp", fix.timestamp)
         json.add("fixMode", fix.mode.rawValue)
-        json.addIfPresent("speed", fix.speed.map { decimal($0, digits: 2) })
-        json.addIfPresent("course", fix.course.map { decimal($0, digits: 1) })
-        json.addIfPresent("verticalAccuracy", fix.verticalAccuracy.map { decimal($0, digits: 1) })
+        json.addDecimalIfPresent("speed", fix.speed, digits: 2)
+        json.addDecimalIfPresent("course", fix.course, digits: 1)
+        json.addDecimalIfPresent("verticalAccuracy", fix.verticalAccuracy, digits: 1)
         return json.finished()
     }
 
-    /// Fixed-point text without a negative zero.
+    /// Fixed-point text without a negative zero, as `%.Nf` prints it (ties to even).
     static func decimal(_ value: Double, digits: Int) -> String {
-        let text = String(format: "%.\(digits)f", value)
-        return text.hasPrefix("-") && Double(text) == 0 ? String(text.dropFirst()) : text
+        var bytes: [UInt8] = []
+        JSONObjectWriter.appendDecimal(value, digits: digits, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import GeolocateCore
+@testable import GeolocateCore
 import Testing
 
 @Suite struct MosaicRecordTests {
@@ -31,5 +31,33 @@ import Testing
         #expect(object["errorCode"] as? Int == 1056)
         #expect(object["action"] as? String == "a\"b")
         #expect((object["id"] as? String)?.count == 36)
+    }
+}
+
+/// The hand-written fixed-point formatting agrees with `%.Nf` (what `String(format:)` prints).
+@Suite struct DecimalTextTests {
+    @Test func agreesWithPrintfOnManyValues() {
+        var generator = SystemRandomNumberGenerator()
+        var mismatches: [String] = []
+        let ranges: [ClosedRange<Double>] = [-180...180, -1...1, 0...100, 0...10_000, -0.0001...0.0001]
+        for range in ranges {
+            for digits in [0, 1, 2, 7] {
+                for _ in 0..<20_000 {
+                    let value = Double.random(in: range, using: &generator)
+                    let expected = String(format: "%.\(digits)f", value)
+                    let normalised = expected.hasPrefix("-") && Double(expected) == 0 ? String(expected.dropFirst()) : expected
+                    if MosaicRecord.decimal(value, digits: digits) != normalised { mismatches.append("\(value) \(digits)") }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+    }
+
+    @Test func tiesGoToEvenAsPrintfDoes() {
+        #expect(MosaicRecord.decimal(61.25, digits: 1) == "61.2")
+        #expect(MosaicRecord.decimal(0.125, digits: 2) == "0.12")
+        #expect(MosaicRecord.decimal(-0.04, digits: 1) == "0.0")
+        #expect(MosaicRecord.decimal(-6.50562, digits: 7) == "-6.5056200")
+        #expect(MosaicRecord.decimal(53.0, digits: 0) == "53")
     }
 }
