@@ -115,7 +115,9 @@ import Testing
         (["trigger", "login", "--source", "serial:/dev/ttyS0"], Int32(64)),
         (["trigger", "login", "--replay", "/nonexistent/drive.nmea", "--permission", "fine"], Int32(66)),
         (["trigger", "login", "--replay", "/", "--permission", "fine"], Int32(65)),
-        (["track"], Int32(69)),
+        (["track"], Int32(78)),
+        (["track", "--replay", "/nonexistent/drive.nmea", "--permission", "fine"], Int32(66)),
+        (["track", "--accuracy", "5m"], Int32(64)),
         (["flush"], Int32(69)),
     ])
     func errors(_ arguments: [String], _ status: Int32) throws {
