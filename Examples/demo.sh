@@ -31,3 +31,5 @@ echo "== logout defaults to force-last-known"
 run trigger logout --replay "$log"
 echo "== coarse permission for one call: snapped to a ~2 km cell"
 run trigger transaction --replay "$log" --timeout 10s --permission coarse
+echo "== track: a record for the first fix, then every 60 s or 300 m of the drive (NDJSON, nothing spooled)"
+run track --replay "$log" --stdout --no-spool --interval 60s

@@ -28,6 +28,7 @@ func replay(_ path: String) throws {
 func spool(count: Int, directory: String) throws {
     let spool = try Spool(stateDirectory: directory)
     let start: Int64 = 1_795_348_800_000
+    // The records are made first; rendering each one's JSON and inserting it is what is timed.
     let records = (0..<count).map { index in
         Record(action: "track", triggeredAt: start + Int64(index) * 1000, requestedMode: "force-current",
                collectionMode: "force-current",
@@ -40,7 +41,7 @@ func spool(count: Int, directory: String) throws {
     let started = Date()
     var index = 0
     while index < records.count {
-        let batch = Array(records[index..<min(index + (Int(ProcessInfo.processInfo.environment["BATCH"] ?? "") ?? 1000), records.count)])
+        let batch = records[index..<min(index + 1000, records.count)].map { SpoolEntry($0) }
         try spool.append(batch, now: start + Int64(count) * 1000, limits: SpoolLimits(maxRecords: count))
         index += batch.count
     }

@@ -9,7 +9,7 @@ enum FileHandleOutput {
     /// Writes `text` to stdout; `false` when it could not (the reader went away).
     @discardableResult
     static func stdout(_ text: String) -> Bool { write(1, text) }
-    static func stderr(_ text: String) { write(2, text) }
+    static func stderr(_ text: String) { _ = write(2, text) }
 
     private static func write(_ fd: Int32, _ text: String) -> Bool {
         var bytes = Array(text.utf8)

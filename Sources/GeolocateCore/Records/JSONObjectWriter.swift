@@ -121,8 +121,11 @@ struct JSONObjectWriter {
     static func appendDecimal(_ value: Double, digits: Int, to bytes: inout [UInt8]) {
         let digits = min(max(digits, 0), 9)
         let scale = powersOfTen[digits]
-        let scaled = (abs(value) * Double(scale)).rounded(.toNearestOrEven)
-        guard value.isFinite, scaled < 9e15 else {
+        let product = abs(value) * Double(scale)
+        let scaled = product.rounded(.toNearestOrEven)
+        // The product is rounded once, so it lands on the same side of a half as the exact
+        // value, or on the half itself: only then does printf's exact decimal answer decide.
+        guard value.isFinite, scaled < 9e15, product - product.rounded(.down) != 0.5 else {
             let text = String(format: "%.\(digits)f", value)
             bytes.append(contentsOf: (text.hasPrefix("-") && Double(text) == 0 ? String(text.dropFirst()) : text).utf8)
             return

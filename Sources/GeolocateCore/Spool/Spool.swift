@@ -15,6 +15,21 @@ public struct SpoolLimits: Sendable, Equatable {
     }
 }
 
+/// A record as the spool keeps it: its id, the time of its fix, and its JSON line.
+public struct SpoolEntry: Sendable, Equatable {
+    public var id: String
+    /// `recordTimestamp`, or `triggeredAt` for a record without a location: what retention ages.
+    public var recordedAt: Int64
+    /// The record's Mosaic JSON line, exactly as geolocate prints it.
+    public var body: String
+
+    public init(_ record: Record, body: String? = nil) {
+        id = record.id
+        recordedAt = record.fix?.timestamp ?? record.triggeredAt
+        self.body = body ?? MosaicRecord(record).jsonLine()
+    }
+}
+
 /// The crash-safe record queue in the state directory: SQLite in WAL mode, shared by every
 /// geolocate process (tracks, triggers, flushes) through short IMMEDIATE transactions and a
 /// busy timeout.
@@ -72,14 +87,13 @@ public final class Spool {
     /// more than half the insert rate; delivery is at least once and receivers dedupe by id.
     /// - Returns: how many records were expired.
     @discardableResult
-    public func append(_ records: [Record], now: Int64, limits: SpoolLimits) throws -> Int {
+    public func append(_ entries: [SpoolEntry], now: Int64, limits: SpoolLimits) throws -> Int {
         do {
             return try database.write { db in
                 let insert = try db.cachedStatement(
                     sql: "INSERT INTO records (id, recordedAt, body) VALUES (?, ?, ?)")
-                for record in records {
-                    try insert.execute(arguments: [record.id, record.fix?.timestamp ?? record.triggeredAt,
-                                                   MosaicRecord(record).jsonLine()])
+                for entry in entries {
+                    try insert.execute(arguments: [entry.id, entry.recordedAt, entry.body])
                 }
                 return try Spool.expire(db, now: now, limits: limits)
             }
@@ -147,7 +161,7 @@ public final class SpoolWriter {
     public let spool: Spool
     public let limits: SpoolLimits
     private let window: Duration
-    private var pending: [Record] = []
+    private var pending: [SpoolEntry] = []
     private var lastCommit: ContinuousClock.Instant?
     /// Records committed, and records the limits expired, by this writer.
     public private(set) var committed = 0
@@ -159,8 +173,8 @@ public final class SpoolWriter {
         self.window = window
     }
 
-    public func add(_ record: Record, now: Int64) throws {
-        pending.append(record)
+    public func add(_ entry: SpoolEntry, now: Int64) throws {
+        pending.append(entry)
         try tick(now: now)
     }
 

@@ -113,6 +113,7 @@ public struct CollectionWindow: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether the instant `milliseconds` since 1970 falls in the window in `timeZone`.
     public func contains(_ milliseconds: Int64, in timeZone: TimeZone) -> Bool {
+        if self == .allDay { return true }  // no time zone lookup for every fix of the default
         let seconds = milliseconds / 1000 + Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(milliseconds) / 1000)))
         let minute = Int(((seconds % 86_400) + 86_400) % 86_400 / 60)
         if startMinute <= endMinute { return (startMinute...endMinute).contains(minute) }

@@ -184,8 +184,9 @@ public struct Tracker {
                 fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
                 origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device))
             summary.records += 1
-            if request.toStdout { tracker.output(MosaicRecord(record).jsonLine() + "\n") }
-            try writer?.add(record, now: now)
+            let line = MosaicRecord(record).jsonLine()
+            if request.toStdout { tracker.output(line + "\n") }
+            try writer?.add(SpoolEntry(record, body: line), now: now)
         }
 
         /// Commits due records and, at most once a second, the last known location.

@@ -36,13 +36,25 @@ import Testing
 
 /// The hand-written fixed-point formatting agrees with `%.Nf` (what `String(format:)` prints).
 @Suite struct DecimalTextTests {
+    /// A seeded generator, so a failure names values that fail again.
+    struct SplitMix64: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
     @Test func agreesWithPrintfOnManyValues() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SplitMix64(state: 2026)
         var mismatches: [String] = []
         let ranges: [ClosedRange<Double>] = [-180...180, -1...1, 0...100, 0...10_000, -0.0001...0.0001]
         for range in ranges {
             for digits in [0, 1, 2, 7] {
-                for _ in 0..<20_000 {
+                for _ in 0..<40_000 {
                     let value = Double.random(in: range, using: &generator)
                     let expected = String(format: "%.\(digits)f", value)
                     let normalised = expected.hasPrefix("-") && Double(expected) == 0 ? String(expected.dropFirst()) : expected
@@ -54,10 +66,23 @@ import Testing
     }
 
     @Test func tiesGoToEvenAsPrintfDoes() {
+        #expect(MosaicRecord.decimal(3165.05273505, digits: 7) == String(format: "%.7f", 3165.05273505))
         #expect(MosaicRecord.decimal(61.25, digits: 1) == "61.2")
         #expect(MosaicRecord.decimal(0.125, digits: 2) == "0.12")
         #expect(MosaicRecord.decimal(-0.04, digits: 1) == "0.0")
         #expect(MosaicRecord.decimal(-6.50562, digits: 7) == "-6.5056200")
         #expect(MosaicRecord.decimal(53.0, digits: 0) == "53")
+    }
+}
+
+@Suite struct RecordIDTests {
+    @Test func idsAreLowerCaseVersion4UUIDsAndDistinct() {
+        let ids = (0..<1000).map { _ in Record.newID() }
+        #expect(Set(ids).count == 1000)
+        for id in ids {
+            #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
+            let characters = Array(id)
+            #expect(characters[14] == "4" && "89ab".contains(characters[19]))
+        }
     }
 }

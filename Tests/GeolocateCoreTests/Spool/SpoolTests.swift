@@ -16,8 +16,8 @@ import Testing
     @Test func appendKeepsOrderAcrossTransactionsAndOpenings() throws {
         let spool = try Spool(stateDirectory: state)
         let records = (0..<5).map { _ in record(ageMilliseconds: 1000) }
-        try spool.append(Array(records[0..<2]), now: Self.now, limits: SpoolLimits())
-        try spool.append(Array(records[2...]), now: Self.now, limits: SpoolLimits())
+        try spool.append(records[0..<2].map { SpoolEntry($0) }, now: Self.now, limits: SpoolLimits())
+        try spool.append(records[2...].map { SpoolEntry($0) }, now: Self.now, limits: SpoolLimits())
         #expect(try spool.count() == 5)
         #expect(try spool.bodies() == records.map { MosaicRecord($0).jsonLine() })
         #expect(try Spool(stateDirectory: state).count() == 5)
@@ -38,7 +38,7 @@ import Testing
         let limits = SpoolLimits(maxRetentionMilliseconds: 86_400_000, maxRecords: 3)
         let old = record(ageMilliseconds: 2 * 86_400_000)
         let fresh = (0..<4).map { record(ageMilliseconds: Int64(4 - $0) * 1000) }
-        let expired = try spool.append([old] + fresh, now: Self.now, limits: limits)
+        let expired = try spool.append(([old] + fresh).map { SpoolEntry($0) }, now: Self.now, limits: limits)
         #expect(expired == 2)  // the old one, then the oldest fresh one beyond 3 records
         #expect(try spool.count() == 3)
         #expect(try spool.expiredCount() == 2)
@@ -48,10 +48,10 @@ import Testing
     @Test func groupCommitCommitsAtOnceThenOncePerWindow() throws {
         let writer = SpoolWriter(spool: try Spool(stateDirectory: state), limits: SpoolLimits(), window: .seconds(60))
         let reader = try Spool(stateDirectory: state)
-        try writer.add(record(ageMilliseconds: 0), now: Self.now)
+        try writer.add(SpoolEntry(record(ageMilliseconds: 0)), now: Self.now)
         #expect(try reader.count() == 1)  // nothing committed for a while: at once
-        try writer.add(record(ageMilliseconds: 0), now: Self.now)
-        try writer.add(record(ageMilliseconds: 0), now: Self.now)
+        try writer.add(SpoolEntry(record(ageMilliseconds: 0)), now: Self.now)
+        try writer.add(SpoolEntry(record(ageMilliseconds: 0)), now: Self.now)
         try writer.tick(now: Self.now)
         #expect(try reader.count() == 1)  // within the window: pending
         try writer.flush(now: Self.now)
@@ -67,7 +67,7 @@ import Testing
             do {
                 let spool = try Spool(stateDirectory: state)
                 for _ in 0..<50 {
-                    try spool.append((0..<20).map { _ in record(ageMilliseconds: Int64(worker)) }, now: Self.now, limits: SpoolLimits())
+                    try spool.append((0..<20).map { _ in SpoolEntry(record(ageMilliseconds: Int64(worker))) }, now: Self.now, limits: SpoolLimits())
                 }
             } catch {
                 errors.add(error)
