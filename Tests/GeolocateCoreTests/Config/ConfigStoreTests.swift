@@ -29,6 +29,27 @@ import Testing
         #expect(try store.settings().permissions == [])
     }
 
+    @Test func trackAndSpoolSettings() throws {
+        let store = ConfigStore(path: path)
+        try store.set("fields.speed", to: "false")
+        try store.set("fields.deviceModel", to: "off")
+        try store.set("spool.maxRetention", to: "7d")
+        try store.set("spool.maxRecords", to: "5000")
+        try store.set("visits.radius", to: "150")
+        try store.set("visits.minDuration", to: "5m")
+        let settings = try store.settings()
+        #expect(!settings.fields.speed && !settings.fields.deviceModel && settings.fields.course)
+        #expect(settings.spoolLimits == SpoolLimits(maxRetentionMilliseconds: 7 * 86_400_000, maxRecords: 5000))
+        #expect(settings.visitSettings == VisitSettings(radiusMetres: 150, minDurationMilliseconds: 300_000))
+        try store.set("visits.enabled", to: "false")
+        #expect(try store.settings().visitSettings == nil)
+        #expect(try store.get("fields.course") == .bool(true))
+        #expect(try store.get("spool.maxRetention") == .string("7d"))
+        #expect(throws: GeolocateError.self) { try store.set("fields.speed", to: "maybe") }
+        #expect(throws: GeolocateError.self) { try store.set("spool.maxRecords", to: "-3") }
+        #expect(throws: GeolocateError.self) { try store.set("fields.advertisingId", to: "true") }
+    }
+
     @Test func refusesDefaultAsAStoredMode() {
         #expect(throws: GeolocateError.self) { try ConfigStore(path: path).set("actions.login.mode", to: "default") }
     }
