@@ -106,7 +106,13 @@ public final class Spool {
         try db.execute(sql: "DELETE FROM records WHERE recordedAt < ?",
                        arguments: [now - limits.maxRetentionMilliseconds])
         var expired = db.changesCount
-        let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM records") ?? 0
+        // The span of seq bounds the count from above and costs two index lookups; the exact
+        // count, a scan, is needed only when the span is over the limit.
+        // (Two queries: SQLite answers a lone MIN or MAX from the index, not both in one.)
+        let first = try Int.fetchOne(db, sql: "SELECT MIN(seq) FROM records")
+        let last = try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM records")
+        let span = first.flatMap { first in last.map { $0 - first + 1 } } ?? 0
+        let count = span > limits.maxRecords ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM records") ?? 0 : span
         if count > limits.maxRecords {
             try db.execute(sql: "DELETE FROM records WHERE seq IN (SELECT seq FROM records ORDER BY seq LIMIT ?)",
                            arguments: [count - limits.maxRecords])
