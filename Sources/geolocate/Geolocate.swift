@@ -3,7 +3,7 @@ import GeolocateCore
 import Logging
 
 @main
-struct Geolocate: ParsableCommand {
+struct Geolocate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geolocate",
         abstract: "Collect a device's location from gpsd or NMEA replay files and report it as JSON records.",
@@ -47,23 +47,29 @@ struct Geolocate: ParsableCommand {
             $GEOLOCATE_SOURCE sets the source when no flag does.
 
             Exit codes: 0 success, 3 --require-location and no location, 64 usage error, \
-            65 unreadable data, 66 input file missing, 69 source unavailable or not yet implemented, \
+            65 unreadable data, 66 input file missing, 69 source unavailable, \
             73 state file or spool not writable, 75 temporary failure, 78 configuration error \
             (also track without a location permission).
             """,
-        version: GeolocateVersion.current,
+        version: Defaults.version,
         subcommands: [TriggerCommand.self, TrackCommand.self, FlushCommand.self, ConfigCommand.self]
     )
-}
-
-enum GeolocateVersion {
-    static let current = "0.1.0"
 }
 
 /// Runs a core call, turning a `GeolocateError` into one line on stderr and its exit code.
 func runReportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
+    } catch let error as GeolocateError {
+        StandardError.write("geolocate: \(error.description)")
+        throw ExitCode(error.exitCode)
+    }
+}
+
+/// `runReportingErrors` for commands that wait on the network.
+func runReportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
     } catch let error as GeolocateError {
         StandardError.write("geolocate: \(error.description)")
         throw ExitCode(error.exitCode)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import GeolocateCore
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -61,6 +62,12 @@ struct TrackCommand: ParsableCommand {
     @Flag(name: .long, help: "Log debug diagnostics (connections, waits, counts) on stderr.")
     var verbose = false
 
+    /// Parsed in `validate()`; `off` turns it off.
+    @Option(name: .customLong("transmit-interval"), help: ArgumentHelp(
+        "Run a flush this often while tracking, or off (default: config transmissionInterval, else 6h; only with endpoints configured).",
+        valueName: "duration"))
+    var transmitInterval: String?
+
     @OptionGroup var sourceOptions: SourceOptions
 
     @OptionGroup var globalOptions: GlobalOptions
@@ -73,6 +80,9 @@ struct TrackCommand: ParsableCommand {
         if let distance, !(distance.isFinite && distance > 0) { throw ValidationError("--distance must be a number of metres above 0") }
         do {
             _ = try policy(warn: { _ in })
+            if let transmitInterval, transmitInterval != "off" {
+                _ = try DurationText.milliseconds(transmitInterval, bareUnit: .seconds)
+            }
         } catch let error as GeolocateError {
             throw ValidationError(error.description)
         }
@@ -111,14 +121,47 @@ struct TrackCommand: ParsableCommand {
             let stop = StopFlag()
             let signals = SignalHandlers(stopping: stop)
             defer { withExtendedLifetime(signals) {} }
-            let tracker = Tracker(settings: settings, environment: ProcessInfo.processInfo.environment,
+            let environment = ProcessInfo.processInfo.environment
+            let tracker = Tracker(settings: settings, environment: environment,
                                   logger: logger, stop: stop,
-                                  output: { line in if !FileHandleOutput.stdout(line) { stop.request() } })
+                                  output: { line in if !FileHandleOutput.stdout(line) { stop.request() } },
+                                  transmission: try transmission(settings: settings, environment: environment, logger: logger))
             _ = try tracker.run(TrackRequest(
                 policy: policy, source: try sourceOptions.specifier(), replaySpeed: try sourceOptions.speed(),
                 permission: permission.map { $0 == .none ? nil : Permission(rawValue: $0.rawValue) },
                 toStdout: stdout, toSpool: !noSpool))
         }
+    }
+}
+
+extension TrackCommand {
+    /// The flush track runs on its cadence: `--transmit-interval`, else `transmissionInterval`,
+    /// else 6 h; none when it is off, when records are not spooled, or with no endpoint configured.
+    func transmission(settings: Settings, environment: [String: String],
+                      logger: Logger) throws -> (intervalMilliseconds: Int64, flush: () -> Void)? {
+        let interval: Int64?
+        if let transmitInterval {
+            interval = transmitInterval == "off" ? nil : try DurationText.milliseconds(transmitInterval, bareUnit: .seconds)
+        } else {
+            interval = settings.transmissionIntervalMilliseconds ?? Defaults.transmissionIntervalMilliseconds
+        }
+        guard let interval, !noSpool, !settings.endpoints.isEmpty else { return nil }
+        let configPath = globalOptions.configPath
+        return (interval, {
+            // The tracking loop is synchronous: it waits here while the flush runs.
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                defer { done.signal() }
+                do {
+                    let report = try await Delivery.flush(settings: settings, configPath: configPath,
+                                                          environment: environment, logger: logger)
+                    logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
+                } catch {
+                    logger.warning("transmission failed: \(error)")
+                }
+            }
+            done.wait()
+        })
     }
 }
 

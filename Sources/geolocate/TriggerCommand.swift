@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import GeolocateCore
 
-struct TriggerCommand: ParsableCommand {
+struct TriggerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trigger",
         abstract: "Report the location for one risk event as a JSON record.",
@@ -12,6 +12,10 @@ struct TriggerCommand: ParsableCommand {
             configuration file, else the built-in default: the mode from --mode, \
             actions.NAME.mode, the built-in per-action table, defaultInterval; the timeout \
             from --timeout, actions.NAME.timeout, triggerActionQueryTimeout (1500 ms).
+
+            --post URL sends the record at once as a JSON object, --endpoint NAME as that \
+            configured endpoint's format; if that fails, the record goes to the spool for the \
+            next flush, with a warning, and the exit code is still 0.
 
             Exit 0 whenever a record was printed; 3 with --require-location when it has no location.
             """
@@ -44,6 +48,12 @@ struct TriggerCommand: ParsableCommand {
     @Flag(name: .long, help: "Log debug diagnostics (connections, waits) on stderr.")
     var verbose = false
 
+    @Option(name: .long, help: ArgumentHelp("Also POST the record to this URL (spooled if that fails).", valueName: "url"))
+    var post: String?
+
+    @Option(name: .long, help: ArgumentHelp("Also send the record to this configured endpoint (spooled if that fails).", valueName: "name"))
+    var endpoint: String?
+
     @OptionGroup var globalOptions: GlobalOptions
 
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
@@ -55,6 +65,10 @@ struct TriggerCommand: ParsableCommand {
     }
 
     func validate() throws {
+        if post != nil && endpoint != nil { throw ValidationError("--post and --endpoint cannot be used together") }
+        if let post, !(post.hasPrefix("http://") || post.hasPrefix("https://")) || URL(string: post)?.host == nil {
+            throw ValidationError("invalid URL '\(post)' for --post (use http://HOST[:PORT]/PATH or https://...)")
+        }
         do {
             try Trigger.validate(action: action)
             _ = try CollectionMode(parsing: mode)
@@ -65,10 +79,14 @@ struct TriggerCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try runReportingErrors {
+    func run() async throws {
+        try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
+            if let endpoint, !settings.endpoints.contains(where: { $0.name == endpoint }) {
+                throw GeolocateError.missingSetting(
+                    "no endpoint named '\(endpoint)' in \(globalOptions.configPath) (configured: \(settings.endpoints.map(\.name).joined(separator: ", ")))")
+            }
             let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger)
             let record = try trigger.run(TriggerRequest(
                 action: action,
@@ -79,6 +97,11 @@ struct TriggerCommand: ParsableCommand {
                 source: try sourceOptions.specifier(),
                 replaySpeed: try sourceOptions.speed()))
             FileHandleOutput.stdout(MosaicRecord(record).jsonLine() + "\n")
+            if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint),
+               let failure = try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
+                                                     environment: ProcessInfo.processInfo.environment) {
+                logger.warning("could not send the record to \(post.map(ConfigStore.redactedURL) ?? endpoint ?? "") (\(failure)); it is in the spool for the next flush")
+            }
             if requireLocation && record.fix == nil {
                 throw GeolocateError.locationRequired(reason: "errorCode \(record.errorCode.rawValue) (--require-location)")
             }

@@ -118,7 +118,8 @@ import Testing
         (["track"], Int32(78)),
         (["track", "--replay", "/nonexistent/drive.nmea", "--permission", "fine"], Int32(66)),
         (["track", "--accuracy", "5m"], Int32(64)),
-        (["flush"], Int32(69)),
+        (["flush"], Int32(78)),
+        (["flush", "--batch-size", "0"], Int32(64)),
     ])
     func errors(_ arguments: [String], _ status: Int32) throws {
         let result = try geolocate.run(arguments)

@@ -14,4 +14,9 @@ public enum TimeText {
         }
         throw GeolocateError.usage("invalid time '\(text)' (use ISO 8601 such as 2026-11-22T05:00:00Z, or epoch milliseconds)")
     }
+
+    /// `milliseconds` since 1970 as ISO 8601 UTC, for messages.
+    public static func iso8601(_ milliseconds: Int64) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
 }

@@ -8,6 +8,7 @@ public enum ConfigKeys {
     /// What kind of value a key takes.
     enum Kind {
         case permissions, mode, positiveMilliseconds, duration, source, boolean, positiveNumber
+        case url, text, endpointFormat, durationOrOff
     }
 
     struct Spec {
@@ -35,6 +36,14 @@ public enum ConfigKeys {
         Spec(pattern: ["visits", "enabled"], kind: .boolean, help: "detect stays for location_context (built-in true)"),
         Spec(pattern: ["visits", "radius"], kind: .positiveNumber, help: "metres a stay stays within (built-in 200)"),
         Spec(pattern: ["visits", "minDuration"], kind: .duration, help: "how long a stay lasts before it is a visit (built-in 10m)"),
+        Spec(pattern: ["endpoints", "*", "url"], kind: .url, help: "where flush POSTs records for endpoint NAME (http or https)"),
+        Spec(pattern: ["endpoints", "*", "headers", "*"], kind: .text, help: "a header sent to endpoint NAME (shown redacted)"),
+        Spec(pattern: ["endpoints", "*", "format"], kind: .endpointFormat,
+             help: "openlocate ({\"locations\":[...]}, built-in) or mosaic-ndjson"),
+        Spec(pattern: ["endpoints", "*", "batchSize"], kind: .positiveNumber, help: "records per request (built-in 500)"),
+        Spec(pattern: ["endpoints", "*", "timeout"], kind: .duration, help: "request timeout (built-in 10s)"),
+        Spec(pattern: ["transmissionInterval"], kind: .durationOrOff,
+             help: "how often track runs a flush (built-in 6h; off)"),
     ] + RecordFields.keys.map { field in
         Spec(pattern: ["fields", field.name], kind: .boolean, help: "records carry \(field.name) (built-in true)")
     }
@@ -83,7 +92,28 @@ public enum ConfigKeys {
                 throw GeolocateError.usage("invalid value '\(text)' (use a number above 0)")
             }
             return .number(number)
+        case .url:
+            guard checkedURL(text) else {
+                throw GeolocateError.usage("invalid URL '\(text)' (use http://HOST[:PORT]/PATH or https://...)")
+            }
+            return .string(text)
+        case .text:
+            return .string(text)
+        case .endpointFormat:
+            guard EndpointFormat(rawValue: text) != nil else {
+                throw GeolocateError.usage("invalid format '\(text)' (use openlocate or mosaic-ndjson)")
+            }
+            return .string(text)
+        case .durationOrOff:
+            if text != "off" { _ = try DurationText.milliseconds(text, bareUnit: .milliseconds) }
+            return .string(text)
         }
+    }
+
+    private static func checkedURL(_ text: String) -> Bool {
+        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else { return false }
+        return true
     }
 
     /// Checks a value read from the file; returns the reason when it is invalid.
@@ -108,6 +138,18 @@ public enum ConfigKeys {
                 break
             case (.positiveNumber, .number(let number)):
                 guard number > 0 else { return "must be a number above 0" }
+            case (.url, .string(let text)):
+                guard checkedURL(text) else { return "must be an http or https URL" }
+            case (.text, .string):
+                break
+            case (.endpointFormat, .string(let text)):
+                guard EndpointFormat(rawValue: text) != nil else { return "must be openlocate or mosaic-ndjson" }
+            case (.durationOrOff, .string(let text)):
+                if text != "off" { _ = try DurationText.milliseconds(text, bareUnit: .milliseconds) }
+            case (.url, _): return "must be an http or https URL"
+            case (.text, _): return "must be a string"
+            case (.endpointFormat, _): return "must be openlocate or mosaic-ndjson"
+            case (.durationOrOff, _): return "must be a duration such as \"6h\", or \"off\""
             case (.boolean, _): return "must be true or false"
             case (.positiveNumber, _): return "must be a number above 0"
             case (.permissions, _): return "must be a list such as [\"fine\"]"

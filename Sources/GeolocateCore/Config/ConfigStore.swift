@@ -99,16 +99,24 @@ public struct ConfigStore {
     }
 
     /// The document with header values and URL credentials replaced by `***`.
+    /// `text` with any user and password of a URL replaced by `***`.
+    public static func redactedURL(_ text: String) -> String {
+        guard var url = URLComponents(string: text), url.scheme != nil, url.password != nil || url.user != nil else {
+            return text
+        }
+        url.user = url.user.map { _ in "***" }
+        url.password = url.password.map { _ in "***" }
+        return url.string ?? "***"
+    }
+
     public static func redacted(_ document: JSONValue) -> JSONValue {
         var copy = document
         for (keyPath, value) in document.leaves() {
             guard case .string(let text) = value else { continue }
             if keyPath.count >= 2 && keyPath[keyPath.count - 2] == "headers" {
                 copy.set(keyPath, to: .string("***"))
-            } else if var url = URLComponents(string: text), url.scheme != nil, url.password != nil || url.user != nil {
-                url.user = url.user.map { _ in "***" }
-                url.password = url.password.map { _ in "***" }
-                copy.set(keyPath, to: .string(url.string ?? "***"))
+            } else if redactedURL(text) != text {
+                copy.set(keyPath, to: .string(redactedURL(text)))
             }
         }
         return copy
@@ -189,6 +197,10 @@ public struct Settings: Sendable, Equatable {
     public var visitsEnabled: Bool?
     public var visitRadiusMetres: Double?
     public var visitMinDurationMilliseconds: Int64?
+    /// `endpoints.NAME.*`, sorted by name.
+    public var endpoints: [Endpoint] = []
+    /// `transmissionInterval`: `.some(nil)` is `off`.
+    public var transmissionIntervalMilliseconds: Int64??
 
     public init() {}
 
@@ -215,6 +227,26 @@ public struct Settings: Sendable, Equatable {
         if case .bool(let on)? = document[["visits", "enabled"]] { visitsEnabled = on }
         if case .number(let value)? = document[["visits", "radius"]] { visitRadiusMetres = value }
         visitMinDurationMilliseconds = Settings.duration(document[["visits", "minDuration"]])
+        if case .object(let endpoints)? = document[["endpoints"]] {
+            self.endpoints = endpoints.keys.sorted().compactMap { name in
+                guard let value = endpoints[name], case .string(let url)? = value[["url"]] else { return nil }
+                var endpoint = Endpoint(name: name, url: url)
+                if case .object(let headers)? = value[["headers"]] {
+                    for (header, text) in headers { if case .string(let text) = text { endpoint.headers[header] = text } }
+                }
+                if case .string(let format)? = value[["format"]], let parsed = EndpointFormat(rawValue: format) {
+                    endpoint.format = parsed
+                }
+                if case .number(let size)? = value[["batchSize"]] { endpoint.batchSize = max(1, Int(size)) }
+                if let timeout = Settings.duration(value[["timeout"]]) { endpoint.timeoutMilliseconds = timeout }
+                return endpoint
+            }
+        }
+        if case .string("off")? = document[["transmissionInterval"]] {
+            transmissionIntervalMilliseconds = .some(nil)
+        } else if let interval = Settings.duration(document[["transmissionInterval"]]) {
+            transmissionIntervalMilliseconds = interval
+        }
     }
 
     /// The permissions in force: `--permission`, else config `permissions`, else none.
@@ -256,6 +288,7 @@ public struct Settings: Sendable, Equatable {
         case ["spool", "maxRetention"]: return .string(DurationText.format(Defaults.spoolMaxRetentionMilliseconds))
         case ["spool", "maxRecords"]: return .number(Double(Defaults.spoolMaxRecords))
         case ["visits", "enabled"]: return .bool(true)
+        case ["transmissionInterval"]: return .string(DurationText.format(Defaults.transmissionIntervalMilliseconds))
         case ["visits", "radius"]: return .number(Defaults.visitRadiusMetres)
         case ["visits", "minDuration"]: return .string(DurationText.format(Defaults.visitMinDurationMilliseconds))
         default:
@@ -286,6 +319,7 @@ public struct Settings: Sendable, Equatable {
 
 /// Built-in defaults (SPEC §3).
 public enum Defaults {
+    public static let version = "0.1.0"
     public static let queryTimeoutMilliseconds: Int64 = 1500
     public static let currentMaxAgeMilliseconds: Int64 = 2000
     /// gpsd answers `?POLL;` in about 1 ms; one that takes a second is treated as unavailable.
@@ -295,4 +329,6 @@ public enum Defaults {
     /// OpenLocate's visit monitoring: within 200 m for at least 10 minutes.
     public static let visitRadiusMetres = 200.0
     public static let visitMinDurationMilliseconds: Int64 = 600_000
+    /// `track --transmit-interval`, config `transmissionInterval`.
+    public static let transmissionIntervalMilliseconds: Int64 = 6 * 3_600_000
 }

@@ -78,6 +78,7 @@ public final class Spool {
                 CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
                 """)
         }
+        registerDeliveryMigration(&migrator)
         return migrator
     }
 
@@ -127,6 +128,13 @@ public final class Spool {
         return expired
     }
 
+    /// Expires what is past `limits` as of `now` (flush does, before sending).
+    /// - Returns: how many records were expired.
+    @discardableResult
+    public func expire(now: Int64, limits: SpoolLimits) throws -> Int {
+        try write { try Spool.expire($0, now: now, limits: limits) }
+    }
+
     /// How many records wait in the spool.
     public func count() throws -> Int {
         try read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records") ?? 0 }
@@ -147,8 +155,14 @@ public final class Spool {
         try read { try Int.fetchOne($0, sql: "SELECT value FROM counters WHERE name = 'expired'") ?? 0 }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try database.read(body) } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: Spool.reason(error))
+        }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try database.write(body) } catch {
             throw GeolocateError.stateNotWritable(path: path, reason: Spool.reason(error))
         }
     }

@@ -20,6 +20,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case locationRequired(reason: String)
     /// A command that collects nothing without a location permission (exit 78).
     case permissionRequired(String)
+    /// A setting a command needs is missing, such as an endpoint for flush (exit 78).
+    case missingSetting(String)
 
     public var exitCode: Int32 {
         switch self {
@@ -28,7 +30,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .inputMissing: return 66
         case .sourceUnavailable, .notImplemented: return 69
         case .stateNotWritable: return 73
-        case .configuration, .permissionRequired: return 78
+        case .configuration, .permissionRequired, .missingSetting: return 78
         case .locationRequired: return 3
         }
     }
@@ -52,7 +54,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
         case .locationRequired(let reason):
             return "no location: \(reason)"
-        case .permissionRequired(let message):
+        case .permissionRequired(let message), .missingSetting(let message):
             return message
         }
     }

@@ -73,11 +73,14 @@ public struct Tracker {
     public var output: (String) -> Void
     /// Opens a source; replaced in tests.
     public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
+    /// `--transmit-interval`: runs a flush this often (wall clock), after committing the spool.
+    public var transmission: (intervalMilliseconds: Int64, flush: () -> Void)?
 
     public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
                 timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
                 output: @escaping (String) -> Void,
-                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) }) {
+                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) },
+                transmission: (intervalMilliseconds: Int64, flush: () -> Void)? = nil) {
         self.settings = settings
         self.environment = environment
         self.clock = clock
@@ -86,6 +89,7 @@ public struct Tracker {
         self.stop = stop
         self.output = output
         self.openSource = openSource
+        self.transmission = transmission
     }
 
     /// How long one wait on the source lasts before the loop checks for a stop, commits and
@@ -146,6 +150,7 @@ public struct Tracker {
         var started: Int64?
         var latestFix: Fix?
         var lastKnownSaved: ContinuousClock.Instant?
+        var lastTransmission = ContinuousClock.now
 
         init(tracker: Tracker, request: TrackRequest, permissions: [Permission], coarse: Bool,
              device: DeviceInfo?, writer: SpoolWriter?, lastKnown: LastKnownStore) {
@@ -196,6 +201,12 @@ public struct Tracker {
             if let latestFix, lastKnownSaved.map({ $0.duration(to: .now) >= .seconds(1) }) ?? true {
                 try lastKnown.update(with: latestFix)
                 lastKnownSaved = .now
+            }
+            if let transmission = tracker.transmission,
+               lastTransmission.duration(to: .now) >= .milliseconds(transmission.intervalMilliseconds) {
+                try writer?.flush(now: now)
+                transmission.flush()
+                lastTransmission = .now
             }
         }
 

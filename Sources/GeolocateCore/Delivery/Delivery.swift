@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+
+/// The entry points the commands call: a whole flush, and one record POSTed at once.
+public enum Delivery {
+    /// Flushes the spool of the state directory to the configured endpoints, one flush at a time.
+    /// - Throws: `GeolocateError.configuration` when no endpoint is configured (78).
+    public static func flush(settings: Settings, configPath: String, environment: [String: String], logger: Logger,
+                             only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
+                             transport: HTTPTransport = AsyncHTTPTransport()) async throws -> FlushReport {
+        guard !settings.endpoints.isEmpty else {
+            throw GeolocateError.missingSetting(
+                "no endpoint is configured in \(configPath); add one with: geolocate config set endpoints.NAME.url https://HOST/PATH")
+        }
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let lock = try FlushLock(stateDirectory: stateDirectory)
+        defer { withExtendedLifetime(lock) {} }
+        let flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory), endpoints: settings.endpoints,
+                              transport: transport, limits: settings.spoolLimits, logger: logger)
+        return try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
+    }
+
+    /// Where `trigger --post URL` or `--endpoint NAME` sends its record.
+    public enum Target: Sendable {
+        case url(String)
+        case endpoint(String)
+    }
+
+    /// POSTs `record` once; when that fails, spools it for the next flush.
+    /// - Returns: `nil` when delivered, else why not (the record is then in the spool).
+    /// - Throws: `GeolocateError` for an unknown endpoint (78) or a spool that cannot be written.
+    public static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
+                            environment: [String: String],
+                            transport: HTTPTransport = AsyncHTTPTransport()) async throws -> String? {
+        let request: DeliveryRequest
+        let line = MosaicRecord(record).jsonLine()
+        switch target {
+        case .url(let url):
+            request = DeliveryRequest(url: url, headers: [("Content-Type", "application/json"), ("Idempotency-Key", record.id),
+                                                          ("User-Agent", "geolocate/\(Defaults.version)")],
+                                      body: line, timeoutMilliseconds: Endpoint.defaultTimeoutMilliseconds)
+        case .endpoint(let name):
+            guard let endpoint = settings.endpoints.first(where: { $0.name == name }) else {
+                throw GeolocateError.missingSetting("no endpoint named '\(name)' in \(configPath) (configured: \(settings.endpoints.map(\.name).joined(separator: ", ")))")
+            }
+            request = DeliveryRequest(
+                url: endpoint.url,
+                headers: endpoint.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+                    + [("Content-Type", endpoint.format.contentType), ("Idempotency-Key", record.id),
+                       ("User-Agent", "geolocate/\(Defaults.version)")],
+                body: endpoint.format.body(for: [line]), timeoutMilliseconds: endpoint.timeoutMilliseconds)
+        }
+        let failure: String
+        switch await transport.post(request) {
+        case .status(let code, _) where (200..<300).contains(code):
+            return nil
+        case .status(let code, _):
+            failure = "HTTP \(code)"
+        case .failed(let reason):
+            failure = reason
+        }
+        let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment))
+        try spool.append([SpoolEntry(record, body: line)], now: record.triggeredAt, limits: settings.spoolLimits)
+        return failure
+    }
+}
+
+extension FlushReport {
+    /// The `flush --json` document: `{"endpoints":[...]}`.
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one flush did for one endpoint, as `flush --json` prints it.
+public struct EndpointReport: Sendable, Equatable, Encodable {
+    public var name: String
+    /// The URL without credentials.
+    public var url: String
+    /// Records delivered in this run.
+    public var sent = 0
+    /// Records still waiting for this endpoint after the run.
+    public var pending = 0
+    /// Records the endpoint refused in this run (4xx), now in the dead-letter table.
+    public var deadLettered = 0
+    /// Records expired from the spool past `spool.*` limits, ever (they are never sent).
+    public var expired = 0
+    /// Why the last attempt failed, when it did.
+    public var lastError: String?
+}
+
+/// The whole flush: one report per endpoint.
+public struct FlushReport: Sendable, Equatable, Encodable {
+    public var endpoints: [EndpointReport]
+
+    /// Whether nothing deliverable is left (exit 0; else 75).
+    public var allDelivered: Bool { endpoints.allSatisfy { $0.pending == 0 } }
+}
+
+/// Retries of transient failures within one flush: exponential backoff with jitter.
+public struct RetryPolicy: Sendable, Equatable {
+    /// Tries per batch in one run, the first included.
+    public var maxAttempts = 4
+    public var baseDelayMilliseconds: Int64 = 500
+    public var maxDelayMilliseconds: Int64 = 30_000
+    /// A wait longer than this (a long `Retry-After`) ends the run for the endpoint instead;
+    /// the next flush before that time skips it.
+    public var maxWaitMilliseconds: Int64 = 30_000
+
+    public init() {}
+
+    /// The wait after failed attempt `attempt` (1-based): base × 2^(attempt−1), capped, ×0.5–1.5.
+    func delay(afterAttempt attempt: Int) -> Int64 {
+        let exponential = min(Double(maxDelayMilliseconds), Double(baseDelayMilliseconds) * pow(2, Double(attempt - 1)))
+        return Int64(exponential * Double.random(in: 0.5...1.5))
+    }
+}
+
+/// Sends the spool to endpoints (SPEC §5): batches in spool order per endpoint, each endpoint
+/// with its own cursor; 2xx delivered; network errors, timeouts, 408, 429 and 5xx retried with
+/// backoff (`Retry-After` honoured) and otherwise left pending; any other 4xx splits the batch
+/// until the refused records are alone, which go to the dead-letter table. A record leaves the
+/// spool when every configured endpoint has it.
+public struct Flusher {
+    public var spool: Spool
+    /// Every configured endpoint: deletion waits for all of them, whichever are flushed now.
+    public var endpoints: [Endpoint]
+    public var transport: HTTPTransport
+    /// Records past these are expired before anything is sent.
+    public var limits: SpoolLimits
+    public var retry: RetryPolicy
+    public var clock: WallClock
+    public var logger: Logger
+    /// Waits between attempts; replaced in tests to count the waits.
+    public var sleep: @Sendable (Int64) async -> Void
+
+    public init(spool: Spool, endpoints: [Endpoint], transport: HTTPTransport, limits: SpoolLimits = SpoolLimits(),
+                retry: RetryPolicy = RetryPolicy(),
+                clock: WallClock = SystemClock(), logger: Logger,
+                sleep: @escaping @Sendable (Int64) async -> Void = { try? await Task.sleep(for: .milliseconds($0)) }) {
+        self.spool = spool
+        self.endpoints = endpoints
+        self.transport = transport
+        self.limits = limits
+        self.retry = retry
+        self.clock = clock
+        self.logger = logger
+        self.sleep = sleep
+    }
+
+    /// Flushes the endpoints named in `only` (all when `nil`).
+    /// - Throws: `GeolocateError.configuration` for an unknown endpoint name; spool errors.
+    public func run(only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false) async throws -> FlushReport {
+        var selected = endpoints
+        if let names {
+            for name in names where !endpoints.contains(where: { $0.name == name }) {
+                throw GeolocateError.usage("unknown endpoint '\(name)' (configured: \(endpoints.map(\.name).joined(separator: ", ")))")
+            }
+            selected = endpoints.filter { names.contains($0.name) }
+        }
+        if !dryRun {
+            let expired = try spool.expire(now: clock.nowMilliseconds, limits: limits)
+            if expired > 0 { logger.notice("\(expired) records older than spool.maxRetention (or beyond spool.maxRecords) expired unsent") }
+        }
+        var reports: [EndpointReport] = []
+        for endpoint in selected {
+            reports.append(try await flush(endpoint, batchSize: batchSize ?? endpoint.batchSize, dryRun: dryRun))
+        }
+        return FlushReport(endpoints: reports)
+    }
+
+    private func flush(_ endpoint: Endpoint, batchSize: Int, dryRun: Bool) async throws -> EndpointReport {
+        var report = EndpointReport(name: endpoint.name, url: endpoint.redactedURL)
+        report.expired = try spool.expiredCount()
+        report.pending = try spool.pendingCount(for: endpoint.name)
+        var state = try spool.state(of: endpoint.name)
+        if dryRun {
+            report.lastError = state.lastError
+            return report
+        }
+        if let retryAt = state.retryAt, retryAt > clock.nowMilliseconds {
+            report.lastError = "\(state.lastError ?? "failed"); not retried before \(TimeText.iso8601(retryAt))"
+            return report
+        }
+        let all = endpoints.map(\.name)
+        while true {
+            let batch = try spool.records(after: state.deliveredThrough, limit: max(batchSize, 1))
+            guard !batch.isEmpty else { break }
+            let outcome = await send(batch[...], to: endpoint)
+            if let through = outcome.handledThrough {
+                try spool.markDelivered(endpoint: endpoint.name, through: through, delivered: outcome.delivered,
+                                        deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: all)
+                state.deliveredThrough = through
+                report.sent += outcome.delivered
+                report.deadLettered += outcome.deadLetters.count
+            }
+            if let failure = outcome.failure {
+                try spool.markFailed(endpoint: endpoint.name, error: failure.message, retryAt: failure.retryAt)
+                report.lastError = failure.message
+                logger.warning("endpoint \(endpoint.name) (\(endpoint.redactedURL)): \(failure.message); records stay in the spool for the next flush")
+                break
+            }
+        }
+        if report.deadLettered > 0 {
+            logger.warning("endpoint \(endpoint.name) refused \(report.deadLettered) records; they are in the dead-letter table (flush --json)")
+        }
+        report.pending = try spool.pendingCount(for: endpoint.name)
+        return report
+    }
+
+    /// The result of sending some records, in spool order.
+    private struct Outcome {
+        /// Everything through this `seq` is delivered or dead-lettered.
+        var handledThrough: Int64?
+        var delivered = 0
+        var deadLetters: [(record: PendingRecord, status: Int?, reason: String)] = []
+        var failure: (message: String, retryAt: Int64)?
+    }
+
+    private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint) async -> Outcome {
+        let request = DeliveryRequest(
+            url: endpoint.url,
+            headers: endpoint.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [
+                ("Content-Type", endpoint.format.contentType),
+                ("Idempotency-Key", IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.id))),
+                ("User-Agent", "geolocate/\(Defaults.version)"),
+            ],
+            body: endpoint.format.body(for: records.map(\.body)),
+            timeoutMilliseconds: endpoint.timeoutMilliseconds)
+        var attempt = 1
+        while true {
+            let response = await transport.post(request)
+            var retryAfter: Int64?
+            let message: String
+            switch response {
+            case .status(let code, _) where (200..<300).contains(code):
+                return Outcome(handledThrough: records.last?.seq, delivered: records.count)
+            case .status(let code, _) where (400..<500).contains(code) && code != 408 && code != 429:
+                return await isolate(records, status: code, to: endpoint)
+            case .status(let code, let after):
+                retryAfter = after
+                message = "HTTP \(code)"
+            case .failed(let reason):
+                message = reason
+            }
+            let wait = retryAfter ?? retry.delay(afterAttempt: attempt)
+            if attempt >= retry.maxAttempts || wait > retry.maxWaitMilliseconds {
+                return Outcome(failure: ("\(message) after \(attempt) attempt\(attempt == 1 ? "" : "s")",
+                                         clock.nowMilliseconds + wait))
+            }
+            logger.debug("endpoint \(endpoint.name): \(message); attempt \(attempt + 1) in \(wait) ms")
+            await sleep(wait)
+            attempt += 1
+        }
+    }
+
+    /// A refused batch split in halves until each refused record is alone; the rest is delivered.
+    private func isolate(_ records: ArraySlice<PendingRecord>, status: Int, to endpoint: Endpoint) async -> Outcome {
+        guard records.count > 1 else {
+            return Outcome(handledThrough: records.last?.seq, deadLetters: records.map { ($0, status, "HTTP \(status)") })
+        }
+        let middle = records.startIndex + records.count / 2
+        var outcome = await send(records[..<middle], to: endpoint)
+        guard outcome.failure == nil else { return outcome }
+        let second = await send(records[middle...], to: endpoint)
+        outcome.handledThrough = second.handledThrough ?? outcome.handledThrough
+        outcome.delivered += second.delivered
+        outcome.deadLetters += second.deadLetters
+        outcome.failure = second.failure
+        return outcome
+    }
+}
+
+/// The `Idempotency-Key` of a batch: the same for the same records to the same endpoint, so a
+/// retry (in this run or after a crash) is recognisably the same request.
+enum IdempotencyKey {
+    static func make(endpoint: String, ids: [String]) -> String {
+        var low: UInt64 = 0xcbf2_9ce4_8422_2325
+        var high: UInt64 = 0x8422_2325_cbf2_9ce4
+        for byte in (endpoint + "\n" + ids.joined(separator: "\n")).utf8 {
+            low = (low ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            high = (high ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 &+ 0x9E37
+        }
+        let hex = String(format: "%016llx%016llx", high, low)
+        let characters = Array(hex)
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+    }
+}
+
+/// Serialises flushes on one state directory: a second flush waits for the first, then finds
+/// its records delivered. The kernel releases the lock when a flush dies, even by SIGKILL.
+public final class FlushLock {
+    private let fd: Int32
+
+    /// Waits for the lock on `stateDirectory/flush.lock`.
+    /// - Throws: `GeolocateError.stateNotWritable` when the lock file cannot be opened.
+    public init(stateDirectory: String) throws {
+        try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+        let path = stateDirectory + "/flush.lock"
+        fd = open(path, O_RDWR | O_CREAT, 0o600)
+        guard fd >= 0 else {
+            throw GeolocateError.stateNotWritable(path: path, reason: String(cString: strerror(errno)))
+        }
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+    }
+
+    deinit { close(fd) }
+}

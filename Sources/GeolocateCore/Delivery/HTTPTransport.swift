@@ -1,0 +1,72 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// One POST of a batch.
+public struct DeliveryRequest: Sendable {
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: String
+    public var timeoutMilliseconds: Int64
+}
+
+/// What came back from a POST.
+public enum DeliveryResponse: Sendable, Equatable {
+    /// The server answered with `status`; `retryAfter` is its `Retry-After` in milliseconds.
+    case status(Int, retryAfterMilliseconds: Int64?)
+    /// No answer: connection refused or reset, timeout, DNS; the text says which.
+    case failed(String)
+}
+
+/// Sends batches over HTTP; the seam tests and benchmarks share with production.
+public protocol HTTPTransport: Sendable {
+    func post(_ request: DeliveryRequest) async -> DeliveryResponse
+}
+
+/// `HTTPTransport` on AsyncHTTPClient.
+public struct AsyncHTTPTransport: HTTPTransport {
+    private let client: HTTPClient
+
+    /// A client that fails at once when a connection is refused (delivery retries with its own
+    /// backoff) instead of retrying until the request's deadline. Process-wide and never shut
+    /// down, as `HTTPClient.shared` is.
+    public static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(5)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    public init(client: HTTPClient = AsyncHTTPTransport.client) { self.client = client }
+
+    public func post(_ request: DeliveryRequest) async -> DeliveryResponse {
+        var http = HTTPClientRequest(url: request.url)
+        http.method = .POST
+        for (name, value) in request.headers { http.headers.add(name: name, value: value) }
+        http.body = .bytes(ByteBuffer(string: request.body))
+        do {
+            let response = try await client.execute(http, timeout: .milliseconds(request.timeoutMilliseconds))
+            // Drain a little of the body so the connection can be reused; its content is not needed.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            let retryAfter = response.headers.first(name: "Retry-After").flatMap { RetryAfter.milliseconds($0) }
+            return .status(Int(response.status.code), retryAfterMilliseconds: retryAfter)
+        } catch {
+            return .failed(String(describing: error))
+        }
+    }
+}
+
+/// `Retry-After`: seconds, or an HTTP date.
+enum RetryAfter {
+    static func milliseconds(_ text: String, now: Date = Date()) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int64(trimmed), seconds >= 0 { return seconds * 1000 }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return max(0, Int64((date.timeIntervalSince(now) * 1000).rounded()))
+    }
+}

@@ -1,0 +1,54 @@
+@testable import GeolocateCore
+import Foundation
+import Testing
+
+/// The small rules of delivery: idempotency keys, Retry-After, backoff and body formats.
+@Suite struct DeliveryTests {
+    @Test func idempotencyKeysNameTheRecordsAndTheEndpoint() {
+        let key = IdempotencyKey.make(endpoint: "a", ids: ["x", "y"])
+        #expect(key == IdempotencyKey.make(endpoint: "a", ids: ["x", "y"]))
+        #expect(key != IdempotencyKey.make(endpoint: "b", ids: ["x", "y"]))
+        #expect(key != IdempotencyKey.make(endpoint: "a", ids: ["x"]))
+        #expect(key != IdempotencyKey.make(endpoint: "a", ids: ["y", "x"]))
+        #expect(UUID(uuidString: key) != nil)
+    }
+
+    @Test func retryAfterInSecondsOrAsAnHTTPDate() {
+        #expect(RetryAfter.milliseconds("120") == 120_000)
+        let now = Date(timeIntervalSince1970: 1_795_348_800)  // Sun, 22 Nov 2026 12:00:00 GMT
+        #expect(RetryAfter.milliseconds("Sun, 22 Nov 2026 12:00:30 GMT", now: now) == 30_000)
+        #expect(RetryAfter.milliseconds("Sun, 22 Nov 2026 11:59:00 GMT", now: now) == 0)
+        #expect(RetryAfter.milliseconds("soon") == nil)
+        #expect(RetryAfter.milliseconds("-5") == nil)
+    }
+
+    @Test func backoffDoublesWithJitterUpToItsCap() {
+        let policy = RetryPolicy()
+        for attempt in 1...10 {
+            let expected = min(30_000.0, 500 * pow(2, Double(attempt - 1)))
+            let delay = Double(policy.delay(afterAttempt: attempt))
+            #expect(delay >= expected * 0.5 - 1 && delay <= expected * 1.5 + 1)
+        }
+    }
+
+    @Test func bodiesInBothFormats() throws {
+        let fix = Fix(timestamp: 1_795_348_800_000, latitude: 53.3613367, longitude: -6.50562, mode: .threeD,
+                      altitudeHAE: 79, speed: 1.5, horizontalAccuracy: 2.3, provider: .gpsd)
+        let record = Record(action: "track", triggeredAt: 1_795_348_801_000, requestedMode: "force-current",
+                            collectionMode: "force-current", fix: fix, permissions: [.fine], origin: .current,
+                            fallbackReason: nil, errorCode: .none, context: .visitEntry,
+                            device: DeviceInfo(id: "5c1caaf7-f436-48e5-bbc7-16021bba58ab", model: "Kiosk 3", osVersion: "Debian 12"))
+        let line = MosaicRecord(record).jsonLine()
+        #expect(EndpointFormat.mosaicNDJSON.body(for: [line, line]) == line + "\n" + line + "\n")
+        let document = try #require(JSONSerialization.jsonObject(with: Data(EndpointFormat.openlocate.body(for: [line]).utf8)) as? [String: Any])
+        let location = try #require((document["locations"] as? [[String: Any]])?.first)
+        #expect(location["id"] as? String == record.id)
+        #expect(location["latitude"] as? Double == 53.3613367 && location["longitude"] as? Double == -6.50562)
+        #expect(location["utc_timestamp"] as? Int == 1_795_348_800 && location["utc_timestamp_received"] as? Int == 1_795_348_801)
+        #expect(location["horizontal_accuracy"] as? Double == 2.3 && location["altitude"] as? Double == 79)
+        #expect(location["location_context"] as? String == "visit_entry")
+        #expect(location["device_model"] as? String == "Kiosk 3" && location["os_version"] as? String == "Debian 12")
+        #expect(location["device_id"] as? String == "5c1caaf7-f436-48e5-bbc7-16021bba58ab")
+        #expect(location["course"] == nil && location["vertical_accuracy"] == nil)
+    }
+}

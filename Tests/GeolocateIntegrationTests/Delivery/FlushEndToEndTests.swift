@@ -1,0 +1,270 @@
+import Foundation
+import GeolocateCore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geolocate flush` and `trigger --post` against a real HTTP collector on 127.0.0.1 that the
+/// tests script per request: every record must arrive, and a duplicate only under the same
+/// Idempotency-Key.
+@Suite(.serialized) struct FlushEndToEndTests {
+    let geolocate = GeolocateProcess()
+    let drive = GeolocateProcess.example("maynooth-drive.nmea")
+
+    /// Spools the 120 fixes of the drive log and returns their ids in spool order.
+    func spoolDrive() throws -> [String] {
+        let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout", "--permission", "fine"])
+        try #require(result.status == 0, "\(result.stderr)")
+        return result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        }
+    }
+
+    func configure(_ collector: Collector, _ endpoints: [String: [String: String]]) throws {
+        for (name, settings) in endpoints {
+            for (key, value) in settings {
+                let result = try geolocate.run(["config", "set", "endpoints.\(name).\(key)", value.replacingOccurrences(of: "COLLECTOR", with: collector.url(""))])
+                try #require(result.status == 0, "\(result.stderr)")
+            }
+        }
+    }
+
+    func flush(_ extra: [String] = []) throws -> (status: Int32, report: [String: [String: Any]], stderr: String) {
+        let result = try geolocate.run(["flush", "--json"] + extra)
+        var report: [String: [String: Any]] = [:]
+        if let document = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] {
+            for endpoint in document["endpoints"] as? [[String: Any]] ?? [] {
+                if let name = endpoint["name"] as? String { report[name] = endpoint }
+            }
+        }
+        return (result.status, report, result.stderr)
+    }
+
+    func spooledCount() throws -> Int { try Spool(stateDirectory: geolocate.stateDirectory).count() }
+
+    /// Each id accepted more than once was accepted under one Idempotency-Key only.
+    func expectDuplicatesShareAKey(_ collector: Collector, _ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        var keys: [String: Set<String>] = [:]
+        for request in collector.requests(path) where (200..<300).contains(request.status ?? 0) {
+            for id in request.ids { keys[id, default: []].insert(request.key ?? "") }
+        }
+        #expect(keys.values.allSatisfy { $0.count == 1 }, sourceLocation: sourceLocation)
+    }
+
+    @Test func everyRecordArrivesAtEveryEndpointInOrder() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "batchSize": "50", "headers.Authorization": "Bearer s3cret"],
+                                  "b": ["url": "COLLECTOR/b", "format": "mosaic-ndjson"]])
+        let ids = try spoolDrive()
+        let (status, report, stderr) = try flush()
+        #expect(status == 0, "\(stderr)")
+        #expect(collector.acceptedIDs("/a") == ids)
+        #expect(collector.acceptedIDs("/b") == ids)
+        #expect(collector.requests("/a").count == 3)  // 50 + 50 + 20
+        #expect(collector.requests("/a").allSatisfy { $0.contentType == "application/json" && $0.headers["Authorization"] == "Bearer s3cret" })
+        #expect(collector.requests("/b").allSatisfy { $0.contentType == "application/x-ndjson" })
+        #expect(Set(collector.requests().compactMap(\.key)).count == collector.requests().count)
+        #expect(report["a"]?["sent"] as? Int == 120 && report["b"]?["sent"] as? Int == 120)
+        #expect(report["a"]?["pending"] as? Int == 0)
+        #expect(try spooledCount() == 0)
+        // Nothing left: a second flush sends nothing and succeeds.
+        #expect(try flush().status == 0)
+        #expect(collector.requests().count == 4)
+    }
+
+    @Test func openLocateBodiesCarryNumbersAndSnakeCase() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a"]])
+        _ = try spoolDrive()
+        // The collector logs ids only; render the spool's first record as flush sends it.
+        let first = try #require(try Spool(stateDirectory: geolocate.stateDirectory).bodies().first)
+        let body = EndpointFormat.openlocate.body(for: [first])
+        let document = try #require(JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        let location = try #require((document["locations"] as? [[String: Any]])?.first)
+        #expect(location["latitude"] as? Double == 53.3613367)
+        #expect(location["utc_timestamp"] as? Int == 1_795_248_008)
+        #expect(location["location_context"] as? String == "regular")
+        #expect(location["horizontal_accuracy"] is Double && location["device_id"] is String)
+        #expect(try flush().status == 0)
+    }
+
+    @Test func serverErrorsAreRetriedUnderTheSameKey() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/a": ["script": [["status": 500], ["status": 503], ["close": true]]]])
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "batchSize": "200"]])
+        let ids = try spoolDrive()
+        let (status, _, stderr) = try flush()
+        #expect(status == 0, "\(stderr)")
+        let requests = collector.requests("/a")
+        #expect(requests.count == 4)
+        #expect(Set(requests.compactMap(\.key)).count == 1)
+        #expect(collector.acceptedIDs("/a") == ids)
+    }
+
+    @Test func retryAfterIsHonoured() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/a": ["script": [["status": 429, "retryAfter": "2"]]]])
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "batchSize": "200"]])
+        _ = try spoolDrive()
+        let started = ContinuousClock.now
+        #expect(try flush().status == 0)
+        #expect(started.duration(to: .now) >= .seconds(2))
+        #expect(collector.requests("/a").count == 2)
+
+        // A Retry-After longer than a flush waits: pending now, and the next flush before then sends nothing.
+        _ = try spoolDrive()
+        try collector.script(["/a": ["script": [["status": 503, "retryAfter": "3600"]]]])
+        let long = try flush()
+        #expect(long.status == 75)
+        #expect(long.report["a"]?["pending"] as? Int == 120)
+        #expect(collector.requests("/a").count == 3)
+        #expect(try flush().status == 75)
+        #expect(collector.requests("/a").count == 3)
+    }
+
+    @Test func aPoisonRecordIsDeadLetteredAndTheRestDelivered() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "batchSize": "100"]])
+        let ids = try spoolDrive()
+        try collector.script(["/a": ["poison": [ids[37]]]])
+        let (status, report, stderr) = try flush()
+        #expect(status == 0, "\(stderr)")
+        #expect(Set(collector.acceptedIDs("/a")) == Set(ids).subtracting([ids[37]]))
+        #expect(report["a"]?["deadLettered"] as? Int == 1)
+        #expect(report["a"]?["sent"] as? Int == 119)
+        let letters = try Spool(stateDirectory: geolocate.stateDirectory).deadLetters(for: "a")
+        #expect(letters.map(\.id) == [ids[37]] && letters.first?.status == 400)
+        #expect(try spooledCount() == 0)
+        expectDuplicatesShareAKey(collector, "/a")
+    }
+
+    @Test func anEndpointDownForSeveralFlushesBlocksNothingElse() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/down": ["default": ["status": 503]]])
+        try configure(collector, ["up": ["url": "COLLECTOR/up"], "down": ["url": "COLLECTOR/down"]])
+        let ids = try spoolDrive()
+        let first = try flush()
+        #expect(first.status == 75)
+        #expect(first.report["down"]?["pending"] as? Int == 120)
+        #expect((first.report["down"]?["lastError"] as? String)?.contains("503") == true)
+        #expect(collector.acceptedIDs("/up") == ids)
+        #expect(try spooledCount() == 120)  // "down" has none of them yet
+        #expect(try flush().status == 75)
+
+        try collector.script([:])
+        var last: Int32 = 75
+        #expect(waitUntil(.seconds(30)) {
+            last = (try? flush().status) ?? 75
+            return last == 0
+        })
+        #expect(collector.acceptedIDs("/down").suffix(120) == ids[...])
+        #expect(try spooledCount() == 0)
+        #expect(collector.acceptedIDs("/up") == ids)  // never sent twice to the endpoint that was up
+    }
+
+    @Test func aFlushKilledMidBatchLosesNothing() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/a": ["script": [["status": 200], ["status": 200, "delay": 30]]]])
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "batchSize": "40", "timeout": "60s"]])
+        let ids = try spoolDrive()
+        let running = try geolocate.start(["flush"])
+        #expect(waitUntil(.seconds(10)) { collector.requests("/a").count >= 2 })
+        kill(running.pid, SIGKILL)
+        _ = running.finish(within: .seconds(5))
+        try collector.script([:])
+        let (status, _, stderr) = try flush()
+        #expect(status == 0, "\(stderr)")
+        #expect(Set(collector.acceptedIDs("/a")) == Set(ids))
+        expectDuplicatesShareAKey(collector, "/a")
+        #expect(try spooledCount() == 0)
+    }
+
+    @Test func twoFlushesAtOnceDeliverEachRecordOnce() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "batchSize": "10"]])
+        let ids = try spoolDrive()
+        let flushes = try (0..<2).map { _ in try geolocate.start(["flush"]) }
+        for running in flushes {
+            let result = try #require(running.finish(within: .seconds(60)))
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        #expect(collector.acceptedIDs("/a").sorted() == ids.sorted())
+    }
+
+    @Test func recordsPastRetentionExpireUnsent() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a"]])
+        _ = try geolocate.run(["config", "set", "spool.maxRetention", "1h"])
+        _ = try spoolDrive()  // the drive was recorded on 2026-11-21, more than an hour ago
+        let (status, report, _) = try flush()
+        #expect(status == 0)
+        #expect(report["a"]?["expired"] as? Int == 120)
+        #expect(report["a"]?["sent"] as? Int == 0)
+        #expect(collector.requests().isEmpty)
+    }
+
+    @Test func triggerPostSendsAtOnceOrSpools() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        let sent = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                      "--post", collector.url("/now")])
+        #expect(sent.status == 0)
+        let id = try #require(try sent.json()["id"] as? String)
+        #expect(collector.acceptedIDs("/now") == [id])
+        #expect(collector.requests("/now").first?.key == id)
+
+        let closed = try Loopback.freePort()
+        let failed = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                        "--post", "http://127.0.0.1:\(closed)/x"])
+        #expect(failed.status == 0)
+        #expect(failed.stderr.contains("it is in the spool for the next flush"))
+        let spooled = try Spool(stateDirectory: geolocate.stateDirectory).bodies()
+        let failedID = try #require(try failed.json()["id"] as? String)
+        #expect(spooled.count == 1 && spooled[0].contains(failedID))
+
+        try configure(collector, ["ndjson": ["url": "COLLECTOR/ndjson", "format": "mosaic-ndjson"]])
+        let toEndpoint = try geolocate.run(["trigger", "logout", "--replay", drive, "--permission", "fine", "--endpoint", "ndjson"])
+        #expect(toEndpoint.status == 0)
+        #expect(collector.requests("/ndjson").first?.contentType == "application/x-ndjson")
+        #expect(try geolocate.run(["trigger", "logout", "--replay", drive, "--endpoint", "nowhere"]).status == 78)
+    }
+
+    @Test func trackTransmitsOnItsInterval() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a"]])
+        let result = try geolocate.run(["track", "--replay", drive, "--replay-speed", "40x", "--every-fix", "--permission", "fine",
+                                        "--transmit-interval", "1s"])
+        #expect(result.status == 0, "\(result.stderr)")
+        // Fixes arrive for 3 s; the flushes inside track sent what was spooled by then.
+        #expect(collector.acceptedIDs("/a").count >= 40)
+        #expect(try spooledCount() == 120 - collector.acceptedIDs("/a").count)
+    }
+
+    @Test func flushWithoutEndpointsOrWithADryRun() throws {
+        let none = try geolocate.run(["flush"])
+        #expect(none.status == 78)
+        #expect(none.stderr.contains("geolocate config set endpoints.NAME.url"))
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a"]])
+        _ = try spoolDrive()
+        let dry = try flush(["--dry-run"])
+        #expect(dry.status == 0)
+        #expect(dry.report["a"]?["pending"] as? Int == 120)
+        #expect(collector.requests().isEmpty)
+        let shown = try geolocate.run(["config", "show"])
+        #expect(!shown.stdout.contains("s3cret"))
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real HTTP collector on 127.0.0.1 (`collector.py`) whose answers a test scripts per path:
+/// statuses, delays, `Retry-After`, dropped connections, poison records.
+final class Collector {
+    struct Request {
+        var path: String
+        var status: Int?
+        var closed: Bool
+        var key: String?
+        var contentType: String?
+        var ids: [String]
+        var headers: [String: String]
+    }
+
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
+    private(set) var port = 0
+    private var pid: pid_t = 0
+    private var rulesPath: String { directory.appendingPathComponent("rules.json").path }
+    private var logPath: String { directory.appendingPathComponent("requests.jsonl").path }
+
+    init() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try script([:])
+        let portFile = directory.appendingPathComponent("port").path
+        let program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("collector.py").path
+        pid = try ProcessGroup.spawn(["python3", program, rulesPath, logPath, portFile],
+                                     outputPath: directory.appendingPathComponent("output").path)
+        guard waitUntil(.seconds(10), { FileManager.default.fileExists(atPath: portFile) }),
+              let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) else {
+            stop()
+            throw GPSDFakeError(message: "the collector did not start")
+        }
+        self.port = port
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// Sets the answers per path (see collector.py); takes effect from the next request.
+    func script(_ rules: [String: Any]) throws {
+        let data = try JSONSerialization.data(withJSONObject: rules)
+        try data.write(to: URL(fileURLWithPath: rulesPath + ".tmp"))
+        rename(rulesPath + ".tmp", rulesPath)
+    }
+
+    /// Every request received so far, in order.
+    func requests(_ path: String? = nil) -> [Request] {
+        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: \.isNewline).compactMap { line -> Request? in
+            guard let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let requestPath = entry["path"] as? String, path == nil || path == requestPath else { return nil }
+            return Request(path: requestPath, status: entry["status"] as? Int, closed: entry["close"] as? Bool ?? false,
+                           key: entry["key"] as? String, contentType: entry["type"] as? String,
+                           ids: (entry["ids"] as? [Any] ?? []).compactMap { $0 as? String },
+                           headers: entry["headers"] as? [String: String] ?? [:])
+        }
+    }
+
+    /// The ids the collector accepted (answered 2xx) on `path`.
+    func acceptedIDs(_ path: String) -> [String] {
+        requests(path).filter { !$0.closed && (200..<300).contains($0.status ?? 0) }.flatMap(\.ids)
+    }
+
+    func stop() {
+        if pid > 0 { ProcessGroup.stop(pid) }
+        pid = 0
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

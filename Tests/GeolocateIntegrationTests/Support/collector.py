@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""collector.py - a real HTTP collector on 127.0.0.1 for geolocate's delivery tests.
+
+Usage: collector.py RULES.json LOG.jsonl PORTFILE
+
+It listens on a free loopback port, writes the port to PORTFILE, and answers each POST by the
+rules in RULES.json, which it rereads on every request so a test can change them mid-run:
+
+  {"/path": {"script": [{"status": 500}, {"status": 429, "retryAfter": "1"},
+                        {"delay": 2.0, "status": 200}, {"close": true}],
+             "poison": ["ID", ...], "default": {"status": 200}}}
+
+"script" entries are used one per request, in order (from the start again whenever the rules
+change), then "default" (200). A request whose
+records include a "poison" id gets 400. "close" drops the connection without an answer.
+Every request is appended to LOG.jsonl: path, status, Idempotency-Key and the record ids in
+the body (OpenLocate {"locations":[...]} or NDJSON), whatever the answer was.
+"""
+import json
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+RULES, LOG, PORTFILE = sys.argv[1:4]
+lock = threading.Lock()
+used = {}
+seen_rules = [None]
+
+
+def record_ids(body):
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        document = json.loads(text)
+        if isinstance(document, dict) and "locations" in document:
+            return [item.get("id") for item in document["locations"]]
+        if isinstance(document, dict):
+            return [document.get("id")]
+    except ValueError:
+        pass
+    ids = []
+    for line in text.splitlines():
+        try:
+            ids.append(json.loads(line).get("id"))
+        except ValueError:
+            ids.append(None)
+    return ids
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        ids = record_ids(body)
+        with lock:
+            try:
+                with open(RULES) as f:
+                    text = f.read()
+                rules = json.loads(text).get(self.path, {})
+            except (OSError, ValueError):
+                text, rules = None, {}
+            if text != seen_rules[0]:
+                seen_rules[0] = text
+                used.clear()
+            index = used.get(self.path, 0)
+            used[self.path] = index + 1
+            script = rules.get("script", [])
+            answer = script[index] if index < len(script) else rules.get("default", {"status": 200})
+            if set(ids) & set(rules.get("poison", [])):
+                answer = {"status": 400}
+            entry = {"path": self.path, "status": answer.get("status"), "close": bool(answer.get("close")),
+                     "key": self.headers.get("Idempotency-Key"), "type": self.headers.get("Content-Type"),
+                     "ids": ids, "headers": {k: v for k, v in self.headers.items()}, "time": time.time()}
+            with open(LOG, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+        if answer.get("delay"):
+            time.sleep(answer["delay"])
+        if answer.get("close"):
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
+            return
+        payload = b'{"ok":true}' if answer.get("status", 200) < 300 else b'{"error":"scripted"}'
+        self.send_response(answer.get("status", 200))
+        if "retryAfter" in answer:
+            self.send_header("Retry-After", str(answer["retryAfter"]))
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(PORTFILE + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+import os
+os.rename(PORTFILE + ".tmp", PORTFILE)
+server.serve_forever()
