@@ -48,7 +48,8 @@ let package = Package(
         ),
         .testTarget(
             name: "GeolocateIntegrationTests",
-            dependencies: ["GeolocateCore", "geolocate"]
+            dependencies: ["GeolocateCore", "geolocate"],
+            exclude: ["Support/collector.py"]
         ),
     ]
 )

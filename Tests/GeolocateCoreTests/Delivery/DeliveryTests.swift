@@ -37,7 +37,8 @@ import Testing
         let record = Record(action: "track", triggeredAt: 1_795_348_801_000, requestedMode: "force-current",
                             collectionMode: "force-current", fix: fix, permissions: [.fine], origin: .current,
                             fallbackReason: nil, errorCode: .none, context: .visitEntry,
-                            device: DeviceInfo(id: "5c1caaf7-f436-48e5-bbc7-16021bba58ab", model: "Kiosk 3", osVersion: "Debian 12"))
+                            device: DeviceInfo(id: "5c1caaf7-f436-48e5-bbc7-16021bba58ab", model: #"Kiosk "3","latitude":9 \ x"#,
+                                               osVersion: "Debian 12"))
         let line = MosaicRecord(record).jsonLine()
         #expect(EndpointFormat.mosaicNDJSON.body(for: [line, line]) == line + "\n" + line + "\n")
         let document = try #require(JSONSerialization.jsonObject(with: Data(EndpointFormat.openlocate.body(for: [line]).utf8)) as? [String: Any])
@@ -47,7 +48,7 @@ import Testing
         #expect(location["utc_timestamp"] as? Int == 1_795_348_800 && location["utc_timestamp_received"] as? Int == 1_795_348_801)
         #expect(location["horizontal_accuracy"] as? Double == 2.3 && location["altitude"] as? Double == 79)
         #expect(location["location_context"] as? String == "visit_entry")
-        #expect(location["device_model"] as? String == "Kiosk 3" && location["os_version"] as? String == "Debian 12")
+        #expect(location["device_model"] as? String == #"Kiosk "3","latitude":9 \ x"# && location["os_version"] as? String == "Debian 12")
         #expect(location["device_id"] as? String == "5c1caaf7-f436-48e5-bbc7-16021bba58ab")
         #expect(location["course"] == nil && location["vertical_accuracy"] == nil)
     }

@@ -58,21 +58,30 @@ import Glibc
     }
 
     @Test func concurrentProcessesShareOneSpool() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        _ = try geolocate.run(["config", "set", "endpoints.a.url", collector.url("/a")])
         let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
         let tracks = try [drive, kiosk, drive].map { log in
             try geolocate.start(["track", "--replay", log, "--replay-speed", "100x", "--every-fix", "--stdout", "--permission", "fine"])
         }
         let trigger = try geolocate.run(["trigger", "login", "--replay", kiosk, "--permission", "fine"])
         #expect(trigger.status == 0)
-        var printed = 0
+        let flush = try geolocate.run(["flush"])  // while the tracks write
+        #expect(flush.status == 0, "\(flush.stderr)")
+        var printed: [String] = []
         for running in tracks {
             let result = try #require(running.finish(within: .seconds(60)))
             #expect(result.status == 0, "\(result.stderr)")
             #expect(!result.stderr.contains("locked"))
-            printed += ids(result.stdout.split(separator: "\n").map(String.init)).count
+            printed += ids(result.stdout.split(separator: "\n").map(String.init))
         }
-        #expect(printed == 120 + 60 + 120)
-        #expect(try Spool(stateDirectory: geolocate.stateDirectory).count() == printed)
+        #expect(printed.count == 120 + 60 + 120)
+        let spooled = try Spool(stateDirectory: geolocate.stateDirectory).count()
+        #expect(spooled + collector.acceptedIDs("/a").count == printed.count)
+        #expect(try geolocate.run(["flush"]).status == 0)
+        #expect(Set(collector.acceptedIDs("/a")) == Set(printed))
+        #expect(collector.acceptedIDs("/a").count == printed.count)
     }
 
     @Test func trackSurvivesGpsdGoingAwayAndComingBack() throws {
