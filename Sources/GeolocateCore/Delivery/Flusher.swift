@@ -16,10 +16,19 @@ public struct EndpointReport: Sendable, Equatable, Encodable {
     public var pending = 0
     /// Records the endpoint refused in this run (4xx), now in the dead-letter table.
     public var deadLettered = 0
+    /// Those records: id, HTTP status and reason.
+    public var deadLetters: [DeadLetter] = []
     /// Records expired from the spool past `spool.*` limits, ever (they are never sent).
     public var expired = 0
     /// Why the last attempt failed, when it did.
     public var lastError: String?
+}
+
+/// A record an endpoint refused.
+public struct DeadLetter: Sendable, Equatable, Encodable {
+    public var id: String
+    public var status: Int?
+    public var reason: String
 }
 
 /// The whole flush: one report per endpoint.
@@ -126,6 +135,7 @@ public struct Flusher {
                 state.deliveredThrough = through
                 report.sent += outcome.delivered
                 report.deadLettered += outcome.deadLetters.count
+                report.deadLetters += outcome.deadLetters.map { DeadLetter(id: $0.record.id, status: $0.status, reason: $0.reason) }
             }
             if let failure = outcome.failure {
                 try spool.markFailed(endpoint: endpoint.name, error: failure.message, retryAt: failure.retryAt)

@@ -138,6 +138,8 @@ import Glibc
         #expect(status == 0, "\(stderr)")
         #expect(Set(collector.acceptedIDs("/a")) == Set(ids).subtracting([ids[37]]))
         #expect(report["a"]?["deadLettered"] as? Int == 1)
+        let reported = try #require((report["a"]?["deadLetters"] as? [[String: Any]])?.first)
+        #expect(reported["id"] as? String == ids[37] && reported["status"] as? Int == 400)
         #expect(report["a"]?["sent"] as? Int == 119)
         let letters = try Spool(stateDirectory: geolocate.stateDirectory).deadLetters(for: "a")
         #expect(letters.map(\.id) == [ids[37]] && letters.first?.status == 400)
