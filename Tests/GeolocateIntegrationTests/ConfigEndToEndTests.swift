@@ -1,4 +1,5 @@
 import Foundation
+import GeolocateCore
 import Testing
 
 @Suite struct ConfigEndToEndTests {
@@ -66,5 +67,17 @@ import Testing
         let result = try geolocate.run(["config", "validate"])
         #expect(result.status == 78)
         #expect(result.stderr.contains(":4:") && result.stderr.contains("actions.login.timeout"), "\(result.stderr)")
+    }
+
+    @Test func theExampleConfigurationIsValidAndRedacted() throws {
+        let validated = try geolocate.run(["config", "validate", "--config", "Examples/config.json"])
+        #expect(validated.status == 0, "\(validated.stderr)")
+        let settings = try ConfigStore(path: GeolocateProcess.projectRoot.appendingPathComponent("Examples/config.json").path).settings()
+        #expect(settings.endpoints.map(\.name) == ["audit", "primary"])
+        #expect(settings.endpoints.last?.format == .openlocate && settings.endpoints.first?.format == .mosaicNDJSON)
+        #expect(settings.transmissionIntervalMilliseconds == .some(900_000))
+        #expect(!settings.fields.deviceModel)
+        let shown = try geolocate.run(["config", "show", "--config", "Examples/config.json"])
+        #expect(!shown.stdout.contains("replace-me"))
     }
 }
