@@ -16,7 +16,8 @@ struct FlushCommand: AsyncParsableCommand {
             alone, and those go to the dead-letter table. Every request carries an \
             Idempotency-Key that is the same whenever the same records are sent again, and \
             every record its id. A record leaves the spool when every endpoint has it, or \
-            expires past spool.maxRetention. Two flushes at once take turns.
+            expires past spool.maxRetention. A flush covers the records spooled before it \
+            began; two flushes at once take turns.
 
             Exit 0 when everything deliverable was delivered (or there was nothing to do), \
             75 when records are still pending, 78 when no endpoint is configured.

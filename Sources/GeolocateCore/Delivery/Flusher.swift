@@ -12,7 +12,7 @@ public struct EndpointReport: Sendable, Equatable, Encodable {
     public var url: String
     /// Records delivered in this run.
     public var sent = 0
-    /// Records still waiting for this endpoint after the run.
+    /// Records that were in the spool when the flush began and still wait for this endpoint.
     public var pending = 0
     /// Records the endpoint refused in this run (4xx), now in the dead-letter table.
     public var deadLettered = 0
@@ -104,17 +104,19 @@ public struct Flusher {
             let expired = try spool.expire(now: clock.nowMilliseconds, limits: limits)
             if expired > 0 { logger.notice("\(expired) records older than spool.maxRetention (or beyond spool.maxRecords) expired unsent") }
         }
+        let horizon = try spool.lastSeq()
         var reports: [EndpointReport] = []
         for endpoint in selected {
-            reports.append(try await flush(endpoint, batchSize: batchSize ?? endpoint.batchSize, dryRun: dryRun))
+            reports.append(try await flush(endpoint, batchSize: batchSize ?? endpoint.batchSize, through: horizon, dryRun: dryRun))
         }
         return FlushReport(endpoints: reports)
     }
 
-    private func flush(_ endpoint: Endpoint, batchSize: Int, dryRun: Bool) async throws -> EndpointReport {
+    /// Delivers the records up to `horizon` to `endpoint`.
+    private func flush(_ endpoint: Endpoint, batchSize: Int, through horizon: Int64, dryRun: Bool) async throws -> EndpointReport {
         var report = EndpointReport(name: endpoint.name, url: endpoint.redactedURL)
         report.expired = try spool.expiredCount()
-        report.pending = try spool.pendingCount(for: endpoint.name)
+        report.pending = try spool.pendingCount(for: endpoint.name, through: horizon)
         var state = try spool.state(of: endpoint.name)
         if dryRun {
             report.lastError = state.lastError
@@ -126,7 +128,7 @@ public struct Flusher {
         }
         let all = endpoints.map(\.name)
         while true {
-            let batch = try spool.records(after: state.deliveredThrough, limit: max(batchSize, 1))
+            let batch = try spool.records(after: state.deliveredThrough, through: horizon, limit: max(batchSize, 1))
             guard !batch.isEmpty else { break }
             let outcome = await send(batch[...], to: endpoint)
             if let through = outcome.handledThrough {
@@ -147,7 +149,7 @@ public struct Flusher {
         if report.deadLettered > 0 {
             logger.warning("endpoint \(endpoint.name) refused \(report.deadLettered) records; they are in the dead-letter table (flush --json)")
         }
-        report.pending = try spool.pendingCount(for: endpoint.name)
+        report.pending = try spool.pendingCount(for: endpoint.name, through: horizon)
         return report
     }
 

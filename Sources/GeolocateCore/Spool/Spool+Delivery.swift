@@ -58,18 +58,26 @@ extension Spool {
         }
     }
 
-    /// Up to `limit` records after `seq`, in order.
-    public func records(after seq: Int64, limit: Int) throws -> [PendingRecord] {
+    /// The `seq` of the newest record, 0 when the spool is empty: a flush delivers up to it, so
+    /// records spooled while it runs wait for the next one and a busy track cannot keep it going.
+    public func lastSeq() throws -> Int64 {
+        try read { try Int64.fetchOne($0, sql: "SELECT MAX(seq) FROM records") ?? 0 }
+    }
+
+    /// Up to `limit` records after `seq` and up to `horizon`, in order.
+    public func records(after seq: Int64, through horizon: Int64 = .max, limit: Int) throws -> [PendingRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT seq, id, body FROM records WHERE seq > ? ORDER BY seq LIMIT ?",
-                             arguments: [seq, limit]).map { PendingRecord(seq: $0["seq"], id: $0["id"], body: $0["body"]) }
+            try Row.fetchAll(db, sql: "SELECT seq, id, body FROM records WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                             arguments: [seq, horizon, limit]).map { PendingRecord(seq: $0["seq"], id: $0["id"], body: $0["body"]) }
         }
     }
 
-    /// How many records wait for an endpoint.
-    public func pendingCount(for endpoint: String) throws -> Int {
+    /// How many records up to `horizon` wait for an endpoint.
+    public func pendingCount(for endpoint: String, through horizon: Int64 = .max) throws -> Int {
         let through = try state(of: endpoint).deliveredThrough
-        return try read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records WHERE seq > ?", arguments: [through]) ?? 0 }
+        return try read {
+            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records WHERE seq > ? AND seq <= ?", arguments: [through, horizon]) ?? 0
+        }
     }
 
     /// Dead letters of an endpoint: records it refused, kept with the status and reason.
