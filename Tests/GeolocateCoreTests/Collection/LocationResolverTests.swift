@@ -145,6 +145,7 @@ final class ScriptedSource: LocationSource {
 
     @Test func lastKnownTooOldQueriesTheSource() throws {
         let source = ScriptedSource()
+        source.currentTime = Self.now  // its own clock: the whole timeout is for waiting
         source.next = .fix(fix(ageMilliseconds: 0, latitude: 54))
         let decision = try resolver(source, stored: fix(ageMilliseconds: 31 * 60_000)).decide(
             mode: .lastKnown(maxAgeMilliseconds: 30 * 60_000), timeoutMilliseconds: 1500)
