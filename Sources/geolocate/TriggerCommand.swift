@@ -83,10 +83,8 @@ struct TriggerCommand: AsyncParsableCommand {
         try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
-            if let endpoint, !settings.endpoints.contains(where: { $0.name == endpoint }) {
-                throw GeolocateError.missingSetting(
-                    "no endpoint named '\(endpoint)' in \(globalOptions.configPath) (configured: \(settings.endpoints.map(\.name).joined(separator: ", ")))")
-            }
+            // An unknown endpoint is refused before any record is printed.
+            if let endpoint { _ = try settings.endpoint(named: endpoint, configPath: globalOptions.configPath) }
             let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger)
             let record = try trigger.run(TriggerRequest(
                 action: action,

@@ -36,19 +36,11 @@ public enum Delivery {
         let line = MosaicRecord(record).jsonLine()
         switch target {
         case .url(let url):
-            request = DeliveryRequest(url: url, headers: [("Content-Type", "application/json"), ("Idempotency-Key", record.id),
-                                                          ("User-Agent", "geolocate/\(Defaults.version)")],
+            request = DeliveryRequest(url: url, contentType: "application/json", idempotencyKey: record.id,
                                       body: line, timeoutMilliseconds: Endpoint.defaultTimeoutMilliseconds)
         case .endpoint(let name):
-            guard let endpoint = settings.endpoints.first(where: { $0.name == name }) else {
-                throw GeolocateError.missingSetting("no endpoint named '\(name)' in \(configPath) (configured: \(settings.endpoints.map(\.name).joined(separator: ", ")))")
-            }
-            request = DeliveryRequest(
-                url: endpoint.url,
-                headers: endpoint.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-                    + [("Content-Type", endpoint.format.contentType), ("Idempotency-Key", record.id),
-                       ("User-Agent", "geolocate/\(Defaults.version)")],
-                body: endpoint.format.body(for: [line]), timeoutMilliseconds: endpoint.timeoutMilliseconds)
+            let endpoint = try settings.endpoint(named: name, configPath: configPath)
+            request = endpoint.request(for: [line], idempotencyKey: record.id)
         }
         let failure: String
         switch await transport.post(request) {
@@ -62,6 +54,18 @@ public enum Delivery {
         let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment))
         try spool.append([SpoolEntry(record, body: line)], now: record.triggeredAt, limits: settings.spoolLimits)
         return failure
+    }
+}
+
+extension Settings {
+    /// The configured endpoint `name`.
+    /// - Throws: `GeolocateError.missingSetting` naming the configured ones (78).
+    public func endpoint(named name: String, configPath: String) throws -> Endpoint {
+        guard let endpoint = endpoints.first(where: { $0.name == name }) else {
+            throw GeolocateError.missingSetting(
+                "no endpoint named '\(name)' in \(configPath) (configured: \(endpoints.map(\.name).joined(separator: ", ")))")
+        }
+        return endpoint
     }
 }
 

@@ -49,6 +49,12 @@ public struct Endpoint: Sendable, Equatable {
 
     /// The URL without credentials, for messages and `--json`.
     public var redactedURL: String { ConfigStore.redactedURL(url) }
+
+    /// The POST of records, given as their Mosaic JSON lines, in this endpoint's format.
+    func request(for lines: [String], idempotencyKey: String) -> DeliveryRequest {
+        DeliveryRequest(url: url, headers: headers, contentType: format.contentType, idempotencyKey: idempotencyKey,
+                        body: format.body(for: lines), timeoutMilliseconds: timeoutMilliseconds)
+    }
 }
 
 /// The OpenLocate rendering of a record: numbers where Mosaic has decimal strings, snake_case

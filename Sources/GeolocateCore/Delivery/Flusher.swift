@@ -163,15 +163,8 @@ public struct Flusher {
     }
 
     private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint) async -> Outcome {
-        let request = DeliveryRequest(
-            url: endpoint.url,
-            headers: endpoint.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [
-                ("Content-Type", endpoint.format.contentType),
-                ("Idempotency-Key", IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.id))),
-                ("User-Agent", "geolocate/\(Defaults.version)"),
-            ],
-            body: endpoint.format.body(for: records.map(\.body)),
-            timeoutMilliseconds: endpoint.timeoutMilliseconds)
+        let request = endpoint.request(for: records.map(\.body),
+                                       idempotencyKey: IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.id)))
         var attempt = 1
         while true {
             let response = await transport.post(request)

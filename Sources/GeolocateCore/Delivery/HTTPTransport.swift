@@ -11,6 +11,20 @@ public struct DeliveryRequest: Sendable {
     public var timeoutMilliseconds: Int64
 }
 
+extension DeliveryRequest {
+    /// A POST with geolocate's headers: the endpoint's own (sorted), then `Content-Type`,
+    /// `Idempotency-Key` and `User-Agent`.
+    init(url: String, headers: [String: String] = [:], contentType: String, idempotencyKey: String,
+         body: String, timeoutMilliseconds: Int64) {
+        self.init(url: url,
+                  headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [
+                      ("Content-Type", contentType), ("Idempotency-Key", idempotencyKey),
+                      ("User-Agent", "geolocate/\(Defaults.version)"),
+                  ],
+                  body: body, timeoutMilliseconds: timeoutMilliseconds)
+    }
+}
+
 /// What came back from a POST.
 public enum DeliveryResponse: Sendable, Equatable {
     /// The server answered with `status`; `retryAfter` is its `Retry-After` in milliseconds.

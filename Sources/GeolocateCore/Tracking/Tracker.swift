@@ -110,7 +110,7 @@ public struct Tracker {
         let device = try settings.fields.wantsDevice ? DeviceInfo.current(stateDirectory: stateDirectory) : nil
         let writer = try request.toSpool ? SpoolWriter(spool: Spool(stateDirectory: stateDirectory), limits: settings.spoolLimits) : nil
         let opening = SourceOpening(replaySpeed: request.replaySpeed, logger: logger)
-        var connection = SourceConnection(name: specifier.description, logger: logger, stop: stop) {
+        var connection = SourceConnection(name: specifier.description, logger: logger) {
             try openSource(specifier, opening)
         }
         var run = Run(tracker: self, request: request, permissions: permissions, coarse: permission == .coarse,
@@ -119,7 +119,12 @@ public struct Tracker {
         defer { logger.debug("track: \(run.summary)") }
         var now = clock.nowMilliseconds
         while !stop.isRequested {
-            guard let source = try connection.source() else { continue }
+            guard let source = try connection.source() else {
+                // gpsd is away: what was emitted before it went still commits on time.
+                now = clock.nowMilliseconds
+                try run.tick(now: now)
+                continue
+            }
             var wait = SourceWait.timedOut
             do {
                 wait = try source.waitForFix(timeoutMilliseconds: Tracker.waitSliceMilliseconds)
@@ -230,7 +235,6 @@ public struct Tracker {
 struct SourceConnection {
     let name: String
     let logger: Logger
-    let stop: StopFlag
     let open: () throws -> LocationSource
     private var current: LocationSource?
     private var outageStarted: ContinuousClock.Instant?
@@ -238,10 +242,9 @@ struct SourceConnection {
     private var backoff: Duration = .milliseconds(500)
     static let maximumBackoff: Duration = .seconds(30)
 
-    init(name: String, logger: Logger, stop: StopFlag, open: @escaping () throws -> LocationSource) {
+    init(name: String, logger: Logger, open: @escaping () throws -> LocationSource) {
         self.name = name
         self.logger = logger
-        self.stop = stop
         self.open = open
     }
 
@@ -250,7 +253,7 @@ struct SourceConnection {
     mutating func source() throws -> LocationSource? {
         if let current { return current }
         if let retryAt, ContinuousClock.now < retryAt {
-            // Sleep in short steps so a stop request is seen promptly.
+            // Short sleeps: the tracking loop checks for a stop and commits between them.
             let left = ContinuousClock.now.duration(to: retryAt)
             Thread.sleep(forTimeInterval: min(0.1, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
             return nil
