@@ -12,40 +12,32 @@ import Testing
     }
 
     @Test func heldFixIsGpsdsLastFixThroughPoll() throws {
-        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
-        defer { fake.stop() }
-        let pipe = try GPSPipe(port: fake.port)
-        defer { pipe.stop() }
-        let seen = try pipe.waitForSteadyFixes()
+        try withSteadyGPSD { fake, pipe, seen in
+            let source = try open(fake)
+            let held = try #require(try source.heldFix())
 
-        let source = try open(fake)
-        let held = try #require(try source.heldFix())
-
-        // ?POLL; answers with the fix gpsd holds: one gpspipe already saw, or a later one.
-        let seenTime = try #require(GPSPipe.milliseconds(seen))
-        #expect(held.timestamp >= seenTime)
-        let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == held.timestamp && GPSPipe.hasFix($0) }
-        expect(held, matches: report)
+            // ?POLL; answers with the fix gpsd holds: one gpspipe already saw, or a later one.
+            let seenTime = try #require(GPSPipe.milliseconds(seen))
+            #expect(held.timestamp >= seenTime)
+            let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == held.timestamp && GPSPipe.hasFix($0) }
+            expect(held, matches: report)
+        }
     }
 
     @Test func waitForFixReturnsTheNextReport() throws {
-        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
-        defer { fake.stop() }
-        let pipe = try GPSPipe(port: fake.port)
-        defer { pipe.stop() }
-        _ = try pipe.waitForSteadyFixes()
-
-        let source = try open(fake)
-        let held = try #require(try source.heldFix())
-        guard case .fix(let next) = try source.waitForFix(timeoutMilliseconds: 10_000) else {
-            Issue.record("no fix within 10 s from a gpsd that has fixes")
-            return
+        try withSteadyGPSD { fake, pipe, _ in
+            let source = try open(fake)
+            let held = try #require(try source.heldFix())
+            guard case .fix(let next) = try source.waitForFix(timeoutMilliseconds: 10_000) else {
+                Issue.record("no fix within 10 s from a gpsd that has fixes")
+                return
+            }
+            #expect(next.provider == .gpsd)
+            #expect(next.timestamp >= held.timestamp)
+            let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == next.timestamp && GPSPipe.hasFix($0) }
+            #expect(abs(next.latitude - (report["lat"] as? Double ?? .nan)) < 1e-9)
+            #expect(abs(next.longitude - (report["lon"] as? Double ?? .nan)) < 1e-9)
         }
-        #expect(next.provider == .gpsd)
-        #expect(next.timestamp >= held.timestamp)
-        let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == next.timestamp && GPSPipe.hasFix($0) }
-        #expect(abs(next.latitude - (report["lat"] as? Double ?? .nan)) < 1e-9)
-        #expect(abs(next.longitude - (report["lon"] as? Double ?? .nan)) < 1e-9)
     }
 
     @Test func noFixMeansNoHeldFixAndATimeout() throws {

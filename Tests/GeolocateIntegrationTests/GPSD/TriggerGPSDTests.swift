@@ -10,61 +10,50 @@ import Testing
     }
 
     @Test func forceCurrentReportsTheFixGpsdReports() throws {
-        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
-        defer { fake.stop() }
-        let pipe = try GPSPipe(port: fake.port)
-        defer { pipe.stop() }
-        _ = try pipe.waitForSteadyFixes()
-
-        let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "10s"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let record = try result.json()
-        #expect(record["locationSource"] as? String == "current")
-        #expect(record["fallbackReason"] is NSNull)
-        #expect(record["errorCode"] as? Int == 0)
-        let location = try #require(record["location"] as? [String: Any])
-        let time = try #require(location["recordTimestamp"] as? Int)
-        let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == Int64(time) && GPSPipe.hasFix($0) }
-        expect(location, matches: report)
+        try withSteadyGPSD { fake, pipe, _ in
+            let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "10s"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let record = try result.json()
+            #expect(record["locationSource"] as? String == "current")
+            #expect(record["fallbackReason"] is NSNull)
+            #expect(record["errorCode"] as? Int == 0)
+            let location = try #require(record["location"] as? [String: Any])
+            let time = try #require(location["recordTimestamp"] as? Int)
+            let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == Int64(time) && GPSPipe.hasFix($0) }
+            expect(location, matches: report)
+        }
     }
 
     @Test func heldFixWithinCurrentMaxAgeIsReportedWithoutWaiting() throws {
-        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
-        defer { fake.stop() }
-        let pipe = try GPSPipe(port: fake.port)
-        defer { pipe.stop() }
-        let seen = try #require(GPSPipe.milliseconds(try pipe.waitForSteadyFixes()))
-
-        // "Now" is one second after a fix gpsd reported: the fix it holds is at most that old,
-        // so it is current even with no time at all to wait for another.
-        let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "0", "--now", "\(seen + 1000)"])
-        let record = try result.json()
-        #expect(record["locationSource"] as? String == "current", "\(result.stderr)")
-        #expect(record["fallbackReason"] is NSNull)
-        let location = try #require(record["location"] as? [String: Any])
-        #expect(location["provider"] as? String == "GPSD")
-        #expect((location["recordTimestamp"] as? Int).map { Int64($0) >= seen } == true)
+        try withSteadyGPSD { fake, _, latest in
+            let seen = try #require(GPSPipe.milliseconds(latest))
+            // "Now" is one second after a fix gpsd reported: the fix it holds is at most that old,
+            // so it is current even with no time at all to wait for another.
+            let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "0", "--now", "\(seen + 1000)"])
+            let record = try result.json()
+            #expect(record["locationSource"] as? String == "current", "\(result.stderr)")
+            #expect(record["fallbackReason"] is NSNull)
+            let location = try #require(record["location"] as? [String: Any])
+            #expect(location["provider"] as? String == "GPSD")
+            #expect((location["recordTimestamp"] as? Int).map { Int64($0) >= seen } == true)
+        }
     }
 
     @Test func forceLastKnownGetsGpsdsLastFixThroughPoll() throws {
-        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
-        defer { fake.stop() }
-        let pipe = try GPSPipe(port: fake.port)
-        defer { pipe.stop() }
-        _ = try pipe.waitForSteadyFixes()
-
-        // Nothing in geolocate's own store: the location can only come from gpsd's ?POLL; answer.
-        let result = try trigger("logout", fake, [])
-        let record = try result.json()
-        #expect(record["collectionMode"] as? String == "force-last-known")
-        #expect(record["locationSource"] as? String == "last_known", "\(result.stderr)")
-        #expect(record["errorCode"] as? Int == 0)
-        let location = try #require(record["location"] as? [String: Any])
-        let time = try #require(location["recordTimestamp"] as? Int)
-        let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == Int64(time) && GPSPipe.hasFix($0) }
-        expect(location, matches: report)
-        // The fix is now in geolocate's own store as well.
-        #expect(FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known.json"))
+        try withSteadyGPSD { fake, pipe, _ in
+            // Nothing in geolocate's own store: the location can only come from gpsd's ?POLL; answer.
+            let result = try trigger("logout", fake, [])
+            let record = try result.json()
+            #expect(record["collectionMode"] as? String == "force-last-known")
+            #expect(record["locationSource"] as? String == "last_known", "\(result.stderr)")
+            #expect(record["errorCode"] as? Int == 0)
+            let location = try #require(record["location"] as? [String: Any])
+            let time = try #require(location["recordTimestamp"] as? Int)
+            let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == Int64(time) && GPSPipe.hasFix($0) }
+            expect(location, matches: report)
+            // The fix is now in geolocate's own store as well.
+            #expect(FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known.json"))
+        }
     }
 
     @Test func noFixHonoursTheTimeoutAndFallsBack() throws {
@@ -111,21 +100,17 @@ import Testing
     }
 
     @Test func sourceFromEnvironmentAndConfig() throws {
-        let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
-        defer { fake.stop() }
-        let pipe = try GPSPipe(port: fake.port)
-        defer { pipe.stop() }
-        _ = try pipe.waitForSteadyFixes()
+        try withSteadyGPSD { fake, _, _ in
+            let fromEnvironment = try geolocate.run(["trigger", "logout", "--permission", "fine"],
+                                                    environment: ["GEOLOCATE_SOURCE": fake.source])
+            #expect(try (fromEnvironment.json()["location"] as? [String: Any])?["provider"] as? String == "GPSD")
 
-        let fromEnvironment = try geolocate.run(["trigger", "logout", "--permission", "fine"],
-                                                environment: ["GEOLOCATE_SOURCE": fake.source])
-        #expect(try (fromEnvironment.json()["location"] as? [String: Any])?["provider"] as? String == "GPSD")
-
-        _ = try geolocate.run(["config", "set", "source", fake.source])
-        let fromConfig = try geolocate.run(["trigger", "login", "--permission", "fine", "--timeout", "10s"])
-        let record = try fromConfig.json()
-        #expect(record["locationSource"] as? String == "current", "\(fromConfig.stderr)")
-        #expect((record["location"] as? [String: Any])?["provider"] as? String == "GPSD")
+            _ = try geolocate.run(["config", "set", "source", fake.source])
+            let fromConfig = try geolocate.run(["trigger", "login", "--permission", "fine", "--timeout", "10s"])
+            let record = try fromConfig.json()
+            #expect(record["locationSource"] as? String == "current", "\(fromConfig.stderr)")
+            #expect((record["location"] as? [String: Any])?["provider"] as? String == "GPSD")
+        }
     }
 
     /// The record's location agrees with gpspipe's TPV of the same time, as the record prints it.

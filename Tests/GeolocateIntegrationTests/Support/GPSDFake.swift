@@ -112,3 +112,13 @@ final class GPSPipe {
         return formatter.date(from: text).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 }
+
+/// Runs `body` with a gpsd looping the 1 Hz fix log, `gpspipe -w` attached to it, and the
+/// latest TPV gpspipe printed once gpsd reports steady fixes; stops both in every outcome.
+func withSteadyGPSD(_ body: (GPSDFake, GPSPipe, [String: Any]) throws -> Void) throws {
+    let fake = try GPSDFake(log: GeolocateProcess.fixture("gpsd-fixes.nmea"))
+    defer { fake.stop() }
+    let pipe = try GPSPipe(port: fake.port)
+    defer { pipe.stop() }
+    try body(fake, pipe, try pipe.waitForSteadyFixes())
+}
