@@ -24,6 +24,23 @@ final class FixListSource: LocationSource {
     var hasEnded: Bool { fixes.isEmpty }
 }
 
+/// A live source that gives some fixes and then goes away for good.
+final class VanishingSource: LocationSource {
+    let provider = Fix.Provider.gpsd
+    let name = "gpsd://vanishing"
+    var currentTime: Int64? { nil }
+    private var fixes: [Fix]
+
+    init(_ fixes: [Fix]) { self.fixes = fixes }
+
+    func heldFix() throws -> Fix? { nil }
+
+    func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
+        guard !fixes.isEmpty else { throw SourceError.unavailable("gpsd://vanishing: gone") }
+        return .fix(fixes.removeFirst())
+    }
+}
+
 /// `Tracker` end to end on replays and fix lists, with the records it prints as the evidence.
 @Suite struct TrackerTests {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("track-\(UUID().uuidString)").path
@@ -181,6 +198,34 @@ final class FixListSource: LocationSource {
         #expect(try DeviceInfo.current(stateDirectory: state).id == deviceID)
     }
 
+    @Test func recordsMadeBeforeAnOutageAreCommittedDuringIt() throws {
+        let fixes = (0..<3).map { Fix(timestamp: 1_795_348_800_000 + Int64($0) * 1000, latitude: 53, longitude: -6,
+                                      mode: .threeD, provider: .gpsd) }
+        let stop = StopFlag()
+        let state = self.state
+        let logger = self.logger
+        let finished = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            var policy = TrackPolicy()
+            policy.everyFix = true
+            var opened = false
+            let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], logger: logger, stop: stop,
+                                  output: { _ in }, openSource: { _, _ in
+                                      if opened { throw SourceError.unavailable("gpsd://vanishing: refused") }
+                                      opened = true
+                                      return VanishingSource(fixes)
+                                  })
+            _ = try? tracker.run(TrackRequest(policy: policy, source: .defaultGPSD, permission: .some(.fine)))
+            finished.signal()
+        }
+        thread.start()
+        // All three are in the spool while the source is still away and the run goes on.
+        let committed = waitUntilTrue(.seconds(5)) { ((try? Spool(stateDirectory: state).count()) ?? 0) == 3 }
+        stop.request()
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(committed)
+    }
+
     @Test func noPermissionCollectsNothing() throws {
         let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], logger: logger,
                               output: { _ in Issue.record("printed a record without permission") })
@@ -201,4 +246,14 @@ final class FixListSource: LocationSource {
         #expect(summary.records == 10)
         #expect(try Spool(stateDirectory: state).count() == 10)
     }
+}
+
+/// Polls `condition` until it holds or `limit` passes.
+func waitUntilTrue(_ limit: Duration, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        usleep(10_000)
+    }
+    return true
 }
