@@ -13,7 +13,8 @@ public enum Delivery {
                 "no endpoint is configured in \(configPath); add one with: geolocate config set endpoints.NAME.url https://HOST/PATH")
         }
         let stateDirectory = Paths.stateDirectory(environment: environment)
-        let lock = try FlushLock(stateDirectory: stateDirectory)
+        // Flushes take turns: a second one then finds the first one's records delivered.
+        let lock = try FileLock(path: stateDirectory + "/flush.lock")
         defer { withExtendedLifetime(lock) {} }
         let flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory), endpoints: settings.endpoints,
                               transport: transport, limits: settings.spoolLimits, logger: logger)

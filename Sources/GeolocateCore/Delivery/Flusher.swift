@@ -1,10 +1,6 @@
 import Foundation
 import Logging
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// What one flush did for one endpoint, as `flush --json` prints it.
 public struct EndpointReport: Sendable, Equatable, Encodable {
     public var name: String
@@ -223,25 +219,4 @@ enum IdempotencyKey {
         let characters = Array(hex)
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
     }
-}
-
-/// Serialises flushes on one state directory: a second flush waits for the first, then finds
-/// its records delivered. The kernel releases the lock when a flush dies, even by SIGKILL.
-public final class FlushLock {
-    private let fd: Int32
-
-    /// Waits for the lock on `stateDirectory/flush.lock`.
-    /// - Throws: `GeolocateError.stateNotWritable` when the lock file cannot be opened.
-    public init(stateDirectory: String) throws {
-        try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
-        let path = stateDirectory + "/flush.lock"
-        fd = open(path, O_RDWR | O_CREAT, 0o600)
-        guard fd >= 0 else {
-            throw GeolocateError.stateNotWritable(path: path, reason: String(cString: strerror(errno)))
-        }
-        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
-    }
-
-    deinit { close(fd) }
 }

@@ -57,6 +57,8 @@ public final class Spool {
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
+            let lock = try FileLock(path: stateDirectory + "/spool.lock")
+            defer { withExtendedLifetime(lock) {} }
             database = try DatabasePool(path: path, configuration: configuration)
             try Spool.migrator.migrate(database)
         } catch {

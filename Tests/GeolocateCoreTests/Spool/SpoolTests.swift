@@ -77,6 +77,17 @@ import Testing
         #expect(try Spool(stateDirectory: state).count() == 4 * 50 * 20)
     }
 
+    @Test func openingANewSpoolFromSeveralPlacesAtOnceMigratesItOnce() throws {
+        let errors = ErrorBox()
+        for round in 0..<10 {
+            let state = self.state + "-\(round)"
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                do { _ = try Spool(stateDirectory: state) } catch { errors.add(error) }
+            }
+        }
+        #expect(errors.all.isEmpty, "\(errors.all)")
+    }
+
     @Test func aFileThatIsNotADatabaseIsAClearError() throws {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: state + "/spool.sqlite"))

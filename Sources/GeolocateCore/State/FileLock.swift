@@ -1,0 +1,29 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An exclusive lock between processes on a file in the state directory, held until released
+/// (deinit). The kernel releases it when its process dies, even by SIGKILL.
+///
+/// Flushes take turns on `flush.lock`; opening the spool takes `spool.lock`, so two processes
+/// creating a new spool at once do not both run its migrations.
+public final class FileLock {
+    private let fd: Int32
+
+    /// Waits for the lock on `path`, creating the file (and its directory) if needed.
+    /// - Throws: `GeolocateError.stateNotWritable` when the file cannot be opened.
+    public init(path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+        fd = open(path, O_RDWR | O_CREAT, 0o600)
+        guard fd >= 0 else {
+            throw GeolocateError.stateNotWritable(path: path, reason: String(cString: strerror(errno)))
+        }
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+    }
+
+    deinit { close(fd) }
+}
