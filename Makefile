@@ -18,9 +18,10 @@ release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product geolocate
 
 install: release
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/geolocate
 	install -m 0755 "$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/geolocate" $(DESTDIR)$(PREFIX)/bin/geolocate
 	install -m 0644 man/geolocate.1 $(DESTDIR)$(PREFIX)/share/man/man1/geolocate.1
+	install -m 0644 share/geolocate/gazetteer.bin share/geolocate/GAZETTEER.md $(DESTDIR)$(PREFIX)/share/geolocate/
 
 # Replays the bundled NMEA example through `geolocate trigger` in several modes.
 demo: build

@@ -149,18 +149,14 @@ extension TrackCommand {
         let configPath = globalOptions.configPath
         return (interval, {
             // The tracking loop is synchronous: it waits here while the flush runs.
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                defer { done.signal() }
-                do {
-                    let report = try await Delivery.flush(settings: settings, configPath: configPath,
-                                                          environment: environment, logger: logger)
-                    logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
-                } catch {
-                    logger.warning("transmission failed: \(error)")
+            do {
+                let report = try BlockingTask.run {
+                    try await Delivery.flush(settings: settings, configPath: configPath, environment: environment, logger: logger)
                 }
+                logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
+            } catch {
+                logger.warning("transmission failed: \(error)")
             }
-            done.wait()
         })
     }
 }

@@ -33,8 +33,8 @@ struct TriggerCommand: AsyncParsableCommand {
 
     @OptionGroup var sourceOptions: SourceOptions
 
-    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"))
-    var format: OutputFormat = .mosaic
+    @Option(name: .long, help: ArgumentHelp("Output format: mosaic (the record), veridium (its location object) or openlocate.", valueName: "format"))
+    var format: RecordFormat = .mosaic
 
     @Option(name: .long, help: ArgumentHelp("Permission for this call: fine, coarse or none (default: config permissions).", valueName: "permission"))
     var permission: PermissionFlag?
@@ -55,10 +55,6 @@ struct TriggerCommand: AsyncParsableCommand {
     var endpoint: String?
 
     @OptionGroup var globalOptions: GlobalOptions
-
-    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-        case mosaic
-    }
 
     enum PermissionFlag: String, ExpressibleByArgument, CaseIterable {
         case fine, coarse, none
@@ -86,7 +82,7 @@ struct TriggerCommand: AsyncParsableCommand {
             // An unknown endpoint is refused before any record is printed.
             if let endpoint { _ = try settings.endpoint(named: endpoint, configPath: globalOptions.configPath) }
             let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger)
-            let record = try trigger.run(TriggerRequest(
+            let record = try await trigger.run(TriggerRequest(
                 action: action,
                 mode: try CollectionMode(parsing: mode),
                 timeoutMilliseconds: try timeout.map { try DurationText.milliseconds($0, bareUnit: .milliseconds) },
@@ -94,7 +90,7 @@ struct TriggerCommand: AsyncParsableCommand {
                 now: try now.map(TimeText.milliseconds),
                 source: try sourceOptions.specifier(),
                 replaySpeed: try sourceOptions.speed()))
-            FileHandleOutput.stdout(MosaicRecord(record).jsonLine() + "\n")
+            FileHandleOutput.stdout(format.render(record) + "\n")
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint),
                let failure = try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
                                                      environment: ProcessInfo.processInfo.environment) {
@@ -106,3 +102,5 @@ struct TriggerCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension RecordFormat: ExpressibleByArgument {}

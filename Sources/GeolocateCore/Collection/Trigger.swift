@@ -44,13 +44,19 @@ public struct Trigger {
         self.openSource = openSource
     }
 
-    /// Makes the record for one event.
+    /// Makes the record for one event, with the address and fields `privacy.*` allow.
     /// - Throws: `GeolocateError` for input that cannot be opened (missing replay file: 66).
-    public func run(_ request: TriggerRequest) throws -> Record {
+    public func run(_ request: TriggerRequest) async throws -> Record {
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
+        return try await privacy.apply(to: try collect(request, stateDirectory: stateDirectory))
+    }
+
+    /// The record as the collection mode decides it, before privacy.
+    private func collect(_ request: TriggerRequest, stateDirectory: String) throws -> Record {
         try Trigger.validate(action: request.action)
         let mode = resolveMode(request.mode, action: request.action)
         let permissions = resolvePermissions(request.permission)
-        let stateDirectory = Paths.stateDirectory(environment: environment)
         let now = request.now ?? clock.nowMilliseconds
 
         guard let permission = Permission.effective(permissions) else {

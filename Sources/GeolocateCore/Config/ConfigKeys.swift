@@ -8,7 +8,7 @@ public enum ConfigKeys {
     /// What kind of value a key takes.
     enum Kind {
         case permissions, mode, positiveMilliseconds, duration, source, boolean, positiveNumber
-        case url, text, endpointFormat, durationOrOff
+        case url, text, endpointFormat, durationOrOff, precision, countryCode, attributeList
     }
 
     struct Spec {
@@ -44,6 +44,19 @@ public enum ConfigKeys {
         Spec(pattern: ["endpoints", "*", "timeout"], kind: .duration, help: "request timeout (built-in 10s)"),
         Spec(pattern: ["transmissionInterval"], kind: .durationOrOff,
              help: "how often track runs a flush (built-in 6h; off)"),
+        Spec(pattern: ["privacy", "precision"], kind: .precision,
+             help: "how much records tell: NONE, COUNTRY, DISTRICT, CITY, STREET, STREET_NUMBER, GPS_LOCATION (built-in)"),
+        Spec(pattern: ["privacy", "accuracyThreshold"], kind: .positiveNumber,
+             help: "metres of accuracy a fix needs for its country code to be reported (built-in 50)"),
+        Spec(pattern: ["privacy", "countryCodeReplacement"], kind: .countryCode,
+             help: "reported instead of a country code from a less accurate fix (built-in XB)"),
+        Spec(pattern: ["privacy", "locationAttributeFilter"], kind: .attributeList,
+             help: "the fields the location object may carry (list; built-in all)"),
+        Spec(pattern: ["geocoder", "url"], kind: .url,
+             help: "a Nominatim server for street and number (/reverse is appended; built-in none)"),
+        Spec(pattern: ["geocoder", "minInterval"], kind: .duration,
+             help: "at most one geocoder request this often (built-in 60s)"),
+        Spec(pattern: ["geocoder", "timeout"], kind: .duration, help: "geocoder request timeout (built-in 2s)"),
     ] + RecordFields.keys.map { field in
         Spec(pattern: ["fields", field.name], kind: .boolean, help: "records carry \(field.name) (built-in true)")
     }
@@ -107,7 +120,37 @@ public enum ConfigKeys {
         case .durationOrOff:
             if text != "off" { _ = try DurationText.milliseconds(text, bareUnit: .milliseconds) }
             return .string(text)
+        case .precision:
+            guard LocationPrecision(rawValue: text.uppercased()) != nil else {
+                throw GeolocateError.usage("invalid precision '\(text)' (valid: \(LocationPrecision.validValues))")
+            }
+            return .string(text.uppercased())
+        case .countryCode:
+            guard isCountryCode(text.uppercased()) else {
+                throw GeolocateError.usage("invalid country code '\(text)' (use two letters, such as XB)")
+            }
+            return .string(text.uppercased())
+        case .attributeList:
+            let names = try listItems(text)
+            _ = try LocationAttributes(parsingNames: names)
+            return .array(names.map { .string($0) })
         }
+    }
+
+    /// The items of a list value: a JSON array of strings, or a comma list.
+    private static func listItems(_ text: String) throws -> [String] {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("[") else {
+            return trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        guard let array = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [String] else {
+            throw GeolocateError.usage("invalid list '\(text)' (use a comma list or a JSON array of strings)")
+        }
+        return array
+    }
+
+    private static func isCountryCode(_ text: String) -> Bool {
+        text.utf8.count == 2 && text.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
 
     private static func checkedURL(_ text: String) -> Bool {
@@ -146,6 +189,17 @@ public enum ConfigKeys {
                 guard EndpointFormat(rawValue: text) != nil else { return "must be openlocate or mosaic-ndjson" }
             case (.durationOrOff, .string(let text)):
                 if text != "off" { _ = try DurationText.milliseconds(text, bareUnit: .milliseconds) }
+            case (.precision, .string(let text)):
+                guard LocationPrecision(rawValue: text) != nil else { return "must be one of \(LocationPrecision.validValues)" }
+            case (.countryCode, .string(let text)):
+                guard isCountryCode(text) else { return "must be two capital letters, such as \"XB\"" }
+            case (.attributeList, .array(let items)):
+                let names = items.compactMap { item -> String? in if case .string(let s) = item { return s } else { return nil } }
+                guard names.count == items.count else { return "must be a list of field names" }
+                _ = try LocationAttributes(parsingNames: names)
+            case (.precision, _): return "must be one of \(LocationPrecision.validValues)"
+            case (.countryCode, _): return "must be two capital letters, such as \"XB\""
+            case (.attributeList, _): return "must be a list of field names such as [\"countryCode\", \"city\"]"
             case (.url, _): return "must be an http or https URL"
             case (.text, _): return "must be a string"
             case (.endpointFormat, _): return "must be openlocate or mosaic-ndjson"

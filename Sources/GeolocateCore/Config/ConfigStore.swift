@@ -201,6 +201,12 @@ public struct Settings: Sendable, Equatable {
     public var endpoints: [Endpoint] = []
     /// `transmissionInterval`: `.some(nil)` is `off`.
     public var transmissionIntervalMilliseconds: Int64??
+    /// `privacy.*`, with the built-in defaults for keys not set.
+    public var privacy = PrivacyPolicy()
+    /// `geocoder.url`: the Nominatim server for streets; `nil` when there is none.
+    public var geocoderURL: String?
+    public var geocoderMinIntervalMilliseconds: Int64?
+    public var geocoderTimeoutMilliseconds: Int64?
 
     public init() {}
 
@@ -247,6 +253,17 @@ public struct Settings: Sendable, Equatable {
         } else if let interval = Settings.duration(document[["transmissionInterval"]]) {
             transmissionIntervalMilliseconds = interval
         }
+        if case .string(let text)? = document[["privacy", "precision"]], let precision = LocationPrecision(rawValue: text) {
+            privacy.precision = precision
+        }
+        if case .number(let metres)? = document[["privacy", "accuracyThreshold"]] { privacy.accuracyThresholdMetres = metres }
+        if case .string(let code)? = document[["privacy", "countryCodeReplacement"]] { privacy.countryCodeReplacement = code }
+        if case .array(let items)? = document[["privacy", "locationAttributeFilter"]] {
+            privacy.attributeFilter = try? LocationAttributes(parsingNames: items.compactMap { if case .string(let s) = $0 { s } else { nil } })
+        }
+        if case .string(let url)? = document[["geocoder", "url"]] { geocoderURL = url }
+        geocoderMinIntervalMilliseconds = Settings.duration(document[["geocoder", "minInterval"]])
+        geocoderTimeoutMilliseconds = Settings.duration(document[["geocoder", "timeout"]])
     }
 
     /// The permissions in force: `--permission`, else config `permissions`, else none.
@@ -291,6 +308,12 @@ public struct Settings: Sendable, Equatable {
         case ["transmissionInterval"]: return .string(DurationText.format(Defaults.transmissionIntervalMilliseconds))
         case ["visits", "radius"]: return .number(Defaults.visitRadiusMetres)
         case ["visits", "minDuration"]: return .string(DurationText.format(Defaults.visitMinDurationMilliseconds))
+        case ["privacy", "precision"]: return .string(LocationPrecision.gpsLocation.rawValue)
+        case ["privacy", "accuracyThreshold"]: return .number(PrivacyPolicy.defaultAccuracyThresholdMetres)
+        case ["privacy", "countryCodeReplacement"]: return .string(PrivacyPolicy.defaultCountryCodeReplacement)
+        case ["privacy", "locationAttributeFilter"]: return .array(LocationAttributes.names.filter { $0.name != "coordinates" }.map { .string($0.name) })
+        case ["geocoder", "minInterval"]: return .string(DurationText.format(StreetGeocoder.defaultMinIntervalMilliseconds))
+        case ["geocoder", "timeout"]: return .string(DurationText.format(StreetGeocoder.defaultTimeoutMilliseconds))
         default:
             if keyPath.count == 2, keyPath[0] == "fields", RecordFields.keys.contains(where: { $0.name == keyPath[1] }) {
                 return .bool(true)

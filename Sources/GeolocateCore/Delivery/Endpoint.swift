@@ -58,7 +58,8 @@ public struct Endpoint: Sendable, Equatable {
 }
 
 /// The OpenLocate rendering of a record: numbers where Mosaic has decimal strings, snake_case
-/// names, seconds for timestamps, and `device_id` instead of advertising ids.
+/// names, seconds for timestamps, `device_id` instead of advertising ids, and the address
+/// parts geolocate adds (`country_code`, `district`, `city`, `street`, `street_number`).
 ///
 /// It reads the spooled Mosaic line directly: in geolocate's own output the text `"key":` can
 /// only be that key (a quote inside a string value is always escaped), so each field is found
@@ -97,6 +98,11 @@ enum OpenLocateRecord {
         string("deviceId", "device_id")
         string("deviceModel", "device_model")
         string("osVersion", "os_version")
+        string("countryCode", "country_code")
+        string("district", "district")
+        string("city", "city")
+        string("street", "street")
+        string("streetNumber", "street_number")
         return json.finished()
     }
 

@@ -33,9 +33,19 @@ public enum DeliveryResponse: Sendable, Equatable {
     case failed(String)
 }
 
-/// Sends batches over HTTP; the seam tests and benchmarks share with production.
+/// What came back from a GET.
+public enum FetchResponse: Sendable, Equatable {
+    /// The server answered with `status` and (up to 1 MiB of) `body`.
+    case status(Int, body: [UInt8])
+    /// No answer: connection refused or reset, timeout, DNS; the text says which.
+    case failed(String)
+}
+
+/// Sends batches over HTTP and asks HTTP services (the street geocoder); the seam tests and
+/// benchmarks share with production.
 public protocol HTTPTransport: Sendable {
     func post(_ request: DeliveryRequest) async -> DeliveryResponse
+    func get(_ url: String, headers: [(String, String)], timeoutMilliseconds: Int64) async -> FetchResponse
 }
 
 /// `HTTPTransport` on AsyncHTTPClient.
@@ -65,6 +75,19 @@ public struct AsyncHTTPTransport: HTTPTransport {
             _ = try? await response.body.collect(upTo: 64 * 1024)
             let retryAfter = response.headers.first(name: "Retry-After").flatMap { RetryAfter.milliseconds($0) }
             return .status(Int(response.status.code), retryAfterMilliseconds: retryAfter)
+        } catch {
+            return .failed(String(describing: error))
+        }
+    }
+
+    public func get(_ url: String, headers: [(String, String)], timeoutMilliseconds: Int64) async -> FetchResponse {
+        var http = HTTPClientRequest(url: url)
+        http.method = .GET
+        for (name, value) in headers { http.headers.add(name: name, value: value) }
+        do {
+            let response = try await client.execute(http, timeout: .milliseconds(timeoutMilliseconds))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return .status(Int(response.status.code), body: Array(buffer: body))
         } catch {
             return .failed(String(describing: error))
         }

@@ -42,6 +42,12 @@ struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// A number written as a JSON number with `digits` after the point, or `null`.
+    mutating func addNumber(_ key: String, _ value: Double?, digits: Int) {
+        self.key(key)
+        if let value, value.isFinite { JSONObjectWriter.appendDecimal(value, digits: digits, to: &bytes) } else { appendNull() }
+    }
+
     mutating func addRaw(_ key: String, _ json: String) {
         self.key(key)
         bytes.append(contentsOf: json.utf8)

@@ -21,6 +21,11 @@ public struct Record: Sendable, Equatable {
     public var context: LocationContext?
     /// The device that collected a track record, as far as `fields.*` allow.
     public var device: DeviceInfo?
+    /// Where the fix is in words, as far as `privacy.precision` allows; `nil` when not looked up.
+    public var address: Address?
+    /// The fields the location object may carry (`privacy.precision` and
+    /// `privacy.locationAttributeFilter`); every output format obeys it.
+    public var attributes: LocationAttributes = .all
 
     public init(id: String = Record.newID(), action: String, triggeredAt: Int64,
                 requestedMode: String, collectionMode: String, fix: Fix?, permissions: [Permission],
@@ -86,7 +91,7 @@ public struct MosaicRecord {
         json.add("triggeredAt", record.triggeredAt)
         json.add("requestedMode", record.requestedMode)
         json.add("collectionMode", record.collectionMode)
-        json.addRaw("location", record.fix.map { MosaicRecord.location($0, permissions: record.permissions) } ?? "null")
+        json.addRaw("location", record.fix.map { MosaicRecord.location($0, record: record) } ?? "null")
         json.add("locationSource", record.origin?.rawValue)
         json.add("ageMs", record.ageMilliseconds)
         json.add("fallbackReason", record.fallbackReason?.rawValue)
@@ -98,20 +103,29 @@ public struct MosaicRecord {
         return json.finished()
     }
 
-    /// The `location` object: coordinates with 7 decimals, other figures with 1 or 2, all strings.
-    static func location(_ fix: Fix, permissions: [Permission]) -> String {
+    /// The `location` object: coordinates with 7 decimals, other figures with 1 or 2, all
+    /// strings, then the address parts; only the fields in `record.attributes`.
+    static func location(_ fix: Fix, record: Record) -> String {
+        let allowed = record.attributes
         var json = JSONObjectWriter()
-        json.addDecimalIfPresent("latitude", fix.latitude, digits: 7)
-        json.addDecimalIfPresent("longitude", fix.longitude, digits: 7)
-        json.addDecimalIfPresent("accuracy", fix.horizontalAccuracy, digits: 1)
-        json.addDecimalIfPresent("altitude", fix.altitudeHAE, digits: 1)
-        json.add("provider", fix.provider.rawValue)
-        json.add("permissions", permissions.map(\.rawValue))
-        json.add("recordTimestamp", fix.timestamp)
-        json.add("fixMode", fix.mode.rawValue)
-        json.addDecimalIfPresent("speed", fix.speed, digits: 2)
-        json.addDecimalIfPresent("course", fix.course, digits: 1)
-        json.addDecimalIfPresent("verticalAccuracy", fix.verticalAccuracy, digits: 1)
+        if allowed.contains(.latitude) { json.addDecimalIfPresent("latitude", fix.latitude, digits: 7) }
+        if allowed.contains(.longitude) { json.addDecimalIfPresent("longitude", fix.longitude, digits: 7) }
+        if allowed.contains(.accuracy) { json.addDecimalIfPresent("accuracy", fix.horizontalAccuracy, digits: 1) }
+        if allowed.contains(.altitude) { json.addDecimalIfPresent("altitude", fix.altitudeHAE, digits: 1) }
+        if allowed.contains(.provider) { json.add("provider", fix.provider.rawValue) }
+        if allowed.contains(.permissions) { json.add("permissions", record.permissions.map(\.rawValue)) }
+        if allowed.contains(.recordTimestamp) { json.add("recordTimestamp", fix.timestamp) }
+        if allowed.contains(.fixMode) { json.add("fixMode", fix.mode.rawValue) }
+        if allowed.contains(.speed) { json.addDecimalIfPresent("speed", fix.speed, digits: 2) }
+        if allowed.contains(.course) { json.addDecimalIfPresent("course", fix.course, digits: 1) }
+        if allowed.contains(.verticalAccuracy) { json.addDecimalIfPresent("verticalAccuracy", fix.verticalAccuracy, digits: 1) }
+        if let address = record.address {
+            if allowed.contains(.countryCode) { json.addIfPresent("countryCode", address.countryCode) }
+            if allowed.contains(.district) { json.addIfPresent("district", address.district) }
+            if allowed.contains(.city) { json.addIfPresent("city", address.city) }
+            if allowed.contains(.street) { json.addIfPresent("street", address.street) }
+            if allowed.contains(.streetNumber) { json.addIfPresent("streetNumber", address.streetNumber) }
+        }
         return json.finished()
     }
 

@@ -115,6 +115,7 @@ public struct Tracker {
         }
         var run = Run(tracker: self, request: request, permissions: permissions, coarse: permission == .coarse,
                       device: device, writer: writer,
+                      privacy: RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger),
                       lastKnown: LastKnownStore(stateDirectory: stateDirectory, logger: logger))
         defer { logger.debug("track: \(run.summary)") }
         var now = clock.nowMilliseconds
@@ -148,6 +149,7 @@ public struct Tracker {
         let coarse: Bool
         let device: DeviceInfo?
         let writer: SpoolWriter?
+        let privacy: RecordPrivacy
         let lastKnown: LastKnownStore
         var emission: EmissionFilter
         var visits: VisitDetector?
@@ -158,13 +160,14 @@ public struct Tracker {
         var lastTransmission = ContinuousClock.now
 
         init(tracker: Tracker, request: TrackRequest, permissions: [Permission], coarse: Bool,
-             device: DeviceInfo?, writer: SpoolWriter?, lastKnown: LastKnownStore) {
+             device: DeviceInfo?, writer: SpoolWriter?, privacy: RecordPrivacy, lastKnown: LastKnownStore) {
             self.tracker = tracker
             self.request = request
             self.permissions = permissions
             self.coarse = coarse
             self.device = device
             self.writer = writer
+            self.privacy = privacy
             self.lastKnown = lastKnown
             emission = EmissionFilter(policy: request.policy)
             visits = request.policy.visits.map(VisitDetector.init)
@@ -189,10 +192,16 @@ public struct Tracker {
 
         private mutating func emit(_ fix: Fix, context: LocationContext, now: Int64) throws {
             let mode = CollectionMode.forceCurrent.description
-            let record = tracker.settings.fields.apply(to: Record(
+            var record = tracker.settings.fields.apply(to: Record(
                 action: "track", triggeredAt: now, requestedMode: mode, collectionMode: mode,
                 fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
                 origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device))
+            if privacy.asksStreetGeocoder {
+                let unfinished = record, privacy = privacy
+                record = try BlockingTask.run { try await privacy.apply(to: unfinished) }
+            } else {
+                record = privacy.applyOffline(to: record)
+            }
             summary.records += 1
             let line = MosaicRecord(record).jsonLine()
             if request.toStdout { tracker.output(line + "\n") }

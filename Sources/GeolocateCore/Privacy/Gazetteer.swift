@@ -1,0 +1,225 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A populated place from the gazetteer: what an offline reverse geocoder can tell.
+public struct Place: Sendable, Equatable {
+    /// ISO 3166-1 alpha-2, upper case.
+    public var countryCode: String
+    /// The first-level administrative division (state, province, region); `nil` when GeoNames has none.
+    public var district: String?
+    public var city: String
+    public var latitude: Double
+    public var longitude: Double
+}
+
+/// The offline reverse geocoder: the nearest of GeoNames' 144,561 places of 1,000 people or
+/// more (`share/geolocate/gazetteer.bin`, made by `scripts/make-gazetteer.py`).
+///
+/// The file is mapped, not read: places are sorted into half-degree cells with an index of
+/// where each cell starts, so opening it costs a few system calls and a lookup reads only the
+/// cells around the point (tens of microseconds), which keeps a `trigger` that geocodes as
+/// fast as one that does not.
+public final class Gazetteer: @unchecked Sendable {
+    private let base: UnsafeRawPointer
+    private let length: Int
+    private let placeCount: Int
+    private let rows: Int
+    private let columns: Int
+    private let cellsPerDegree: Double
+    private let cellsOffset: Int
+    private let placesOffset: Int
+    private let regionsOffset: Int
+    private let stringsOffset: Int
+    private let stringsLength: Int
+
+    private static let headerSize = 32
+    private static let placeSize = 16
+    private static let regionSize = 8
+    private static let earthRadius = 6_371_008.8
+
+    /// Maps the gazetteer at `path`.
+    /// - Throws: `GeocodingError.gazetteerUnavailable` when it is missing or not a gazetteer file.
+    public init(path: String) throws {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw GeocodingError.gazetteerUnavailable(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_size >= Gazetteer.headerSize,
+              let mapped = mmap(nil, Int(status.st_size), PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED
+        else { throw GeocodingError.gazetteerUnavailable(path: path, reason: "cannot be mapped") }
+        base = UnsafeRawPointer(mapped)
+        length = Int(status.st_size)
+        func word(_ offset: Int) -> Int { Int(UInt32(littleEndian: mapped.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }
+        let magic = Array(UnsafeRawBufferPointer(start: mapped, count: 8))
+        placeCount = word(8)
+        let regionCount = word(12)
+        stringsLength = word(16)
+        rows = word(20)
+        columns = word(24)
+        cellsPerDegree = Double(word(28))
+        cellsOffset = Gazetteer.headerSize
+        placesOffset = cellsOffset + (rows * columns + 1) * 4
+        regionsOffset = placesOffset + placeCount * Gazetteer.placeSize
+        stringsOffset = regionsOffset + regionCount * Gazetteer.regionSize
+        guard magic == Array("GLGAZ001".utf8), rows > 0, columns > 0, cellsPerDegree > 0,
+              stringsOffset + stringsLength == length
+        else {
+            munmap(mapped, length)
+            throw GeocodingError.gazetteerUnavailable(path: path, reason: "not a geolocate gazetteer file")
+        }
+    }
+
+    deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
+
+    /// The gazetteer every command uses, opened on first use:
+    /// `$GEOLOCATE_GAZETTEER`, else `../share/geolocate/gazetteer.bin` beside the executable
+    /// (where `make install` puts it), else the copy in the source tree it was built from.
+    public static func shared(environment: [String: String]) throws -> Gazetteer {
+        let path = location(environment: environment)
+        sharedLock.lock()
+        defer { sharedLock.unlock() }
+        if let opened = sharedInstances[path] { return opened }
+        let opened = try Gazetteer(path: path)
+        sharedInstances[path] = opened
+        return opened
+    }
+
+    private static let sharedLock = NSLock()
+    nonisolated(unsafe) private static var sharedInstances: [String: Gazetteer] = [:]
+
+    static func location(environment: [String: String]) -> String {
+        if let path = environment["GEOLOCATE_GAZETTEER"], !path.isEmpty { return path }
+        let relative = "share/geolocate/gazetteer.bin"
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        let installed = executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(relative).path
+        if FileManager.default.fileExists(atPath: installed) { return installed }
+        // Sources/GeolocateCore/Privacy/Gazetteer.swift → the package root.
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { root.deleteLastPathComponent() }
+        return root.appendingPathComponent(relative).path
+    }
+
+    /// The place nearest to a point, by great-circle distance; `nil` only for an empty file.
+    public func nearest(latitude: Double, longitude: Double) -> Place? {
+        guard placeCount > 0, latitude.isFinite, longitude.isFinite else { return nil }
+        let query = Point(latitude: latitude, longitude: longitude)
+        let row0 = row(of: latitude), column0 = column(of: longitude)
+        var best: (index: Int, haversine: Double)?
+        var ring = 0
+        while true {
+            scanRing(ring, row0: row0, column0: column0, query: query, best: &best)
+            if let best, best.haversine <= Gazetteer.haversine(ofDistance: boundBeyond(ring: ring, row0: row0, column0: column0, query: query)) {
+                break
+            }
+            if ring > max(rows, columns / 2) { break }
+            ring += 1
+        }
+        return best.map { place(at: $0.index) }
+    }
+
+    private struct Point {
+        let latitude: Double
+        let longitude: Double
+        let latitudeRadians: Double
+        let cosine: Double
+        init(latitude: Double, longitude: Double) {
+            self.latitude = latitude
+            self.longitude = longitude
+            latitudeRadians = latitude * .pi / 180
+            cosine = cos(latitudeRadians)
+        }
+    }
+
+    private func row(of latitude: Double) -> Int {
+        min(max(Int(((latitude + 90) * cellsPerDegree).rounded(.down)), 0), rows - 1)
+    }
+
+    private func column(of longitude: Double) -> Int {
+        let column = Int(((longitude + 180) * cellsPerDegree).rounded(.down)) % columns
+        return column < 0 ? column + columns : column
+    }
+
+    /// Looks at every cell whose row or column is `ring` cells from the query's. Column
+    /// offsets run over one turn of the globe (-359...360 for 720 columns), so no cell is seen twice.
+    private func scanRing(_ ring: Int, row0: Int, column0: Int, query: Point, best: inout (index: Int, haversine: Double)?) {
+        let lowest = -(columns - 1) / 2, highest = columns / 2
+        func scan(_ row: Int, _ offset: Int) {
+            guard offset >= lowest && offset <= highest else { return }
+            scanCell(row * columns + ((column0 + offset) % columns + columns) % columns, query: query, best: &best)
+        }
+        for rowOffset in -ring...ring {
+            let row = row0 + rowOffset
+            guard row >= 0 && row < rows else { continue }
+            if abs(rowOffset) == ring {
+                for offset in -ring...ring { scan(row, offset) }
+            } else {
+                scan(row, -ring)
+                scan(row, ring)
+            }
+        }
+    }
+
+    private func scanCell(_ cell: Int, query: Point, best: inout (index: Int, haversine: Double)?) {
+        let start = word(at: cellsOffset + cell * 4), end = word(at: cellsOffset + (cell + 1) * 4)
+        guard start < end, end <= placeCount else { return }
+        for index in start..<end {
+            let offset = placesOffset + index * Gazetteer.placeSize
+            let latitude = Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self))) / 1e5
+            let longitude = Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset + 4, as: Int32.self))) / 1e5
+            let phi = latitude * .pi / 180
+            let halfDeltaPhi = (phi - query.latitudeRadians) / 2
+            let halfDeltaLambda = (longitude - query.longitude) * .pi / 360
+            let a = sin(halfDeltaPhi) * sin(halfDeltaPhi) + query.cosine * cos(phi) * sin(halfDeltaLambda) * sin(halfDeltaLambda)
+            if best.map({ a < $0.haversine }) ?? true { best = (index, a) }
+        }
+    }
+
+    /// A distance in metres that every place outside the cells scanned so far is at least away.
+    private func boundBeyond(ring: Int, row0: Int, column0: Int, query: Point) -> Double {
+        let cellDegrees = 1 / cellsPerDegree
+        var latitudeGap = Double.infinity
+        if row0 - ring > 0 { latitudeGap = query.latitude - (-90 + Double(row0 - ring) * cellDegrees) }
+        if row0 + ring < rows - 1 { latitudeGap = min(latitudeGap, -90 + Double(row0 + ring + 1) * cellDegrees - query.latitude) }
+        var bound = latitudeGap * .pi / 180 * Gazetteer.earthRadius
+        var longitudeGap = Double.infinity
+        if ring < (columns - 1) / 2 { longitudeGap = query.longitude - (-180 + Double(column0 - ring) * cellDegrees) }
+        if ring < columns / 2 { longitudeGap = min(longitudeGap, -180 + Double(column0 + ring + 1) * cellDegrees - query.longitude) }
+        if longitudeGap.isFinite {
+            // The distance from the point to a meridian that far east or west.
+            let radians = min(longitudeGap, 90) * .pi / 180
+            bound = min(bound, asin(min(1, query.cosine * sin(radians))) * Gazetteer.earthRadius)
+        }
+        return bound
+    }
+
+    private static func haversine(ofDistance metres: Double) -> Double {
+        guard metres.isFinite else { return .infinity }
+        let half = min(metres / earthRadius, .pi) / 2
+        return sin(half) * sin(half)
+    }
+
+    private func word(at offset: Int) -> Int {
+        Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+    }
+
+    private func place(at index: Int) -> Place {
+        let offset = placesOffset + index * Gazetteer.placeSize
+        let region = regionsOffset + word(at: offset + 12) * Gazetteer.regionSize
+        let code = String(decoding: UnsafeRawBufferPointer(start: base + region, count: 2), as: UTF8.self)
+        let district = string(at: word(at: region + 4))
+        return Place(countryCode: code, district: district.isEmpty ? nil : district, city: string(at: word(at: offset + 8)),
+                     latitude: Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self))) / 1e5,
+                     longitude: Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset + 4, as: Int32.self))) / 1e5)
+    }
+
+    private func string(at offset: Int) -> String {
+        guard offset < stringsLength else { return "" }
+        let start = base + stringsOffset + offset
+        var count = 0
+        while offset + count < stringsLength && start.load(fromByteOffset: count, as: UInt8.self) != 0 { count += 1 }
+        return String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
+    }
+}
