@@ -79,11 +79,11 @@ import Testing
         #expect(try trigger(settings).resolveSource(.nmea(path: "b")) == .nmea(path: "b"))
     }
 
-    @Test func noPermissionGives1055WithoutTouchingTheSource() throws {
+    @Test func noPermissionGives1055WithoutTouchingTheSource() async throws {
         var opened = false
         let trigger = Trigger(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": NSTemporaryDirectory() + UUID().uuidString],
                               clock: FixedClock(42), logger: logger, openSource: { _, _ in opened = true; return ScriptedSource() })
-        let record = try trigger.run(TriggerRequest(action: "login"))
+        let record = try await trigger.run(TriggerRequest(action: "login"))
         #expect(record.errorCode == .permissionDenied)
         #expect(record.fix == nil)
         #expect(record.triggeredAt == 42)

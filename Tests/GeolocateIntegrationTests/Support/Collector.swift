@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// A real HTTP collector on 127.0.0.1 (`collector.py`) whose answers a test scripts per path:
-/// statuses, delays, `Retry-After`, dropped connections, poison records.
+/// statuses, delays, `Retry-After`, dropped connections, poison records; it also answers
+/// `/reverse` as a Nominatim server does.
 final class Collector {
     struct Request {
         var path: String
@@ -15,6 +16,8 @@ final class Collector {
         var contentType: String?
         var ids: [String]
         var headers: [String: String]
+        /// A GET's query parameters.
+        var query: [String: String]
     }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
@@ -56,7 +59,8 @@ final class Collector {
             return Request(path: requestPath, status: entry["status"] as? Int, closed: entry["close"] as? Bool ?? false,
                            key: entry["key"] as? String, contentType: entry["type"] as? String,
                            ids: (entry["ids"] as? [Any] ?? []).compactMap { $0 as? String },
-                           headers: entry["headers"] as? [String: String] ?? [:])
+                           headers: entry["headers"] as? [String: String] ?? [:],
+                           query: entry["query"] as? [String: String] ?? [:])
         }
     }
 

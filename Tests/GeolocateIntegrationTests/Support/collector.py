@@ -15,13 +15,20 @@ change), then "default" (200). A request whose
 records include a "poison" id gets 400. "close" drops the connection without an answer.
 Every request is appended to LOG.jsonl: path, status, Idempotency-Key and the record ids in
 the body (OpenLocate {"locations":[...]} or NDJSON), whatever the answer was.
+
+A GET of /reverse answers as a Nominatim server does (/reverse?format=jsonv2&lat=&lon=): the
+nearest of the rules' "/reverse" "places" ([{"lat", "lon", "road", "house_number", "city",
+"country_code"}]) within 1 km, else {"error": "Unable to geocode"}; "script" and "default"
+work as for POST. The log entry has the query parameters under "query".
 """
 import json
+import math
 import socket
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl
 
 RULES, LOG, PORTFILE = sys.argv[1:4]
 lock = threading.Lock()
@@ -57,23 +64,31 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         ids = record_ids(body)
+        self.answer(self.path, ids, {}, None)
+
+    def do_GET(self):
+        path, _, query_text = self.path.partition("?")
+        query = dict(parse_qsl(query_text))
+        self.answer(path, [], query, lambda rules: nominatim(rules, query))
+
+    def answer(self, path, ids, query, make_payload):
         with lock:
             try:
                 with open(RULES) as f:
                     text = f.read()
-                rules = json.loads(text).get(self.path, {})
+                rules = json.loads(text).get(path, {})
             except (OSError, ValueError):
                 text, rules = None, {}
             if text != seen_rules[0]:
                 seen_rules[0] = text
                 used.clear()
-            index = used.get(self.path, 0)
-            used[self.path] = index + 1
+            index = used.get(path, 0)
+            used[path] = index + 1
             script = rules.get("script", [])
             answer = script[index] if index < len(script) else rules.get("default", {"status": 200})
             if set(ids) & set(rules.get("poison", [])):
                 answer = {"status": 400}
-            entry = {"path": self.path, "status": answer.get("status"), "close": bool(answer.get("close")),
+            entry = {"path": path, "query": query, "status": answer.get("status"), "close": bool(answer.get("close")),
                      "key": self.headers.get("Idempotency-Key"), "type": self.headers.get("Content-Type"),
                      "ids": ids, "headers": {k: v for k, v in self.headers.items()}, "time": time.time()}
             with open(LOG, "a") as f:
@@ -85,6 +100,8 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         payload = b'{"ok":true}' if answer.get("status", 200) < 300 else b'{"error":"scripted"}'
+        if make_payload and answer.get("status", 200) == 200:
+            payload = json.dumps(make_payload(rules)).encode()
         self.send_response(answer.get("status", 200))
         if "retryAfter" in answer:
             self.send_header("Retry-After", str(answer["retryAfter"]))
@@ -92,6 +109,28 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+
+def nominatim(rules, query):
+    """A Nominatim jsonv2 reverse answer from the scripted places."""
+    try:
+        lat, lon = float(query["lat"]), float(query["lon"])
+    except (KeyError, ValueError):
+        return {"error": {"code": 400, "message": "Parameter 'lat' / 'lon' missing"}}
+    def metres(place):
+        dlat = math.radians(place["lat"] - lat)
+        dlon = math.radians(place["lon"] - lon) * math.cos(math.radians(lat))
+        return 6371000 * math.hypot(dlat, dlon)
+    places = sorted(rules.get("places", []), key=metres)
+    if not places or metres(places[0]) > 1000:
+        return {"error": "Unable to geocode"}
+    place = places[0]
+    address = {key: place[key] for key in ("house_number", "road", "city", "country_code") if key in place}
+    return {"place_id": 1, "licence": "Data (c) OpenStreetMap contributors, ODbL 1.0", "osm_type": "way",
+            "osm_id": 1, "lat": str(place["lat"]), "lon": str(place["lon"]), "category": "building",
+            "type": "yes", "place_rank": 30, "importance": 0, "addresstype": "building", "name": "",
+            "display_name": ", ".join(str(v) for v in address.values()), "address": address,
+            "boundingbox": [str(place["lat"]), str(place["lat"]), str(place["lon"]), str(place["lon"])]}
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

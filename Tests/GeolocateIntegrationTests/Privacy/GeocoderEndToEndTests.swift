@@ -1,0 +1,175 @@
+import Foundation
+@testable import GeolocateCore
+import Testing
+
+/// The street geocoder against a real HTTP server on 127.0.0.1 answering as Nominatim does
+/// (`collector.py`): street and number in the record, the disk cache, the throttle, and
+/// errorCode 1053 when it fails, with the record still printed.
+@Suite(.serialized) struct GeocoderEndToEndTests {
+    let geolocate = GeolocateProcess()
+    let drive = GeolocateProcess.example("maynooth-drive.nmea")
+    let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
+    /// The drive log's first fix, and an address at it.
+    nonisolated(unsafe) static let places: [[String: Any]] = [
+        ["lat": 53.36134, "lon": -6.50562, "road": "Straffan Road", "house_number": "12", "city": "Maynooth", "country_code": "ie"],
+    ]
+
+    func configure(_ settings: [(String, String)]) throws {
+        for (key, value) in [("permissions", "fine")] + settings {
+            let result = try geolocate.run(["config", "set", key, value])
+            try #require(result.status == 0, "\(result.stderr)")
+        }
+    }
+
+    func trigger(_ replay: String, _ extra: [String] = []) throws -> GeolocateProcess.Result {
+        try geolocate.run(["trigger", "login", "--replay", replay, "--timeout", "10s"] + extra)
+    }
+
+    @Test func streetFromTheServerThenFromTheCacheAndTheThrottleHolds() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/reverse": ["places": Self.places]])
+        try configure([("geocoder.url", collector.url("/"))])
+
+        let first = try trigger(drive)
+        #expect(first.status == 0, "\(first.stderr)")
+        let location = try #require(try first.json()["location"] as? [String: Any])
+        #expect(location["street"] as? String == "Straffan Road")
+        #expect(location["streetNumber"] as? String == "12")
+        #expect(location["countryCode"] as? String == "IE")
+        #expect(location["latitude"] as? String == "53.3613367")
+        #expect(try first.json()["errorCode"] as? Int == 0)
+        let requests = collector.requests("/reverse")
+        try #require(requests.count == 1)
+        #expect(requests[0].query["format"] == "jsonv2")
+        #expect(requests[0].query["lat"] == "53.3613367")
+        #expect(requests[0].query["lon"] == "-6.5056200")
+        #expect(requests[0].headers["User-Agent"]?.hasPrefix("geolocate/") == true)
+
+        // The same cell again, in another format: from the cache, no request.
+        let second = try trigger(drive, ["--format", "veridium"])
+        let veridium = try second.json()
+        #expect(veridium["street"] as? String == "Straffan Road")
+        #expect(veridium["streetNumber"] as? String == "12")
+        #expect((veridium["coordinates"] as? [String: Any])?["latitude"] as? Double == 53.3613367)
+        #expect(veridium["errorCode"] as? Int == 0)
+        #expect(collector.requests("/reverse").count == 1)
+
+        // Another cell within geocoder.minInterval (60 s): not asked; 1053, the record still out.
+        let third = try trigger(kiosk, ["--format", "veridium"])
+        #expect(third.status == 0)
+        let throttled = try third.json()
+        #expect(throttled["errorCode"] as? Int == 1053)
+        #expect(throttled["street"] is NSNull)
+        #expect(throttled["city"] as? String == "Lyon")
+        #expect((throttled["coordinates"] as? [String: Any])?["latitude"] as? Double == 45.764)
+        #expect(third.stderr.contains("geocoder.minInterval"))
+        #expect(collector.requests("/reverse").count == 1)
+    }
+
+    @Test func aFailingOrUnreachableGeocoderGives1053AndTheRecordStillPrints() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/reverse": ["places": Self.places, "script": [["status": 500], ["close": true]]]])
+        try configure([("geocoder.url", collector.url("")), ("geocoder.minInterval", "0s")])
+
+        for answer in ["500", "a dropped connection"] {
+            let result = try trigger(drive, ["--require-location"])
+            #expect(result.status == 0, "\(answer): \(result.stderr)")
+            let record = try result.json()
+            let location = try #require(record["location"] as? [String: Any], "\(answer)")
+            #expect(record["errorCode"] as? Int == 1053, "\(answer)")
+            #expect(location["latitude"] as? String == "53.3613367")
+            #expect(location["city"] as? String == "Leixlip")
+            #expect(location["street"] == nil)
+            #expect(result.stderr.contains("geocoder failed"), "\(answer): \(result.stderr)")
+            #expect(result.stdout.split(separator: "\n").count == 1)
+        }
+        // A failure is not cached: the next lookup asks again and succeeds.
+        let recovered = try trigger(drive)
+        #expect(try recovered.json()["errorCode"] as? Int == 0)
+        #expect((try recovered.json()["location"] as? [String: Any])?["street"] as? String == "Straffan Road")
+        #expect(collector.requests("/reverse").count == 3)
+
+        // Nothing listening at all.
+        try configure([("geocoder.url", "http://127.0.0.1:\(try Loopback.freePort())")])
+        let unreachable = try trigger(kiosk)
+        #expect(unreachable.status == 0)
+        #expect(try unreachable.json()["errorCode"] as? Int == 1053)
+        #expect((try unreachable.json()["location"] as? [String: Any])?["latitude"] as? String == "45.7640000")
+    }
+
+    @Test func aPrecisionWithoutStreetsNeverAsks() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/reverse": ["places": Self.places]])
+        try configure([("geocoder.url", collector.url("")), ("privacy.precision", "CITY")])
+        let result = try trigger(drive, ["--format", "veridium"])
+        let veridium = try result.json()
+        #expect(veridium["city"] as? String == "Leixlip")
+        #expect(veridium["coordinates"] == nil && veridium["street"] == nil)
+        #expect(collector.requests("/reverse").isEmpty)
+
+        // STREET asks, and reports the street without the number.
+        try configure([("privacy.precision", "STREET")])
+        let street = try trigger(drive).json()
+        let location = try #require(street["location"] as? [String: Any])
+        #expect(location["street"] as? String == "Straffan Road")
+        #expect(location["streetNumber"] == nil && location["latitude"] == nil)
+        #expect(collector.requests("/reverse").count == 1)
+    }
+
+    /// Track applies the same privacy to what it prints and what it spools, so flush sends no more.
+    @Test func trackSpoolsOnlyWhatThePrecisionAllows() throws {
+        try configure([("privacy.precision", "DISTRICT")])
+        let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 120)
+        for line in lines {
+            let location = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["location"] as? [String: Any])
+            #expect(location["latitude"] == nil && location["city"] == nil)
+            #expect(location["district"] as? String == "Leinster")
+        }
+        let spool = try Spool(stateDirectory: geolocate.stateDirectory)
+        let spooled = try spool.records(after: 0, through: Int64.max, limit: 1000)
+        #expect(spooled.count == 120)
+        #expect(spooled.allSatisfy { !$0.body.contains("latitude") && $0.body.contains("\"district\":\"Leinster\"") })
+    }
+
+    /// The throttle and the cache's age on an injected clock, against the real server.
+    @Test func throttleAndCacheFollowTheClock() async throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/reverse": ["places": Self.places + [["lat": 53.4, "lon": -6.5, "road": "Moyglare Road"]]]])
+        let clock = SteppedClock()
+        let geocoder = StreetGeocoder(baseURL: collector.url(""), cache: GeocoderCache(stateDirectory: geolocate.stateDirectory),
+                                      clock: clock)
+        #expect(try await geocoder.street(latitude: 53.36134, longitude: -6.50562).street == "Straffan Road")
+        clock.advance(by: 30_000)
+        await #expect(throws: GeocodingError.self) { try await geocoder.street(latitude: 53.4, longitude: -6.5) }
+        // Same cell (within 0.0001°): cached, even inside the interval.
+        #expect(try await geocoder.street(latitude: 53.361344, longitude: -6.505624).streetNumber == "12")
+        #expect(collector.requests("/reverse").count == 1)
+        clock.advance(by: 30_001)
+        #expect(try await geocoder.street(latitude: 53.4, longitude: -6.5) == StreetAddress(street: "Moyglare Road"))
+        #expect(collector.requests("/reverse").count == 2)
+        // After 30 days the cached answer is asked again.
+        clock.advance(by: 31 * 86_400_000)
+        _ = try await geocoder.street(latitude: 53.36134, longitude: -6.50562)
+        #expect(collector.requests("/reverse").count == 3)
+        // At sea, Nominatim's {"error": ...} is an answer (no street), not a failure.
+        clock.advance(by: 60_000)
+        #expect(try await geocoder.street(latitude: 0, longitude: -30) == StreetAddress())
+    }
+}
+
+/// A clock a test moves by hand.
+final class SteppedClock: WallClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var now: Int64 = 1_795_248_000_000
+
+    var nowMilliseconds: Int64 { lock.withLock { now } }
+
+    func advance(by milliseconds: Int64) { lock.withLock { now += milliseconds } }
+}
