@@ -119,9 +119,10 @@ import Testing
         #expect(collector.requests("/reverse").count == 1)
     }
 
-    /// Track applies the same privacy to what it prints and what it spools, so flush sends no more.
+    /// Track applies the same privacy to what it prints and what it spools, so flush sends no
+    /// more; the country code still follows the fix's accuracy when `fields.*` leaves it out.
     @Test func trackSpoolsOnlyWhatThePrecisionAllows() throws {
-        try configure([("privacy.precision", "DISTRICT")])
+        try configure([("privacy.precision", "DISTRICT"), ("fields.horizontalAccuracy", "false")])
         let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
@@ -130,6 +131,7 @@ import Testing
             let location = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["location"] as? [String: Any])
             #expect(location["latitude"] == nil && location["city"] == nil)
             #expect(location["district"] as? String == "Leinster")
+            #expect(location["countryCode"] as? String == "IE" && location["accuracy"] == nil)
         }
         let spool = try Spool(stateDirectory: geolocate.stateDirectory)
         let spooled = try spool.records(after: 0, through: Int64.max, limit: 1000)
