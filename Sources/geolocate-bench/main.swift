@@ -2,6 +2,8 @@
 //   geolocate-bench FILE.nmea          replays FILE through the parser and epoch assembler
 //   geolocate-bench spool COUNT DIR    appends COUNT track records to a new spool in DIR,
 //                                      1000 per transaction (a burst through the group commit)
+//   geolocate-bench gazetteer COUNT    maps the gazetteer, then finds the nearest place to COUNT
+//                                      seeded random points between 60° S and 70° N
 import Foundation
 import GeolocateCore
 
@@ -49,6 +51,26 @@ func spool(count: Int, directory: String) throws {
     print("{\"records\":\(try spool.count()),\"seconds\":\(seconds),\"body\":\(MosaicRecord(records[0]).jsonLine().utf8.count)}")
 }
 
+func gazetteer(count: Int) throws {
+    var state: UInt64 = 42
+    func random() -> Double {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Double(state >> 11) / Double(1 << 53)
+    }
+    let points = (0..<count).map { _ in (random() * 130 - 60, random() * 360 - 180) }
+    let opening = Date()
+    let gazetteer = try Gazetteer.shared(environment: ProcessInfo.processInfo.environment)
+    let first = gazetteer.nearest(latitude: points[0].0, longitude: points[0].1)
+    let openSeconds = Date().timeIntervalSince(opening)
+    let started = Date()
+    var countries = Set<String>()
+    for (latitude, longitude) in points {
+        if let place = gazetteer.nearest(latitude: latitude, longitude: longitude) { countries.insert(place.countryCode) }
+    }
+    let seconds = Date().timeIntervalSince(started)
+    print("{\"lookups\":\(count),\"seconds\":\(seconds),\"openAndFirstSeconds\":\(openSeconds),\"countries\":\(countries.count),\"first\":\"\(first?.city ?? "")\"}")
+}
+
 let arguments = CommandLine.arguments
 do {
     switch arguments.count {
@@ -56,7 +78,10 @@ do {
     case 4 where arguments[1] == "spool":
         guard let count = Int(arguments[2]), count > 0 else { fail("COUNT must be a positive number", 64) }
         try spool(count: count, directory: arguments[3])
-    default: fail("usage: geolocate-bench FILE.nmea | geolocate-bench spool COUNT DIR", 64)
+    case 3 where arguments[1] == "gazetteer":
+        guard let count = Int(arguments[2]), count > 0 else { fail("COUNT must be a positive number", 64) }
+        try gazetteer(count: count)
+    default: fail("usage: geolocate-bench FILE.nmea | geolocate-bench spool COUNT DIR | geolocate-bench gazetteer COUNT", 64)
     }
 } catch {
     fail("\(error)", 1)

@@ -38,12 +38,34 @@ struct Geolocate: AsyncParsableCommand {
             the separation empty. Coarse permission snaps coordinates to the centre of a ~2 km \
             cell, reports accuracy of at least 2000 m and drops altitude, speed and course.
 
+            Privacy: privacy.precision (NONE, COUNTRY, DISTRICT, CITY, STREET, STREET_NUMBER, \
+            GPS_LOCATION; default GPS_LOCATION) limits every record, printed, spooled or sent, \
+            in every format: each level reports the address parts at or above it (countryCode, \
+            district, city, street, streetNumber); coordinates, altitude, speed, course and \
+            verticalAccuracy only at GPS_LOCATION; accuracy, provider, permissions, \
+            recordTimestamp and fixMode at every level. privacy.locationAttributeFilter narrows \
+            that to the fields named (coordinates = latitude and longitude). Country, district \
+            (first-level division) and city come from an offline gazetteer: the nearest of \
+            GeoNames' 144,561 places of 1,000 people or more (CC BY 4.0), in \
+            share/geolocate/gazetteer.bin (or $GEOLOCATE_GAZETTEER). countryCode is reported \
+            only from a fix whose accuracy is at most privacy.accuracyThreshold (50 m); from a \
+            less accurate or unknown one it is privacy.countryCodeReplacement (XB); district and \
+            city still are. Street and number come from geocoder.url, a Nominatim server \
+            (GET URL/reverse?format=jsonv2), when one is set: at most one request per \
+            geocoder.minInterval (60 s) across all processes, answers cached 30 days in the \
+            state directory by cell of 0.0001 degree (about 11 m). When an address part that is \
+            asked for cannot be had (gazetteer unreadable, geocoder failing, unreachable or \
+            throttled with the cell not cached) the record still goes out, with its location \
+            and errorCode 1053, and one warning on stderr. Addresses are looked up from the \
+            coordinates as reported, so a coarse location gets a coarse address.
+
             Files: the configuration file ($GEOLOCATE_CONFIG, else \
             $XDG_CONFIG_HOME/geolocate/config.json, else ~/.config/geolocate/config.json) and the \
             state directory ($GEOLOCATE_STATE_DIR, else $XDG_STATE_HOME/geolocate, else \
             ~/.local/state/geolocate) holding last-known.json, the freshest fix any command saw, \
-            spool.sqlite, the records track collects (SQLite, WAL mode, mode 0600), and device-id, \
-            the random per-install id track records carry instead of any advertising id. \
+            spool.sqlite, the records track collects (SQLite, WAL mode, mode 0600), device-id, \
+            the random per-install id track records carry instead of any advertising id, and \
+            geocoder-cache.json, the street geocoder's answers and throttle. \
             $GEOLOCATE_SOURCE sets the source when no flag does.
 
             Exit codes: 0 success, 3 --require-location and no location, 64 usage error, \

@@ -13,6 +13,12 @@ struct TriggerCommand: AsyncParsableCommand {
             actions.NAME.mode, the built-in per-action table, defaultInterval; the timeout \
             from --timeout, actions.NAME.timeout, triggerActionQueryTimeout (1500 ms).
 
+            --format mosaic prints the record (what is spooled and sent), veridium its Veridium \
+            location object ({"coordinates": {"latitude", "longitude"}, "accuracy", "countryCode", \
+            "district", "city", "street", "streetNumber", "errorCode"}; numbers, null when \
+            unknown, absent when privacy withholds them), openlocate the record as an openlocate \
+            endpoint receives it. privacy.* applies to all three (see geolocate --help).
+
             --post URL sends the record at once as a JSON object, --endpoint NAME as that \
             configured endpoint's format; if that fails, the record goes to the spool for the \
             next flush, with a warning, and the exit code is still 0.

@@ -45,7 +45,7 @@ public enum ConfigKeys {
         Spec(pattern: ["transmissionInterval"], kind: .durationOrOff,
              help: "how often track runs a flush (built-in 6h; off)"),
         Spec(pattern: ["privacy", "precision"], kind: .precision,
-             help: "how much records tell: NONE, COUNTRY, DISTRICT, CITY, STREET, STREET_NUMBER, GPS_LOCATION (built-in)"),
+             help: "how much records tell: NONE, COUNTRY, DISTRICT, CITY, STREET, STREET_NUMBER or GPS_LOCATION (built-in GPS_LOCATION)"),
         Spec(pattern: ["privacy", "accuracyThreshold"], kind: .positiveNumber,
              help: "metres of accuracy a fix needs for its country code to be reported (built-in 50)"),
         Spec(pattern: ["privacy", "countryCodeReplacement"], kind: .countryCode,

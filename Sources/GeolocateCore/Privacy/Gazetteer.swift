@@ -78,20 +78,19 @@ public final class Gazetteer: @unchecked Sendable {
     /// `$GEOLOCATE_GAZETTEER`, else `../share/geolocate/gazetteer.bin` beside the executable
     /// (where `make install` puts it), else the copy in the source tree it was built from.
     public static func shared(environment: [String: String]) throws -> Gazetteer {
-        let path = location(environment: environment)
+        let override = environment["GEOLOCATE_GAZETTEER"].flatMap { $0.isEmpty ? nil : $0 }
         sharedLock.lock()
         defer { sharedLock.unlock() }
-        if let opened = sharedInstances[path] { return opened }
-        let opened = try Gazetteer(path: path)
-        sharedInstances[path] = opened
+        if let opened = sharedInstances[override ?? ""] { return opened }
+        let opened = try Gazetteer(path: override ?? defaultLocation())
+        sharedInstances[override ?? ""] = opened
         return opened
     }
 
     private static let sharedLock = NSLock()
     nonisolated(unsafe) private static var sharedInstances: [String: Gazetteer] = [:]
 
-    static func location(environment: [String: String]) -> String {
-        if let path = environment["GEOLOCATE_GAZETTEER"], !path.isEmpty { return path }
+    private static func defaultLocation() -> String {
         let relative = "share/geolocate/gazetteer.bin"
         let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
         let installed = executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(relative).path
@@ -107,7 +106,7 @@ public final class Gazetteer: @unchecked Sendable {
         guard placeCount > 0, latitude.isFinite, longitude.isFinite else { return nil }
         let query = Point(latitude: latitude, longitude: longitude)
         let row0 = row(of: latitude), column0 = column(of: longitude)
-        var best: (index: Int, haversine: Double)?
+        var best: Nearest?
         var ring = 0
         while true {
             scanRing(ring, row0: row0, column0: column0, query: query, best: &best)
@@ -124,11 +123,13 @@ public final class Gazetteer: @unchecked Sendable {
         let latitude: Double
         let longitude: Double
         let latitudeRadians: Double
+        let longitudeRadians: Double
         let cosine: Double
         init(latitude: Double, longitude: Double) {
             self.latitude = latitude
             self.longitude = longitude
             latitudeRadians = latitude * .pi / 180
+            longitudeRadians = longitude * .pi / 180
             cosine = cos(latitudeRadians)
         }
     }
@@ -144,7 +145,7 @@ public final class Gazetteer: @unchecked Sendable {
 
     /// Looks at every cell whose row or column is `ring` cells from the query's. Column
     /// offsets run over one turn of the globe (-359...360 for 720 columns), so no cell is seen twice.
-    private func scanRing(_ ring: Int, row0: Int, column0: Int, query: Point, best: inout (index: Int, haversine: Double)?) {
+    private func scanRing(_ ring: Int, row0: Int, column0: Int, query: Point, best: inout Nearest?) {
         let lowest = -(columns - 1) / 2, highest = columns / 2
         func scan(_ row: Int, _ offset: Int) {
             guard offset >= lowest && offset <= highest else { return }
@@ -162,18 +163,45 @@ public final class Gazetteer: @unchecked Sendable {
         }
     }
 
-    private func scanCell(_ cell: Int, query: Point, best: inout (index: Int, haversine: Double)?) {
+    /// The nearest place so far, by haversine `a`, with the latitude and longitude differences
+    /// (radians) beyond which no place can beat it: most places are rejected on those before
+    /// any trigonometry.
+    private struct Nearest {
+        var index: Int
+        var haversine: Double
+        var latitudeLimit: Double
+        var longitudeLimit: Double
+
+        init(index: Int, haversine: Double, query: Point) {
+            self.index = index
+            self.haversine = haversine
+            latitudeLimit = 2 * asin(min(1, haversine.squareRoot()))
+            // a ≥ cos φq · cos φ · sin²(Δλ/2), and every place that can win has
+            // cos φ ≥ cos(|φq| + latitudeLimit).
+            let cosines = query.cosine * cos(min(.pi / 2, abs(query.latitudeRadians) + latitudeLimit))
+            let ratio = cosines > 0 ? haversine / cosines : .infinity
+            longitudeLimit = ratio < 1 ? 2 * asin(ratio.squareRoot()) : .infinity
+        }
+    }
+
+    private func scanCell(_ cell: Int, query: Point, best: inout Nearest?) {
         let start = word(at: cellsOffset + cell * 4), end = word(at: cellsOffset + (cell + 1) * 4)
         guard start < end, end <= placeCount else { return }
+        if let best {
+            let south = (-90 + Double(cell / columns) / cellsPerDegree) * .pi / 180
+            let north = south + .pi / 180 / cellsPerDegree
+            if max(south - query.latitudeRadians, query.latitudeRadians - north) > best.latitudeLimit { return }
+        }
         for index in start..<end {
             let offset = placesOffset + index * Gazetteer.placeSize
-            let latitude = Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self))) / 1e5
-            let longitude = Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset + 4, as: Int32.self))) / 1e5
-            let phi = latitude * .pi / 180
-            let halfDeltaPhi = (phi - query.latitudeRadians) / 2
-            let halfDeltaLambda = (longitude - query.longitude) * .pi / 360
-            let a = sin(halfDeltaPhi) * sin(halfDeltaPhi) + query.cosine * cos(phi) * sin(halfDeltaLambda) * sin(halfDeltaLambda)
-            if best.map({ a < $0.haversine }) ?? true { best = (index, a) }
+            let phi = Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self))) * (.pi / 180 / 1e5)
+            let lambda = Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset + 4, as: Int32.self))) * (.pi / 180 / 1e5)
+            var deltaLambda = abs(lambda - query.longitudeRadians)
+            if deltaLambda > .pi { deltaLambda = 2 * .pi - deltaLambda }
+            if let best, abs(phi - query.latitudeRadians) > best.latitudeLimit || deltaLambda > best.longitudeLimit { continue }
+            let sinPhi = sin((phi - query.latitudeRadians) / 2), sinLambda = sin(deltaLambda / 2)
+            let a = sinPhi * sinPhi + query.cosine * cos(phi) * sinLambda * sinLambda
+            if best.map({ a < $0.haversine }) ?? true { best = Nearest(index: index, haversine: a, query: query) }
         }
     }
 
