@@ -31,5 +31,11 @@ echo "== logout defaults to force-last-known"
 run trigger logout --replay "$log"
 echo "== coarse permission for one call: snapped to a ~2 km cell"
 run trigger transaction --replay "$log" --timeout 10s --permission coarse
+echo "== the same event as a Veridium location object: coordinates, and country/district/city from the offline gazetteer"
+run trigger login --replay "$log" --timeout 10s --format veridium
+echo "== privacy.precision CITY: the address down to the city, no coordinates, in every format and in the spool"
+run config set privacy.precision CITY
+run trigger login --replay "$log" --timeout 10s
+run config unset privacy.precision
 echo "== track: a record for the first fix, then every 60 s or 300 m of the drive (NDJSON, nothing spooled)"
 run track --replay "$log" --stdout --no-spool --interval 60s

@@ -69,6 +69,26 @@ import Testing
         #expect(result.stderr.contains(":4:") && result.stderr.contains("actions.login.timeout"), "\(result.stderr)")
     }
 
+    @Test func privacyKeysAreValidatedWithTheirDefaults() throws {
+        #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "GPS_LOCATION\n")
+        #expect(try geolocate.run(["config", "get", "privacy.countryCodeReplacement"]).stdout == "XB\n")
+        #expect(try geolocate.run(["config", "get", "privacy.accuracyThreshold"]).stdout == "50\n")
+        let refused = try geolocate.run(["config", "set", "privacy.precision", "town"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("NONE, COUNTRY, DISTRICT, CITY, STREET, STREET_NUMBER, GPS_LOCATION"), "\(refused.stderr)")
+        #expect(try geolocate.run(["config", "set", "privacy.countryCodeReplacement", "X1"]).status == 64)
+        #expect(try geolocate.run(["config", "set", "privacy.locationAttributeFilter", "city,colour"]).status == 64)
+        #expect(try geolocate.run(["config", "set", "geocoder.url", "nominatim"]).status == 64)
+        #expect(try geolocate.run(["config", "set", "privacy.precision", "street_number"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "STREET_NUMBER\n")
+        #expect(try geolocate.run(["config", "set", "privacy.locationAttributeFilter", "coordinates, city"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "privacy.locationAttributeFilter"]).stdout.contains("\"coordinates\""))
+        // A hand-edited file with a bad value is refused with its line.
+        try "{\n  \"privacy\": {\n    \"precision\": \"TOWN\"\n  }\n}\n".write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        let invalid = try geolocate.run(["config", "validate"])
+        #expect(invalid.status == 78 && invalid.stderr.contains(":3:"), "\(invalid.stderr)")
+    }
+
     @Test func theExampleConfigurationIsValidAndRedacted() throws {
         let validated = try geolocate.run(["config", "validate", "--config", "Examples/config.json"])
         #expect(validated.status == 0, "\(validated.stderr)")
@@ -77,6 +97,8 @@ import Testing
         #expect(settings.endpoints.last?.format == .openlocate && settings.endpoints.first?.format == .mosaicNDJSON)
         #expect(settings.transmissionIntervalMilliseconds == .some(900_000))
         #expect(!settings.fields.deviceModel)
+        #expect(settings.privacy.precision == .city && settings.privacy.attributeFilter?.contains(.district) == true)
+        #expect(settings.geocoderURL == "http://localhost:8088" && settings.geocoderMinIntervalMilliseconds == 60_000)
         let shown = try geolocate.run(["config", "show", "--config", "Examples/config.json"])
         #expect(!shown.stdout.contains("replace-me"))
     }
