@@ -40,7 +40,7 @@ struct Geolocate: AsyncParsableCommand {
 
             Privacy: privacy.precision (NONE, COUNTRY, DISTRICT, CITY, STREET, STREET_NUMBER, \
             GPS_LOCATION; default GPS_LOCATION) limits every record, printed, spooled or sent, \
-            in every format: each level reports the address parts at or above it (countryCode, \
+            in every format (flush also strips records spooled under a wider level): each level reports the address parts at or above it (countryCode, \
             district, city, street, streetNumber); coordinates, altitude, speed, course and \
             verticalAccuracy only at GPS_LOCATION; accuracy, provider, permissions, \
             recordTimestamp and fixMode at every level. privacy.locationAttributeFilter narrows \

@@ -16,8 +16,9 @@ public enum Delivery {
         // Flushes take turns: a second one then finds the first one's records delivered.
         let lock = try FileLock(path: stateDirectory + "/flush.lock")
         defer { withExtendedLifetime(lock) {} }
-        let flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory), endpoints: settings.endpoints,
+        var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory), endpoints: settings.endpoints,
                               transport: transport, limits: settings.spoolLimits, logger: logger)
+        flusher.locationAttributes = settings.privacy.attributes
         return try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
     }
 

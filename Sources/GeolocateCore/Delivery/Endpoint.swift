@@ -108,26 +108,6 @@ enum OpenLocateRecord {
 
     /// The raw JSON text of `key`'s value: a quoted string with its quotes, or a bare token.
     static func value(of key: String, in bytes: [UInt8]) -> ArraySlice<UInt8>? {
-        let pattern = Array(("\"" + key + "\":").utf8)
-        guard bytes.count > pattern.count else { return nil }
-        var index = 0
-        while index + pattern.count <= bytes.count {
-            if bytes[index] == pattern[0] && bytes[index..<index + pattern.count].elementsEqual(pattern) {
-                let start = index + pattern.count
-                guard start < bytes.count else { return nil }
-                var end = start
-                if bytes[start] == UInt8(ascii: "\"") {
-                    end += 1
-                    while end < bytes.count && bytes[end] != UInt8(ascii: "\"") {
-                        end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1
-                    }
-                    return end < bytes.count ? bytes[start...end] : nil
-                }
-                while end < bytes.count && bytes[end] != UInt8(ascii: ",") && bytes[end] != UInt8(ascii: "}") { end += 1 }
-                return bytes[start..<end]
-            }
-            index += 1
-        }
-        return nil
+        MosaicLine.field(key, in: bytes).map { bytes[$0.value] }
     }
 }

@@ -71,6 +71,9 @@ public struct Flusher {
     public var logger: Logger
     /// Waits between attempts; replaced in tests to count the waits.
     public var sleep: @Sendable (Int64) async -> Void
+    /// The location fields the privacy settings in force allow: a record spooled under a
+    /// wider level leaves without the rest.
+    public var locationAttributes: LocationAttributes = .all
 
     public init(spool: Spool, endpoints: [Endpoint], transport: HTTPTransport, limits: SpoolLimits = SpoolLimits(),
                 retry: RetryPolicy = RetryPolicy(),
@@ -159,7 +162,9 @@ public struct Flusher {
     }
 
     private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint) async -> Outcome {
-        let request = endpoint.request(for: records.map(\.body),
+        let bodies = locationAttributes == .all ? records.map(\.body)
+            : records.map { MosaicLine.narrowed($0.body, to: locationAttributes) }
+        let request = endpoint.request(for: bodies,
                                        idempotencyKey: IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.id)))
         var attempt = 1
         while true {

@@ -124,4 +124,20 @@ import Testing
         #expect(veridium["coordinates"] == nil)
         #expect(veridium["accuracy"] is NSNull)
     }
+
+    /// What flush does to a record spooled under a wider level: the same bytes as the record
+    /// made under the narrower one.
+    @Test(arguments: LocationPrecision.allCases)
+    func narrowingASpooledLineEqualsMakingItNarrow(_ precision: LocationPrecision) throws {
+        var record = privacy(PrivacyPolicy()).applyOffline(to: Self.dublinRecord())
+        record.address?.street = "O'Connell Street"
+        record.address?.streetNumber = "1"
+        let line = MosaicRecord(record).jsonLine()
+        for filter in [nil, try LocationAttributes(parsingNames: ["coordinates", "city", "provider"])] {
+            let policy = PrivacyPolicy(precision: precision, attributeFilter: filter)
+            var narrow = record
+            narrow.attributes = policy.attributes
+            #expect(MosaicLine.narrowed(line, to: policy.attributes) == MosaicRecord(narrow).jsonLine())
+        }
+    }
 }

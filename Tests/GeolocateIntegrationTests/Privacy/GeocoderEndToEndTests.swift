@@ -139,6 +139,23 @@ import Testing
         #expect(spooled.allSatisfy { !$0.body.contains("latitude") && $0.body.contains("\"district\":\"Leinster\"") })
     }
 
+    /// Records spooled before the level was lowered leave with only what the new level allows.
+    @Test func flushSendsNoMoreThanThePrecisionInForce() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure([("endpoints.ndjson.url", collector.url("/ndjson")), ("endpoints.ndjson.format", "mosaic-ndjson"),
+                       ("endpoints.openlocate.url", collector.url("/openlocate"))])
+        let tracked = try geolocate.run(["track", "--replay", drive, "--every-fix"])
+        #expect(tracked.status == 0, "\(tracked.stderr)")
+        try configure([("privacy.precision", "COUNTRY")])
+        let flushed = try geolocate.run(["flush"])
+        #expect(flushed.status == 0, "\(flushed.stderr)")
+        #expect(collector.acceptedIDs("/ndjson").count == 120 && collector.acceptedIDs("/openlocate").count == 120)
+        let bodies = collector.requests().map(\.body)
+        #expect(!bodies.isEmpty && bodies.allSatisfy { !$0.contains("latitude") && !$0.contains("altitude") && !$0.contains("city") })
+        #expect(bodies.allSatisfy { $0.contains("\"countryCode\":\"IE\"") || $0.contains("\"country_code\":\"IE\"") })
+    }
+
     /// The throttle and the cache's age on an injected clock, against the real server.
     @Test func throttleAndCacheFollowTheClock() async throws {
         let collector = try Collector()

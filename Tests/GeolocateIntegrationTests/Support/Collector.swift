@@ -18,6 +18,7 @@ final class Collector {
         var headers: [String: String]
         /// A GET's query parameters.
         var query: [String: String]
+        var body: String
     }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
@@ -60,7 +61,7 @@ final class Collector {
                            key: entry["key"] as? String, contentType: entry["type"] as? String,
                            ids: (entry["ids"] as? [Any] ?? []).compactMap { $0 as? String },
                            headers: entry["headers"] as? [String: String] ?? [:],
-                           query: entry["query"] as? [String: String] ?? [:])
+                           query: entry["query"] as? [String: String] ?? [:], body: entry["body"] as? String ?? "")
         }
     }
 

@@ -13,8 +13,8 @@ rules in RULES.json, which it rereads on every request so a test can change them
 "script" entries are used one per request, in order (from the start again whenever the rules
 change), then "default" (200). A request whose
 records include a "poison" id gets 400. "close" drops the connection without an answer.
-Every request is appended to LOG.jsonl: path, status, Idempotency-Key and the record ids in
-the body (OpenLocate {"locations":[...]} or NDJSON), whatever the answer was.
+Every request is appended to LOG.jsonl: path, status, Idempotency-Key, the record ids in the
+body (OpenLocate {"locations":[...]} or NDJSON) and the body, whatever the answer was.
 
 A GET of /reverse answers as a Nominatim server does (/reverse?format=jsonv2&lat=&lon=): the
 nearest of the rules' "/reverse" "places" ([{"lat", "lon", "road", "house_number", "city",
@@ -64,14 +64,14 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         ids = record_ids(body)
-        self.answer(self.path, ids, {}, None)
+        self.answer(self.path, ids, {}, None, body)
 
     def do_GET(self):
         path, _, query_text = self.path.partition("?")
         query = dict(parse_qsl(query_text))
-        self.answer(path, [], query, lambda rules: nominatim(rules, query))
+        self.answer(path, [], query, lambda rules: nominatim(rules, query), b"")
 
-    def answer(self, path, ids, query, make_payload):
+    def answer(self, path, ids, query, make_payload, body):
         with lock:
             try:
                 with open(RULES) as f:
@@ -90,7 +90,7 @@ class Handler(BaseHTTPRequestHandler):
                 answer = {"status": 400}
             entry = {"path": path, "query": query, "status": answer.get("status"), "close": bool(answer.get("close")),
                      "key": self.headers.get("Idempotency-Key"), "type": self.headers.get("Content-Type"),
-                     "ids": ids, "headers": {k: v for k, v in self.headers.items()}, "time": time.time()}
+                     "ids": ids, "body": body.decode("utf-8", "replace"), "headers": {k: v for k, v in self.headers.items()}, "time": time.time()}
             with open(LOG, "a") as f:
                 f.write(json.dumps(entry) + "\n")
         if answer.get("delay"):
