@@ -20,7 +20,7 @@ public struct Place: Sendable, Equatable {
 ///
 /// The file is mapped, not read: places are sorted into half-degree cells with an index of
 /// where each cell starts, so opening it costs a few system calls and a lookup reads only the
-/// cells around the point (tens of microseconds), which keeps a `trigger` that geocodes as
+/// cells around the point (microseconds), which keeps a `trigger` that geocodes as
 /// fast as one that does not.
 public final class Gazetteer: @unchecked Sendable {
     private let base: UnsafeRawPointer
@@ -31,6 +31,7 @@ public final class Gazetteer: @unchecked Sendable {
     private let cellsPerDegree: Double
     private let cellsOffset: Int
     private let placesOffset: Int
+    private let regionCount: Int
     private let regionsOffset: Int
     private let stringsOffset: Int
     private let stringsLength: Int
@@ -50,26 +51,32 @@ public final class Gazetteer: @unchecked Sendable {
         guard fstat(fd, &status) == 0, status.st_size >= Gazetteer.headerSize,
               let mapped = mmap(nil, Int(status.st_size), PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED
         else { throw GeocodingError.gazetteerUnavailable(path: path, reason: "cannot be mapped") }
-        base = UnsafeRawPointer(mapped)
-        length = Int(status.st_size)
         func word(_ offset: Int) -> Int { Int(UInt32(littleEndian: mapped.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }
+        let size = Int(status.st_size)
         let magic = Array(UnsafeRawBufferPointer(start: mapped, count: 8))
-        placeCount = word(8)
-        let regionCount = word(12)
-        stringsLength = word(16)
-        rows = word(20)
-        columns = word(24)
-        cellsPerDegree = Double(word(28))
+        let counts = (places: word(8), regions: word(12), strings: word(16), rows: word(20), columns: word(24), perDegree: word(28))
+        // Bounded before any arithmetic, so a damaged header cannot overflow it.
+        guard magic == Array("GLGAZ001".utf8), (1...10).contains(counts.perDegree),
+              counts.rows == 180 * counts.perDegree, counts.columns == 360 * counts.perDegree,
+              counts.places <= 10_000_000, (1...1_000_000).contains(counts.regions),
+              32 + (counts.rows * counts.columns + 1) * 4 + counts.places * Gazetteer.placeSize
+                + counts.regions * Gazetteer.regionSize + counts.strings == size
+        else {
+            munmap(mapped, size)
+            throw GeocodingError.gazetteerUnavailable(path: path, reason: "not a geolocate gazetteer file")
+        }
+        base = UnsafeRawPointer(mapped)
+        length = size
+        placeCount = counts.places
+        regionCount = counts.regions
+        stringsLength = counts.strings
+        rows = counts.rows
+        columns = counts.columns
+        cellsPerDegree = Double(counts.perDegree)
         cellsOffset = Gazetteer.headerSize
         placesOffset = cellsOffset + (rows * columns + 1) * 4
         regionsOffset = placesOffset + placeCount * Gazetteer.placeSize
         stringsOffset = regionsOffset + regionCount * Gazetteer.regionSize
-        guard magic == Array("GLGAZ001".utf8), rows > 0, columns > 0, cellsPerDegree > 0,
-              stringsOffset + stringsLength == length
-        else {
-            munmap(mapped, length)
-            throw GeocodingError.gazetteerUnavailable(path: path, reason: "not a geolocate gazetteer file")
-        }
     }
 
     deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
@@ -101,9 +108,9 @@ public final class Gazetteer: @unchecked Sendable {
         return root.appendingPathComponent(relative).path
     }
 
-    /// The place nearest to a point, by great-circle distance; `nil` only for an empty file.
+    /// The place nearest to a point, by great-circle distance; `nil` for a point off the globe.
     public func nearest(latitude: Double, longitude: Double) -> Place? {
-        guard placeCount > 0, latitude.isFinite, longitude.isFinite else { return nil }
+        guard placeCount > 0, abs(latitude) <= 90, abs(longitude) <= 180 else { return nil }
         let query = Point(latitude: latitude, longitude: longitude)
         let row0 = row(of: latitude), column0 = column(of: longitude)
         var best: Nearest?
@@ -235,7 +242,7 @@ public final class Gazetteer: @unchecked Sendable {
 
     private func place(at index: Int) -> Place {
         let offset = placesOffset + index * Gazetteer.placeSize
-        let region = regionsOffset + word(at: offset + 12) * Gazetteer.regionSize
+        let region = regionsOffset + min(word(at: offset + 12), regionCount - 1) * Gazetteer.regionSize
         let code = String(decoding: UnsafeRawBufferPointer(start: base + region, count: 2), as: UTF8.self)
         let district = string(at: word(at: region + 4))
         return Place(countryCode: code, district: district.isEmpty ? nil : district, city: string(at: word(at: offset + 8)),

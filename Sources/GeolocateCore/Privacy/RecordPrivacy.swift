@@ -11,6 +11,7 @@ public struct RecordPrivacy: Sendable {
     /// The street geocoder, when `geocoder.url` is set.
     public var streetGeocoder: StreetGeocoder?
     public var logger: Logger
+    private let warnings = FirstOccurrences()
 
     public init(policy: PrivacyPolicy, environment: [String: String], streetGeocoder: StreetGeocoder?, logger: Logger) {
         self.policy = policy
@@ -42,9 +43,10 @@ public struct RecordPrivacy: Sendable {
     public func apply(to record: Record) async throws -> Record {
         var record = record
         var failure: GeocodingError?
+        let allowed = attributes(for: record)
         if let fix = record.fix {
-            var address = placeAddress(for: fix, failure: &failure)
-            if asksStreetGeocoder, let streetGeocoder {
+            var address = placeAddress(for: fix, allowed: allowed, failure: &failure)
+            if let streetGeocoder, !allowed.isDisjoint(with: [.street, .streetNumber]) {
                 do {
                     let street = try await streetGeocoder.street(latitude: fix.latitude, longitude: fix.longitude)
                     address.street = street.street
@@ -53,9 +55,9 @@ public struct RecordPrivacy: Sendable {
                     failure = failure ?? error
                 }
             }
-            record.address = address.limited(to: policy.attributes)
+            record.address = address.limited(to: allowed)
         }
-        return finished(record, failure: failure)
+        return finished(record, allowed: allowed, failure: failure)
     }
 
     /// `apply(to:)` without the HTTP geocoder, which track calls when it needs none, since
@@ -63,23 +65,34 @@ public struct RecordPrivacy: Sendable {
     public func applyOffline(to record: Record) -> Record {
         var record = record
         var failure: GeocodingError?
-        if let fix = record.fix { record.address = placeAddress(for: fix, failure: &failure).limited(to: policy.attributes) }
-        return finished(record, failure: failure)
+        let allowed = attributes(for: record)
+        if let fix = record.fix { record.address = placeAddress(for: fix, allowed: allowed, failure: &failure).limited(to: allowed) }
+        return finished(record, allowed: allowed, failure: failure)
     }
 
-    private func finished(_ record: Record, failure: GeocodingError?) -> Record {
+    /// The fields `record` may carry: the policy's, without street and number under a coarse
+    /// permission, whose 2 km cell centre has no meaningful street.
+    private func attributes(for record: Record) -> LocationAttributes {
+        Permission.effective(record.permissions) == .coarse
+            ? policy.attributes.subtracting([.street, .streetNumber]) : policy.attributes
+    }
+
+    private func finished(_ record: Record, allowed: LocationAttributes, failure: GeocodingError?) -> Record {
         var record = record
-        record.attributes = policy.attributes
+        record.attributes = allowed
         if let failure, record.fix != nil {
-            logger.warning("\(failure); the record goes out without it (errorCode 1053)")
+            // Once per kind of failure and process: a track would otherwise warn on every record.
+            if warnings.first(failure) {
+                logger.warning("\(failure); the record goes out without it (errorCode 1053)")
+            }
             if record.errorCode == .none { record.errorCode = .geocodingFailed }
         }
         return record
     }
 
     /// Country, district and city from the gazetteer, when the precision lets any through.
-    private func placeAddress(for fix: Fix, failure: inout GeocodingError?) -> Address {
-        guard !policy.attributes.isDisjoint(with: [.countryCode, .district, .city]) else { return Address() }
+    private func placeAddress(for fix: Fix, allowed: LocationAttributes, failure: inout GeocodingError?) -> Address {
+        guard !allowed.isDisjoint(with: [.countryCode, .district, .city]) else { return Address() }
         do {
             guard let place = try Gazetteer.shared(environment: environment).nearest(latitude: fix.latitude, longitude: fix.longitude) else {
                 return Address()
@@ -91,5 +104,22 @@ public struct RecordPrivacy: Sendable {
             failure = .serviceFailed("\(error)")
         }
         return Address()
+    }
+}
+
+/// Remembers which kinds of geocoding failure were already reported.
+private final class FirstOccurrences: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: Set<String> = []
+
+    /// Whether this is the first failure of its kind (its case, not its details).
+    func first(_ failure: GeocodingError) -> Bool {
+        let kind: String
+        switch failure {
+        case .gazetteerUnavailable: kind = "gazetteer"
+        case .throttled: kind = "throttled"
+        case .serviceFailed: kind = "service"
+        }
+        return lock.withLock { seen.insert(kind).inserted }
     }
 }

@@ -117,6 +117,34 @@ import Testing
         #expect(location["street"] as? String == "Straffan Road")
         #expect(location["streetNumber"] == nil && location["latitude"] == nil)
         #expect(collector.requests("/reverse").count == 1)
+
+        // A coarse location's 2 km cell centre has no street worth asking for.
+        try configure([("privacy.precision", "GPS_LOCATION"), ("geocoder.minInterval", "0s")])
+        let coarse = try trigger(kiosk, ["--permission", "coarse"]).json()
+        let coarseLocation = try #require(coarse["location"] as? [String: Any])
+        #expect(coarseLocation["street"] == nil && coarseLocation["city"] != nil)
+        #expect(coarse["errorCode"] as? Int == 0)
+        #expect(collector.requests("/reverse").count == 1)
+    }
+
+    /// A track at STREET asks once, then is throttled along the drive: 1053 on the records
+    /// that could not have a street, and one warning, not one per record.
+    @Test func aThrottledTrackWarnsOnce() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/reverse": ["places": Self.places]])
+        try configure([("geocoder.url", collector.url("")), ("privacy.precision", "STREET")])
+        let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout", "--no-spool"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let records = try result.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(records.count == 120)
+        #expect((records.first?["location"] as? [String: Any])?["street"] as? String == "Straffan Road")
+        #expect(records.first?["errorCode"] as? Int == 0)
+        #expect(records.dropFirst().contains { $0["errorCode"] as? Int == 1053 })
+        #expect(collector.requests("/reverse").count == 1)
+        #expect(result.stderr.components(separatedBy: "geocoder.minInterval").count == 2, "\(result.stderr)")
     }
 
     /// Track applies the same privacy to what it prints and what it spools, so flush sends no
