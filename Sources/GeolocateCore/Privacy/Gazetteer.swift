@@ -23,6 +23,8 @@ public struct Place: Sendable, Equatable {
 /// cells around the point (microseconds), which keeps a `trigger` that geocodes as
 /// fast as one that does not.
 public final class Gazetteer: @unchecked Sendable {
+    /// The file it was mapped from.
+    public let path: String
     private let base: UnsafeRawPointer
     private let length: Int
     private let placeCount: Int
@@ -65,6 +67,7 @@ public final class Gazetteer: @unchecked Sendable {
             munmap(mapped, size)
             throw GeocodingError.gazetteerUnavailable(path: path, reason: "not a geolocate gazetteer file")
         }
+        self.path = path
         base = UnsafeRawPointer(mapped)
         length = size
         placeCount = counts.places
@@ -99,7 +102,9 @@ public final class Gazetteer: @unchecked Sendable {
 
     private static func defaultLocation() -> String {
         let relative = "share/geolocate/gazetteer.bin"
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        // The running binary itself, however it was found (PATH, a symlink, a relative path).
+        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments.first ?? "")
         let installed = executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(relative).path
         if FileManager.default.fileExists(atPath: installed) { return installed }
         // Sources/GeolocateCore/Privacy/Gazetteer.swift → the package root.

@@ -11,7 +11,7 @@ public struct RecordPrivacy: Sendable {
     /// The street geocoder, when `geocoder.url` is set.
     public var streetGeocoder: StreetGeocoder?
     public var logger: Logger
-    private let warnings = FirstOccurrences()
+    private let logged = FirstOccurrences()
 
     public init(policy: PrivacyPolicy, environment: [String: String], streetGeocoder: StreetGeocoder?, logger: Logger) {
         self.policy = policy
@@ -82,7 +82,7 @@ public struct RecordPrivacy: Sendable {
         record.attributes = allowed
         if let failure, record.fix != nil {
             // Once per kind of failure and process: a track would otherwise warn on every record.
-            if warnings.first(failure) {
+            if logged.first(.failed(failure)) {
                 logger.warning("\(failure); the record goes out without it (errorCode 1053)")
             }
             if record.errorCode == .none { record.errorCode = .geocodingFailed }
@@ -94,7 +94,9 @@ public struct RecordPrivacy: Sendable {
     private func placeAddress(for fix: Fix, allowed: LocationAttributes, failure: inout GeocodingError?) -> Address {
         guard !allowed.isDisjoint(with: [.countryCode, .district, .city]) else { return Address() }
         do {
-            guard let place = try Gazetteer.shared(environment: environment).nearest(latitude: fix.latitude, longitude: fix.longitude) else {
+            let gazetteer = try Gazetteer.shared(environment: environment)
+            if logged.first(.opened) { logger.debug("gazetteer: \(gazetteer.path)") }
+            guard let place = gazetteer.nearest(latitude: fix.latitude, longitude: fix.longitude) else {
                 return Address()
             }
             return Address(countryCode: policy.countryCode(place.countryCode, for: fix), district: place.district, city: place.city)
@@ -107,18 +109,24 @@ public struct RecordPrivacy: Sendable {
     }
 }
 
-/// Remembers which kinds of geocoding failure were already reported.
+/// Remembers what was already logged, so a track logs each kind of event once.
 private final class FirstOccurrences: @unchecked Sendable {
+    enum Event {
+        case opened
+        case failed(GeocodingError)
+    }
+
     private let lock = NSLock()
     private var seen: Set<String> = []
 
-    /// Whether this is the first failure of its kind (its case, not its details).
-    func first(_ failure: GeocodingError) -> Bool {
+    /// Whether this is the first event of its kind (a failure's case, not its details).
+    func first(_ event: Event) -> Bool {
         let kind: String
-        switch failure {
-        case .gazetteerUnavailable: kind = "gazetteer"
-        case .throttled: kind = "throttled"
-        case .serviceFailed: kind = "service"
+        switch event {
+        case .opened: kind = "opened"
+        case .failed(.gazetteerUnavailable): kind = "gazetteer"
+        case .failed(.throttled): kind = "throttled"
+        case .failed(.serviceFailed): kind = "service"
         }
         return lock.withLock { seen.insert(kind).inserted }
     }
