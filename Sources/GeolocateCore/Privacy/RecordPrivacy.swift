@@ -6,7 +6,8 @@ import Logging
 /// the fields the precision and `privacy.locationAttributeFilter` allow.
 public struct RecordPrivacy: Sendable {
     public var policy: PrivacyPolicy
-    /// The gazetteer's location; opened on the first record that needs a country, district or city.
+    /// For `$GEOLOCATE_GAZETTEER`; the gazetteer is opened by the first record that needs a
+    /// country, district or city.
     public var environment: [String: String]
     /// The street geocoder, when `geocoder.url` is set.
     public var streetGeocoder: StreetGeocoder?
