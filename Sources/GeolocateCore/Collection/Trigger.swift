@@ -49,7 +49,7 @@ public struct Trigger {
     public func run(_ request: TriggerRequest) async throws -> Record {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         let privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
-        return try await privacy.apply(to: try collect(request, stateDirectory: stateDirectory))
+        return await privacy.apply(to: try collect(request, stateDirectory: stateDirectory))
     }
 
     /// The record as the collection mode decides it, before privacy.

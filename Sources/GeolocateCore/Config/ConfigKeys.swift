@@ -138,7 +138,7 @@ public enum ConfigKeys {
     }
 
     /// The items of a list value: a JSON array of strings, or a comma list.
-    private static func listItems(_ text: String) throws -> [String] {
+    static func listItems(_ text: String) throws -> [String] {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard trimmed.hasPrefix("[") else {
             return trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -163,9 +163,8 @@ public enum ConfigKeys {
     static func problem(with value: JSONValue, as kind: Kind) -> String? {
         do {
             switch (kind, value) {
-            case (.permissions, .array(let items)):
-                let names = items.compactMap { item -> String? in if case .string(let s) = item { return s } else { return nil } }
-                guard names.count == items.count else { return "permissions must be a list of strings" }
+            case (.permissions, .array):
+                guard let names = value.strings else { return "permissions must be a list of strings" }
                 _ = try Permission.parseList(names.joined(separator: ","))
             case (.mode, .string(let text)):
                 _ = try checkedMode(text)
@@ -193,9 +192,8 @@ public enum ConfigKeys {
                 guard LocationPrecision(rawValue: text) != nil else { return "must be one of \(LocationPrecision.validValues)" }
             case (.countryCode, .string(let text)):
                 guard isCountryCode(text) else { return "must be two capital letters, such as \"XB\"" }
-            case (.attributeList, .array(let items)):
-                let names = items.compactMap { item -> String? in if case .string(let s) = item { return s } else { return nil } }
-                guard names.count == items.count else { return "must be a list of field names" }
+            case (.attributeList, .array):
+                guard let names = value.strings else { return "must be a list of field names" }
                 _ = try LocationAttributes(parsingNames: names)
             case (.precision, _): return "must be one of \(LocationPrecision.validValues)"
             case (.countryCode, _): return "must be two capital letters, such as \"XB\""

@@ -212,9 +212,7 @@ public struct Settings: Sendable, Equatable {
 
     /// Reads a document that `ConfigStore.load` validated; anything invalid is left unset.
     public init(_ document: JSONValue) {
-        if case .array(let items)? = document[["permissions"]] {
-            permissions = items.compactMap { if case .string(let s) = $0 { Permission(rawValue: s) } else { nil } }
-        }
+        if let names = document[["permissions"]]?.strings { permissions = names.compactMap(Permission.init(rawValue:)) }
         defaultInterval = Settings.mode(document[["defaultInterval"]])
         if case .number(let value)? = document[["triggerActionQueryTimeout"]] { queryTimeoutMilliseconds = Int64(value) }
         currentMaxAgeMilliseconds = Settings.duration(document[["currentMaxAge"]])
@@ -258,8 +256,8 @@ public struct Settings: Sendable, Equatable {
         }
         if case .number(let metres)? = document[["privacy", "accuracyThreshold"]] { privacy.accuracyThresholdMetres = metres }
         if case .string(let code)? = document[["privacy", "countryCodeReplacement"]] { privacy.countryCodeReplacement = code }
-        if case .array(let items)? = document[["privacy", "locationAttributeFilter"]] {
-            privacy.attributeFilter = try? LocationAttributes(parsingNames: items.compactMap { if case .string(let s) = $0 { s } else { nil } })
+        if let names = document[["privacy", "locationAttributeFilter"]]?.strings {
+            privacy.attributeFilter = try? LocationAttributes(parsingNames: names)
         }
         if case .string(let url)? = document[["geocoder", "url"]] { geocoderURL = url }
         geocoderMinIntervalMilliseconds = Settings.duration(document[["geocoder", "minInterval"]])

@@ -27,6 +27,13 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// The items of an array of strings; `nil` for anything else.
+    public var strings: [String]? {
+        guard case .array(let items) = self else { return nil }
+        let strings = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
+        return strings.count == items.count ? strings : nil
+    }
+
     /// The value at a dotted path, if present.
     public subscript(path: [String]) -> JSONValue? {
         guard let first = path.first else { return self }

@@ -206,8 +206,7 @@ public final class Gazetteer: @unchecked Sendable {
         }
         for index in start..<end {
             let offset = placesOffset + index * Gazetteer.placeSize
-            let phi = Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self))) * (.pi / 180 / 1e5)
-            let lambda = Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset + 4, as: Int32.self))) * (.pi / 180 / 1e5)
+            let phi = degrees(at: offset) * (.pi / 180), lambda = degrees(at: offset + 4) * (.pi / 180)
             var deltaLambda = abs(lambda - query.longitudeRadians)
             if deltaLambda > .pi { deltaLambda = 2 * .pi - deltaLambda }
             if let best, abs(phi - query.latitudeRadians) > best.latitudeLimit || deltaLambda > best.longitudeLimit { continue }
@@ -251,8 +250,12 @@ public final class Gazetteer: @unchecked Sendable {
         let code = String(decoding: UnsafeRawBufferPointer(start: base + region, count: 2), as: UTF8.self)
         let district = string(at: word(at: region + 4))
         return Place(countryCode: code, district: district.isEmpty ? nil : district, city: string(at: word(at: offset + 8)),
-                     latitude: Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self))) / 1e5,
-                     longitude: Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset + 4, as: Int32.self))) / 1e5)
+                     latitude: degrees(at: offset), longitude: degrees(at: offset + 4))
+    }
+
+    /// A coordinate stored as degrees × 10⁵.
+    private func degrees(at offset: Int) -> Double {
+        Double(Int32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: Int32.self))) / 1e5
     }
 
     private func string(at offset: Int) -> String {

@@ -12,16 +12,7 @@ public enum Permission: String, Sendable, Codable, CaseIterable {
 
     /// Parses a list given as `fine`, `fine,coarse`, `none`, an empty string or a JSON array.
     public static func parseList(_ text: String) throws -> [Permission] {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        var items: [String]
-        if trimmed.hasPrefix("[") {
-            guard let data = trimmed.data(using: .utf8),
-                  let array = try? JSONSerialization.jsonObject(with: data) as? [String]
-            else { throw GeolocateError.usage("invalid permission list '\(text)' (use fine, coarse, none, or a JSON array)") }
-            items = array
-        } else {
-            items = trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        }
+        var items = try ConfigKeys.listItems(text)
         if items == ["none"] { items = [] }
         return try items.map { item in
             guard let permission = Permission(rawValue: item) else {

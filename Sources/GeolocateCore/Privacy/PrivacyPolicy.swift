@@ -159,6 +159,8 @@ public enum GeocodingError: Error, Equatable, CustomStringConvertible {
     case throttled(retryInMilliseconds: Int64)
     /// The HTTP geocoder did not answer, or answered with an error or something unreadable.
     case serviceFailed(String)
+    /// The geocoder's cache and throttle file in the state directory cannot be written.
+    case cacheNotWritable(String)
 
     public var description: String {
         switch self {
@@ -168,6 +170,8 @@ public enum GeocodingError: Error, Equatable, CustomStringConvertible {
             return "the street geocoder was asked less than geocoder.minInterval ago (next request in \(DurationText.format(wait)))"
         case .serviceFailed(let reason):
             return "the street geocoder failed: \(reason)"
+        case .cacheNotWritable(let reason):
+            return "the street geocoder was not asked, its throttle cannot be kept: \(reason)"
         }
     }
 }

@@ -40,8 +40,7 @@ public struct RecordPrivacy: Sendable {
 
     /// `record` with its address and allowed fields; errorCode 1053 (with a warning) when an
     /// address part it should carry could not be found. The location itself stays.
-    /// - Throws: `GeolocateError.stateNotWritable` when the geocoder's cache cannot be kept.
-    public func apply(to record: Record) async throws -> Record {
+    public func apply(to record: Record) async -> Record {
         var record = record
         var failure: GeocodingError?
         let allowed = attributes(for: record)
@@ -52,7 +51,7 @@ public struct RecordPrivacy: Sendable {
                     let street = try await streetGeocoder.street(latitude: fix.latitude, longitude: fix.longitude)
                     address.street = street.street
                     address.streetNumber = street.streetNumber
-                } catch let error as GeocodingError {
+                } catch {
                     failure = failure ?? error
                 }
             }
@@ -61,9 +60,16 @@ public struct RecordPrivacy: Sendable {
         return finished(record, allowed: allowed, failure: failure)
     }
 
-    /// `apply(to:)` without the HTTP geocoder, which track calls when it needs none, since
-    /// it runs outside Swift concurrency.
-    public func applyOffline(to record: Record) -> Record {
+    /// `apply(to:)` for synchronous callers (track's loop, outside Swift concurrency): it
+    /// waits for the street geocoder only when records ask for one.
+    public func applyWaiting(to record: Record) throws -> Record {
+        guard asksStreetGeocoder else { return applyOffline(to: record) }
+        let privacy = self
+        return try BlockingTask.run { await privacy.apply(to: record) }
+    }
+
+    /// `apply(to:)` without the HTTP geocoder.
+    func applyOffline(to record: Record) -> Record {
         var record = record
         var failure: GeocodingError?
         let allowed = attributes(for: record)
@@ -128,6 +134,7 @@ private final class FirstOccurrences: @unchecked Sendable {
         case .failed(.gazetteerUnavailable): kind = "gazetteer"
         case .failed(.throttled): kind = "throttled"
         case .failed(.serviceFailed): kind = "service"
+        case .failed(.cacheNotWritable): kind = "cache"
         }
         return lock.withLock { seen.insert(kind).inserted }
     }

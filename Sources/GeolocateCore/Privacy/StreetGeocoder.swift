@@ -45,15 +45,23 @@ public struct StreetGeocoder: Sendable {
     }
 
     /// The street address at a point: from the cache, else from one request if the throttle allows.
-    /// - Throws: `GeocodingError` when it cannot be had; `GeolocateError.stateNotWritable` when
-    ///   the cache cannot be kept.
-    public func street(latitude: Double, longitude: Double) async throws -> StreetAddress {
+    /// - Throws: `GeocodingError` when it cannot be had, also when the cache (which carries
+    ///   the throttle) cannot be written: without it no request is made.
+    public func street(latitude: Double, longitude: Double) async throws(GeocodingError) -> StreetAddress {
         let cell = GeocoderCache.cell(latitude: latitude, longitude: longitude)
         let now = clock.nowMilliseconds
-        if let cached = try cache.answerOrClaim(cell, now: now, minIntervalMilliseconds: minIntervalMilliseconds) {
-            return cached
+        let cached: StreetAddress?
+        do {
+            cached = try cache.answerOrClaim(cell, now: now, minIntervalMilliseconds: minIntervalMilliseconds)
+        } catch let error as GeocodingError {
+            throw error
+        } catch {
+            throw GeocodingError.cacheNotWritable("\(error)")
         }
-        let url = baseURL.trimmingSuffix("/") + "/reverse?format=jsonv2&lat=\(MosaicRecord.decimal(latitude, digits: 7))"
+        if let cached { return cached }
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        let url = base + "/reverse?format=jsonv2&lat=\(MosaicRecord.decimal(latitude, digits: 7))"
             + "&lon=\(MosaicRecord.decimal(longitude, digits: 7))&zoom=18&addressdetails=1"
         let response = await transport.get(url, headers: [("Accept", "application/json"), ("User-Agent", "geolocate/\(Defaults.version)")],
                                            timeoutMilliseconds: timeoutMilliseconds)
@@ -66,13 +74,14 @@ public struct StreetGeocoder: Sendable {
         case .status(_, let body):
             address = try StreetGeocoder.parse(body)
         }
-        try cache.store(address, for: cell, now: clock.nowMilliseconds)
+        // An answer that cannot be kept is still an answer.
+        try? cache.store(address, for: cell, now: clock.nowMilliseconds)
         return address
     }
 
     /// Reads a Nominatim `jsonv2` answer: `address.road` (or the footway, pedestrian street…
     /// Nominatim names instead) and `address.house_number`; `{"error": …}` means no address here.
-    static func parse(_ body: [UInt8]) throws -> StreetAddress {
+    static func parse(_ body: [UInt8]) throws(GeocodingError) -> StreetAddress {
         guard let document = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             throw GeocodingError.serviceFailed("the answer is not a JSON object")
         }
@@ -163,13 +172,5 @@ public struct GeocoderCache: Sendable {
         } catch {
             throw GeolocateError.stateNotWritable(path: path, reason: "\(error)")
         }
-    }
-}
-
-extension String {
-    func trimmingSuffix(_ suffix: Character) -> String {
-        var text = self
-        while text.last == suffix { text.removeLast() }
-        return text
     }
 }

@@ -193,17 +193,10 @@ public struct Tracker {
         private mutating func emit(_ fix: Fix, context: LocationContext, now: Int64) throws {
             let mode = CollectionMode.forceCurrent.description
             // Privacy first: the country code depends on the accuracy, which fields.* may drop.
-            var record = Record(
+            let record = tracker.settings.fields.apply(to: try privacy.applyWaiting(to: Record(
                 action: "track", triggeredAt: now, requestedMode: mode, collectionMode: mode,
                 fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
-                origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device)
-            if privacy.asksStreetGeocoder {
-                let unfinished = record, privacy = privacy
-                record = try BlockingTask.run { try await privacy.apply(to: unfinished) }
-            } else {
-                record = privacy.applyOffline(to: record)
-            }
-            record = tracker.settings.fields.apply(to: record)
+                origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device)))
             summary.records += 1
             let line = MosaicRecord(record).jsonLine()
             if request.toStdout { tracker.output(line + "\n") }

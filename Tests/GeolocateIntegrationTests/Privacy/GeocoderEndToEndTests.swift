@@ -99,6 +99,23 @@ import Testing
         #expect((try unreachable.json()["location"] as? [String: Any])?["latitude"] as? String == "45.7640000")
     }
 
+    /// Without a writable state directory the throttle cannot be kept, so the geocoder is not
+    /// asked: 1053, and the record still printed.
+    @Test func anUnwritableCacheMeansNoRequestAnd1053() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/reverse": ["places": Self.places]])
+        try configure([("geocoder.url", collector.url(""))])
+        FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8))
+        let result = try trigger(drive)
+        #expect(result.status == 0, "\(result.stderr)")
+        let record = try result.json()
+        #expect(record["errorCode"] as? Int == 1053)
+        #expect((record["location"] as? [String: Any])?["city"] as? String == "Leixlip")
+        #expect(result.stderr.contains("throttle cannot be kept"), "\(result.stderr)")
+        #expect(collector.requests("/reverse").isEmpty)
+    }
+
     @Test func aPrecisionWithoutStreetsNeverAsks() throws {
         let collector = try Collector()
         defer { collector.stop() }

@@ -28,6 +28,22 @@ import Glibc
         #expect(result.stderr.isEmpty)
     }
 
+    /// A state directory that cannot be made (a file stands in its place): track exits 73, the
+    /// error names the path; trigger still prints its record and warns (its exit 0 means "a
+    /// record was produced").
+    @Test func anUnwritableStateDirectoryIs73ForTrack() throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8))
+        let track = try geolocate.run(["track", "--replay", drive, "--permission", "fine"])
+        #expect(track.status == 73)
+        #expect(track.stderr.contains(geolocate.stateDirectory) && track.stderr.split(separator: "\n").count == 1, "\(track.stderr)")
+        #expect(track.stdout.isEmpty)
+        let trigger = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--timeout", "10s"])
+        #expect(trigger.status == 0)
+        #expect((try trigger.json()["location"] as? [String: Any])?["latitude"] as? String == "53.3613367")
+        #expect(trigger.stderr.contains("cannot write state file"))
+    }
+
     @Test func sigtermCommitsEverythingAndExitsZero() throws {
         let running = try geolocate.start(["track", "--replay", drive, "--replay-speed", "20x", "--every-fix", "--stdout",
                                            "--permission", "fine"])
