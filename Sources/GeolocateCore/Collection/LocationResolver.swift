@@ -45,15 +45,20 @@ public struct LocationResolver {
     public var nowOverride: Int64?
     /// A held fix at most this old counts as current (SPEC §3, `currentMaxAge`).
     public var currentMaxAgeMilliseconds: Int64
+    /// A last known location older than this is not a fallback after a timeout or an
+    /// unavailable source (`lastKnownMaxAge`); `nil` is unlimited.
+    public var lastKnownMaxAgeMilliseconds: Int64?
     public var logger: Logger
 
     public init(source: @escaping () throws -> LocationSource, store: LastKnownStore, clock: WallClock,
-                nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, logger: Logger) {
+                nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, lastKnownMaxAgeMilliseconds: Int64? = nil,
+                logger: Logger) {
         self.source = source
         self.store = store
         self.clock = clock
         self.nowOverride = nowOverride
         self.currentMaxAgeMilliseconds = currentMaxAgeMilliseconds
+        self.lastKnownMaxAgeMilliseconds = lastKnownMaxAgeMilliseconds
         self.logger = logger
     }
 
@@ -69,7 +74,7 @@ public struct LocationResolver {
             let known = try attempt.lastKnown()
             return attempt.report(known, origin: .lastKnown, missing: .unavailable)
         case .lastKnown(let maxAge):
-            if let known = try attempt.lastKnown(), attempt.now() - known.timestamp <= maxAge {
+            if let known = try attempt.lastKnown(), attempt.now().subtractingClamped(known.timestamp) <= maxAge {
                 return attempt.report(known, origin: .lastKnown, missing: .unavailable)
             }
             return try attempt.current(timeoutMilliseconds: timeoutMilliseconds)
@@ -121,12 +126,12 @@ public struct LocationResolver {
         }
 
         mutating func lastKnown() throws -> Fix? {
-            let stored = resolver.store.load()
+            let stored = resolver.store.load(now: now())
             return Fix.fresher(stored, try heldFix())
         }
 
         mutating func current(timeoutMilliseconds: Int64) throws -> LocationDecision {
-            if let held = try heldFix(), now() - held.timestamp <= resolver.currentMaxAgeMilliseconds {
+            if let held = try heldFix(), now().subtractingClamped(held.timestamp) <= resolver.currentMaxAgeMilliseconds {
                 return report(held, origin: .current, missing: .unavailable)
             }
             if unavailable == nil, let source = try open() {
@@ -143,7 +148,13 @@ public struct LocationResolver {
                 }
             }
             let reason: FallbackReason = unavailable == nil ? .timeout : .unavailable
-            var decision = report(try lastKnown(), origin: .lastKnown,
+            var fallback = try lastKnown()
+            if let known = fallback, let maxAge = resolver.lastKnownMaxAgeMilliseconds,
+               now().subtractingClamped(known.timestamp) > maxAge {
+                resolver.logger.notice("the last known location is older than lastKnownMaxAge, so it is not reported")
+                fallback = nil
+            }
+            var decision = report(fallback, origin: .lastKnown,
                                   missing: reason == .timeout ? .timeout : .unavailable)
             decision.fallbackReason = reason
             return decision
@@ -155,7 +166,7 @@ public struct LocationResolver {
         }
 
         func remember(_ fix: Fix) {
-            do { try resolver.store.update(with: fix) } catch {
+            do { try resolver.store.update(with: fix, now: now()) } catch {
                 resolver.logger.warning("\(error)")
             }
         }

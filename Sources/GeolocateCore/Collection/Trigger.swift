@@ -74,7 +74,7 @@ public struct Trigger {
             logger: logger)
         let resolver = LocationResolver(
             source: { try openSource(source, opening) },
-            store: LastKnownStore(stateDirectory: stateDirectory, logger: logger), clock: clock,
+            store: LastKnownStore(stateDirectory: stateDirectory, for: source, logger: logger), clock: clock,
             nowOverride: request.now,
             currentMaxAgeMilliseconds: settings.currentMaxAgeMilliseconds ?? Defaults.currentMaxAgeMilliseconds,
             logger: logger)

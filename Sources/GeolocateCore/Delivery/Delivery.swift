@@ -4,9 +4,13 @@ import Logging
 /// The entry points the commands call: a whole flush, and one record POSTed at once.
 public enum Delivery {
     /// Flushes the spool of the state directory to the configured endpoints, one flush at a time.
+    ///
+    /// - Parameter waitForTurn: whether to wait while another flush runs; without, that
+    ///   flush is left to it and the report is empty (track's own flushes).
     /// - Throws: `GeolocateError.configuration` when no endpoint is configured (78).
     public static func flush(settings: Settings, configPath: String, environment: [String: String], logger: Logger,
                              only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
+                             waitForTurn: Bool = true,
                              transport: HTTPTransport = AsyncHTTPTransport()) async throws -> FlushReport {
         guard !settings.endpoints.isEmpty else {
             throw GeolocateError.missingSetting(
@@ -14,7 +18,11 @@ public enum Delivery {
         }
         let stateDirectory = Paths.stateDirectory(environment: environment)
         // Flushes take turns: a second one then finds the first one's records delivered.
-        let lock = try FileLock(path: stateDirectory + "/flush.lock")
+        let lockPath = stateDirectory + "/flush.lock"
+        guard let lock = try waitForTurn ? FileLock(path: lockPath) : FileLock.ifFree(path: lockPath) else {
+            logger.debug("another flush is running; leaving the spool to it")
+            return FlushReport(endpoints: [])
+        }
         defer { withExtendedLifetime(lock) {} }
         var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory), endpoints: settings.endpoints,
                               transport: transport, limits: settings.spoolLimits, logger: logger)

@@ -42,11 +42,24 @@ public final class NMEAReader {
     /// truncated line. Streams that never send checksums (some timing receivers) stay accepted.
     private var streamUsesChecksums = false
 
+    /// With a value, a read that gets no byte within this many milliseconds of wall time throws
+    /// `Idle` instead of blocking on.
+    private let idleMilliseconds: Int32?
+
+    /// Thrown by `forEachSentence` when the input stayed silent for the idle limit; calling
+    /// it again continues where it stopped.
+    public struct Idle: Error {}
+
     /// Creates a reader over an open file descriptor; the caller keeps ownership of `fd`.
-    public init(fileDescriptor fd: Int32, blockSize: Int = 1 << 20) {
+    ///
+    /// - Parameter idleMilliseconds: how long a read may wait for bytes before `Idle` is
+    ///   thrown, so a caller reading an idle pipe, FIFO or tty can commit and check for a
+    ///   stop meanwhile; `nil` blocks as long as the input does.
+    public init(fileDescriptor fd: Int32, blockSize: Int = 1 << 20, idleMilliseconds: Int32? = nil) {
         self.fd = fd
         capacity = blockSize + NMEAReader.maximumLineLength + 2
         base = .allocate(capacity: capacity)
+        self.idleMilliseconds = idleMilliseconds
     }
 
     deinit { base.deallocate() }
@@ -97,6 +110,11 @@ public final class NMEAReader {
             filled = rest
             scanIndex -= lineStart
             lineStart = 0
+        }
+        if let idleMilliseconds {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, idleMilliseconds)
+            if ready == 0 || (ready < 0 && errno == EINTR) { throw Idle() }
         }
         while true {
             let n = read(fd, base + filled, capacity - filled)
@@ -241,8 +259,10 @@ public final class NMEAEpochStream {
     private var assembler: EpochAssembler
     private var finished = false
 
-    public init(fileDescriptor fd: Int32, provider: Fix.Provider = .nmeaReplay) {
-        reader = NMEAReader(fileDescriptor: fd)
+    /// - Parameter idleMilliseconds: see `NMEAReader.init`: `next()` throws `NMEAReader.Idle`
+    ///   after this long without input, and can be called again.
+    public init(fileDescriptor fd: Int32, provider: Fix.Provider = .nmeaReplay, idleMilliseconds: Int32? = nil) {
+        reader = NMEAReader(fileDescriptor: fd, idleMilliseconds: idleMilliseconds)
         assembler = EpochAssembler(provider: provider)
     }
 

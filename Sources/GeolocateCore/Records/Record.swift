@@ -65,7 +65,7 @@ public struct Record: Sendable, Equatable {
 
     /// `triggeredAt − recordTimestamp`, when there is a location; never negative: a fix
     /// stamped after "now" (a replayed log older than the stored fix, clock skew) has age 0.
-    public var ageMilliseconds: Int64? { fix.map { max(0, triggeredAt - $0.timestamp) } }
+    public var ageMilliseconds: Int64? { fix.map { max(0, triggeredAt.subtractingClamped($0.timestamp)) } }
 }
 
 /// Where a track record was taken relative to a stay (OpenLocate's `location_context`).

@@ -53,13 +53,17 @@ public struct SourceOpening: Sendable {
     public var replaySpeed: ReplaySpeed
     /// The longest gpsd may take to accept the connection, and to answer `?POLL;`.
     public var responseTimeoutMilliseconds: Int
+    /// How long a replay wait may block on silent input or pacing before it returns (track
+    /// sets it, to commit and see a stop meanwhile); `nil` waits as long as needed.
+    public var idleMilliseconds: Int32?
     public var logger: Logger
 
     public init(replaySpeed: ReplaySpeed = .asap,
                 responseTimeoutMilliseconds: Int = Int(Defaults.gpsdResponseTimeoutMilliseconds),
-                logger: Logger) {
+                idleMilliseconds: Int32? = nil, logger: Logger) {
         self.replaySpeed = replaySpeed
         self.responseTimeoutMilliseconds = responseTimeoutMilliseconds
+        self.idleMilliseconds = idleMilliseconds
         self.logger = logger
     }
 }
@@ -71,7 +75,7 @@ extension SourceSpecifier {
     public func open(_ opening: SourceOpening) throws -> LocationSource {
         switch self {
         case .nmea(let path):
-            return try NMEAReplaySource(path: path, speed: opening.replaySpeed)
+            return try NMEAReplaySource(path: path, speed: opening.replaySpeed, idleMilliseconds: opening.idleMilliseconds)
         case .gpsd(let host, let port):
             return try GPSDSource(host: host, port: port,
                                   responseTimeoutMilliseconds: opening.responseTimeoutMilliseconds,

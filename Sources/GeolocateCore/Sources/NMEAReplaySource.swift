@@ -11,6 +11,10 @@ public enum ReplaySpeed: Sendable, Equatable, CustomStringConvertible {
     /// `factor` seconds of log per wall-clock second (`realtime` is 1).
     case factor(Double)
 
+    /// The slowest and fastest paced factors accepted: beyond them a replay would take
+    /// centuries, or pacing would be indistinguishable from `asap`.
+    public static let factorRange = 0.001...1_000_000.0
+
     /// Parses `asap`, `realtime` or `Nx` (such as `10x` or `0.5x`).
     public init(parsing text: String) throws {
         switch text.lowercased() {
@@ -18,10 +22,10 @@ public enum ReplaySpeed: Sendable, Equatable, CustomStringConvertible {
         case "realtime": self = .factor(1)
         default:
             guard text.lowercased().hasSuffix("x"), let value = Double(text.dropLast()),
-                  value.isFinite, value > 0
+                  ReplaySpeed.factorRange.contains(value)
             else {
                 throw GeolocateError.usage(
-                    "invalid replay speed '\(text)' (use asap, realtime or a factor such as 10x)")
+                    "invalid replay speed '\(text)' (use asap, realtime or a factor from 0.001x to 1000000x, such as 10x)")
             }
             self = .factor(value)
         }
@@ -46,6 +50,7 @@ public final class NMEAReplaySource: LocationSource {
     private let stream: NMEAEpochStream
     private let fd: Int32
     private let speed: ReplaySpeed
+    private let idleMilliseconds: Int32?
     /// Virtual milliseconds elapsed since the first epoch.
     private var elapsed = 0
     private var lastTimeOfDay: Int?
@@ -55,8 +60,11 @@ public final class NMEAReplaySource: LocationSource {
     private var pendingEpoch: Epoch?
 
     /// Opens `path` (`-` for standard input).
+    ///
+    /// - Parameter idleMilliseconds: with a value, a wait returns after at most this much wall
+    ///   time of silent input or pacing (see `waitForFix`); `nil` waits as long as needed.
     /// - Throws: `GeolocateError.inputMissing` (66) or `.unreadableInput` (65).
-    public init(path: String, speed: ReplaySpeed = .asap) throws {
+    public init(path: String, speed: ReplaySpeed = .asap, idleMilliseconds: Int32? = nil) throws {
         if path == "-" {
             fd = 0
             name = "nmea:-"
@@ -76,7 +84,8 @@ public final class NMEAReplaySource: LocationSource {
             name = "nmea:\(path)"
         }
         self.speed = speed
-        stream = NMEAEpochStream(fileDescriptor: fd, provider: .nmeaReplay)
+        self.idleMilliseconds = idleMilliseconds
+        stream = NMEAEpochStream(fileDescriptor: fd, provider: .nmeaReplay, idleMilliseconds: idleMilliseconds)
     }
 
     deinit { if fd != 0 { close(fd) } }
@@ -93,20 +102,35 @@ public final class NMEAReplaySource: LocationSource {
     /// Whether the whole log has been read.
     public private(set) var hasEnded = false
 
+    /// Waits up to `timeoutMilliseconds` of log time for the next fix.
+    ///
+    /// With an idle limit (`SourceOpening.idleMilliseconds`) it also returns `.timedOut`, with
+    /// no log time passed, when the input stayed silent that long or pacing holds the next
+    /// epoch back: the caller (track) then commits and checks for a stop before waiting again.
     public func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
         // The wait starts at the current virtual time; an epoch read past it is kept for the next wait.
         let limit = elapsed + timeoutMilliseconds
-        while let epoch = try pendingEpoch.take() ?? nextEpoch() {
-            if elapsed > limit {
+        while true {
+            let epoch: Epoch
+            if let pending = pendingEpoch.take() {
+                epoch = pending
+            } else {
+                do {
+                    guard let next = try nextEpoch() else { return .timedOut }
+                    epoch = next
+                } catch is NMEAReader.Idle {
+                    return .timedOut
+                }
+            }
+            if elapsed > limit || !waitUntilDue() {
                 pendingEpoch = epoch
                 return .timedOut
             }
             if let fix = epoch.fix { return .fix(fix) }
         }
-        return .timedOut
     }
 
-    /// The next epoch of the log, advancing virtual time and pacing against the wall clock.
+    /// The next epoch of the log, advancing virtual time (pacing is the caller's).
     public func nextEpoch() throws -> Epoch? {
         guard let epoch = try stream.next() else {
             hasEnded = true
@@ -120,17 +144,22 @@ public final class NMEAReplaySource: LocationSource {
         }
         lastTimeOfDay = epoch.timeOfDay
         if let timestamp = epoch.timestamp { lastTimestamp = max(lastTimestamp ?? timestamp, timestamp) }
-        pace()
         return epoch
     }
 
-    private func pace() {
-        guard case .factor(let factor) = speed else { return }
+    /// Sleeps until the wall clock reaches the current virtual time under the replay speed;
+    /// with an idle limit, sleeps at most that long and returns whether the time was reached.
+    private func waitUntilDue() -> Bool {
+        guard case .factor(let factor) = speed else { return true }
         let now = NMEAReplaySource.monotonicSeconds()
         let start = wallStart ?? now
         wallStart = start
         let due = start + Double(elapsed) / 1000 / factor
-        if due > now { usleep(useconds_t(min((due - now) * 1_000_000, 3_600_000_000))) }
+        guard due > now else { return true }
+        let slice = idleMilliseconds.map { Double($0) / 1000 } ?? .infinity
+        let wait = min(due - now, slice)
+        usleep(useconds_t(min(wait, 3600) * 1_000_000))
+        return wait >= due - now
     }
 
     private static func monotonicSeconds() -> Double {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 
 /// Limits on what the spool keeps (config `spool.*`).
 public struct SpoolLimits: Sendable, Equatable {
@@ -42,9 +43,20 @@ public final class Spool {
     public let path: String
     private let database: DatabasePool
 
+    /// Thrown when another process holds the database's write lock past the busy timeout;
+    /// nothing was written, and the same write can be tried again.
+    public struct Locked: Error, Equatable {
+        public var path: String
+    }
+
     /// Opens (or creates) the spool in `stateDirectory`.
-    /// - Throws: `GeolocateError.stateNotWritable` when it cannot be opened or is not a database.
-    public init(stateDirectory: String) throws {
+    ///
+    /// - Parameter busyTimeout: how long a write waits for another process's write lock
+    ///   before it fails: long for one-shot commands, short for track, which keeps its records
+    ///   in memory and retries instead of blocking.
+    /// - Throws: `GeolocateError.stateNotWritable` when it cannot be opened or is not a
+    ///   database; `Locked` when another process holds it locked past `busyTimeout`.
+    public init(stateDirectory: String, busyTimeout: TimeInterval = 30) throws {
         path = stateDirectory + "/spool.sqlite"
         do {
             try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
@@ -53,7 +65,7 @@ public final class Spool {
             let fd = open(path, O_RDWR | O_CREAT, 0o600)
             if fd >= 0 { close(fd) }
             var configuration = Configuration()
-            configuration.busyMode = .timeout(30)
+            configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
@@ -62,7 +74,7 @@ public final class Spool {
             database = try DatabasePool(path: path, configuration: configuration)
             try Spool.migrator.migrate(database)
         } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: Spool.reason(error))
+            throw Spool.failure(error, path: path)
         }
     }
 
@@ -101,7 +113,7 @@ public final class Spool {
                 return try Spool.expire(db, now: now, limits: limits)
             }
         } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: Spool.reason(error))
+            throw Spool.failure(error, path: path)
         }
     }
 
@@ -159,19 +171,24 @@ public final class Spool {
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try database.read(body) } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: Spool.reason(error))
+            throw Spool.failure(error, path: path)
         }
     }
 
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try database.write(body) } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: Spool.reason(error))
+            throw Spool.failure(error, path: path)
         }
     }
 
-    private static func reason(_ error: Error) -> String {
-        if let error = error as? DatabaseError { return error.message ?? error.description }
-        return "\(error)"
+    /// `Locked` for a lock held by another process, else the 73 that names the file.
+    private static func failure(_ error: Error, path: String) -> Error {
+        if let error = error as? DatabaseError {
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED { return Locked(path: path) }
+            return GeolocateError.stateNotWritable(path: path, reason: error.message ?? error.description)
+        }
+        if let error = error as? GeolocateError { return error }
+        return GeolocateError.stateNotWritable(path: path, reason: "\(error)")
     }
 }
 
@@ -179,40 +196,103 @@ public final class Spool {
 /// more than `window` ago, else with the next commit, which `tick` makes no later than `window`
 /// after the previous one. A burst becomes one transaction per window; a SIGKILL loses at most
 /// the records of the last window.
+///
+/// While another process holds the spool locked, records wait in memory and each window tries
+/// again; the spool is opened the same way, on the first commit that finds it free.
 public final class SpoolWriter {
-    public let spool: Spool
     public let limits: SpoolLimits
     private let window: Duration
+    private let open: () throws -> Spool
+    private var spool: Spool?
     private var pending: [SpoolEntry] = []
-    private var lastCommit: ContinuousClock.Instant?
+    private var lastAttempt: ContinuousClock.Instant?
+    private let logger: Logger?
+    private var lockedSince: ContinuousClock.Instant?
     /// Records committed, and records the limits expired, by this writer.
     public private(set) var committed = 0
     public private(set) var expired = 0
 
-    public init(spool: Spool, limits: SpoolLimits, window: Duration = .milliseconds(200)) {
-        self.spool = spool
+    /// - Parameter open: opens the spool; called at once, and again after it was found locked.
+    /// - Throws: what `open` throws, other than `Spool.Locked`.
+    public init(limits: SpoolLimits, window: Duration = .milliseconds(200), logger: Logger? = nil,
+                open: @escaping () throws -> Spool) throws {
         self.limits = limits
         self.window = window
+        self.logger = logger
+        self.open = open
+        do { spool = try open() } catch let locked as Spool.Locked { noteLocked(locked) }
     }
+
+    public convenience init(spool: Spool, limits: SpoolLimits, window: Duration = .milliseconds(200)) {
+        // An open spool cannot fail to open.
+        try! self.init(limits: limits, window: window, open: { spool })
+    }
+
+    /// Records made but not yet committed.
+    public var uncommitted: Int { pending.count }
 
     public func add(_ entry: SpoolEntry, now: Int64) throws {
         pending.append(entry)
         try tick(now: now)
     }
 
-    /// Commits what is pending if the window since the last commit has passed.
+    /// Commits what is pending if the window since the last attempt has passed.
+    /// - Throws: `GeolocateError.stateNotWritable` (73); a lock only delays the commit.
     public func tick(now: Int64) throws {
         guard !pending.isEmpty else { return }
-        if let lastCommit, lastCommit.duration(to: .now) < window, pending.count < 10_000 { return }
-        try flush(now: now)
+        if let lastAttempt, lastAttempt.duration(to: .now) < window, pending.count < 10_000 { return }
+        do {
+            try commit(now: now)
+        } catch let locked as Spool.Locked {
+            noteLocked(locked)
+        }
     }
 
     /// Commits everything pending now.
+    /// - Throws: `GeolocateError.stateNotWritable` (73), or `Spool.Locked` while another
+    ///   process holds the spool.
     public func flush(now: Int64) throws {
         guard !pending.isEmpty else { return }
+        try commit(now: now)
+    }
+
+    /// Commits everything pending, trying again while the spool is locked until `giveUp`
+    /// says to stop trying.
+    /// - Throws: `GeolocateError.stateNotWritable` (73), naming how many records could not be
+    ///   committed when it gave up on a lock.
+    public func finish(now: Int64, giveUp: () -> Bool) throws {
+        while !pending.isEmpty {
+            do {
+                try commit(now: now)
+            } catch let locked as Spool.Locked {
+                noteLocked(locked)
+                guard !giveUp() else {
+                    throw GeolocateError.stateNotWritable(
+                        path: locked.path,
+                        reason: "another process holds it locked; \(pending.count) record\(pending.count == 1 ? "" : "s") could not be committed")
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+
+    private func commit(now: Int64) throws {
+        lastAttempt = .now
+        let spool = try self.spool ?? open()
+        self.spool = spool
         expired += try spool.append(pending, now: now, limits: limits)
         committed += pending.count
         pending.removeAll(keepingCapacity: true)
-        lastCommit = .now
+        if let lockedSince {
+            logger?.notice("\(spool.path) is free again after \(lockedSince.duration(to: .now).milliseconds) ms; records committed")
+            self.lockedSince = nil
+        }
+    }
+
+    private func noteLocked(_ locked: Spool.Locked) {
+        lastAttempt = .now
+        guard lockedSince == nil else { return }
+        lockedSince = .now
+        logger?.warning("\(locked.path) is locked by another process; records are kept in memory and committed when it is free")
     }
 }

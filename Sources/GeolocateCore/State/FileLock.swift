@@ -14,7 +14,18 @@ public final class FileLock {
 
     /// Waits for the lock on `path`, creating the file (and its directory) if needed.
     /// - Throws: `GeolocateError.stateNotWritable` when the file cannot be opened.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        // Waiting, it returns only with the lock.
+        try self.init(path: path, wait: true)!
+    }
+
+    /// The lock on `path` if no other process holds it, else `nil`.
+    /// - Throws: `GeolocateError.stateNotWritable` when the file cannot be opened.
+    public static func ifFree(path: String) throws -> FileLock? {
+        try FileLock(path: path, wait: false)
+    }
+
+    private init?(path: String, wait: Bool) throws {
         let directory = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
@@ -22,7 +33,11 @@ public final class FileLock {
         guard fd >= 0 else {
             throw GeolocateError.stateNotWritable(path: path, reason: String(cString: strerror(errno)))
         }
-        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        while flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            close(fd)
+            return nil
+        }
     }
 
     deinit { close(fd) }

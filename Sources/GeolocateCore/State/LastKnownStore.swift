@@ -3,19 +3,68 @@ import Logging
 
 /// The last fix geolocate itself saw, kept in the state directory across commands.
 ///
-/// Only a fresher fix replaces the stored one, so replaying an old log never makes the
-/// last known location older.
+/// Live fixes and replayed ones are kept apart (`last-known.json`, `last-known-replay.json`):
+/// a test log must never answer a real login, and a replay falls back only to replays.
+/// Only a fresher fix replaces the stored one, so replaying an old log never makes the last
+/// known location older; but a stored fix dated more than `maxFutureSkew` after "now" is
+/// ignored and replaced, so one bad timestamp cannot wedge the store forever.
 public struct LastKnownStore {
+    /// Which fixes a store keeps.
+    public enum Kind: Sendable {
+        /// Fixes from gpsd, judged against the system clock.
+        case live
+        /// Fixes from NMEA replays, judged against the replay's own (virtual) clock.
+        case replay
+    }
+
+    /// How far ahead of "now" a stored fix may be dated before it counts as a bad timestamp.
+    public static let maxFutureSkewMilliseconds: Int64 = 86_400_000
+
     public let path: String
+    public let kind: Kind
     private let logger: Logger
 
-    public init(stateDirectory: String, logger: Logger) {
-        path = stateDirectory + "/last-known.json"
+    public init(stateDirectory: String, kind: Kind = .live, logger: Logger) {
+        path = stateDirectory + (kind == .live ? "/last-known.json" : "/last-known-replay.json")
+        self.kind = kind
         self.logger = logger
     }
 
-    /// The stored fix; `nil` when there is none or the file cannot be decoded (with a warning).
-    public func load() -> Fix? {
+    /// The store for fixes of `source`.
+    public init(stateDirectory: String, for source: SourceSpecifier, logger: Logger) {
+        if case .nmea = source {
+            self.init(stateDirectory: stateDirectory, kind: .replay, logger: logger)
+        } else {
+            self.init(stateDirectory: stateDirectory, kind: .live, logger: logger)
+        }
+    }
+
+    /// The stored fix as of `now`; `nil` when there is none, when it is of the other kind
+    /// (a replayed fix left in `last-known.json` by an earlier version), when it is dated
+    /// before 1970 or implausibly far after `now`, or when the file cannot be decoded (with a warning).
+    public func load(now: Int64) -> Fix? {
+        guard let fix = stored(), fix.provider == provider, fix.timestamp >= 0,
+              fix.timestamp <= now.addingClamped(LastKnownStore.maxFutureSkewMilliseconds) else { return nil }
+        return fix
+    }
+
+    /// Stores `fix` if it is fresher than the usable stored one as of `now`.
+    /// - Throws: `GeolocateError.stateNotWritable` (73).
+    public func update(with fix: Fix, now: Int64) throws {
+        guard fix.provider == provider else { return }
+        if let stored = load(now: now), stored.timestamp >= fix.timestamp { return }
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            try AtomicFile.write(try encoder.encode(fix), to: path, permissions: 0o600)
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: "\(error)")
+        }
+    }
+
+    private var provider: Fix.Provider { kind == .live ? .gpsd : .nmeaReplay }
+
+    private func stored() -> Fix? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         do {
             return try JSONDecoder().decode(Fix.self, from: data)
@@ -24,16 +73,18 @@ public struct LastKnownStore {
             return nil
         }
     }
+}
 
-    /// Stores `fix` if it is fresher than the stored one.
-    public func update(with fix: Fix) throws {
-        if let stored = load(), stored.timestamp >= fix.timestamp { return }
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            try AtomicFile.write(try encoder.encode(fix), to: path, permissions: 0o600)
-        } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: "\(error)")
-        }
+extension Int64 {
+    /// `self + other`, held at the bounds instead of trapping on overflow.
+    func addingClamped(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    /// `self - other`, held at the bounds instead of trapping on overflow.
+    func subtractingClamped(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other < 0 ? .max : .min) : difference
     }
 }

@@ -7,13 +7,25 @@ import Foundation
 /// thread it would block while the work needs one.
 public enum BlockingTask {
     public static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
+        try run(stoppingWhen: nil, operation)!
+    }
+
+    /// Runs `operation`, checking `stop` every 50 ms: when it is raised, the task is cancelled
+    /// and `nil` returned at once, without waiting for the task to wind down.
+    public static func run<T: Sendable>(stoppingWhen stop: StopFlag?,
+                                        _ operation: @escaping @Sendable () async throws -> T) throws -> T? {
         let outcome = Outcome<T>()
         let done = DispatchSemaphore(value: 0)
-        Task {
+        let task = Task {
             do { outcome.result = .success(try await operation()) } catch { outcome.result = .failure(error) }
             done.signal()
         }
-        done.wait()
+        while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+            if stop?.isRequested == true {
+                task.cancel()
+                return nil
+            }
+        }
         return try outcome.result!.get()
     }
 

@@ -73,14 +73,15 @@ public struct Tracker {
     public var output: (String) -> Void
     /// Opens a source; replaced in tests.
     public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
-    /// `--transmit-interval`: runs a flush this often (wall clock), after committing the spool.
-    public var transmission: (intervalMilliseconds: Int64, flush: () -> Void)?
+    /// `--transmit-interval`: runs a flush this often (wall clock); the flush gives up when
+    /// the stop flag it is handed is raised.
+    public var transmission: (intervalMilliseconds: Int64, flush: (StopFlag) -> Void)?
 
     public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
                 timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
                 output: @escaping (String) -> Void,
                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) },
-                transmission: (intervalMilliseconds: Int64, flush: () -> Void)? = nil) {
+                transmission: (intervalMilliseconds: Int64, flush: (StopFlag) -> Void)? = nil) {
         self.settings = settings
         self.environment = environment
         self.clock = clock
@@ -94,7 +95,20 @@ public struct Tracker {
 
     /// How long one wait on the source lasts before the loop checks for a stop, commits and
     /// checks `--duration`: source time, so log time on a replay.
-    static let waitSliceMilliseconds = 250
+    static let waitSliceMilliseconds = 50
+    /// The most wall time one wait on a replay may block, on silent input or pacing: with the
+    /// commit window below, a record is committed within 200 ms whatever the input does.
+    static let idleSliceMilliseconds: Int32 = 50
+    static let commitWindow: Duration = .milliseconds(150)
+    /// How long track waits for gpsd to accept a connection when (re)connecting: a stop is
+    /// seen between attempts.
+    static let connectTimeoutMilliseconds = 500
+    /// How long a stopping track keeps trying a spool another process holds locked; without a
+    /// stop, it waits for the lock to go.
+    static let finalCommitDeadline: Duration = .milliseconds(500)
+    /// How long a spool write waits on another process's lock before track keeps the
+    /// records in memory and carries on.
+    static let spoolBusyTimeout: TimeInterval = 0.05
 
     /// Runs until the source ends, a limit is reached or a stop is requested.
     /// - Throws: `GeolocateError` for a missing permission (78), a replay file that cannot be
@@ -107,16 +121,19 @@ public struct Tracker {
         }
         let stateDirectory = Paths.stateDirectory(environment: environment)
         let specifier = try settings.resolvedSource(flag: request.source, environment: environment)
-        let device = try settings.fields.wantsDevice ? DeviceInfo.current(stateDirectory: stateDirectory) : nil
-        let writer = try request.toSpool ? SpoolWriter(spool: Spool(stateDirectory: stateDirectory), limits: settings.spoolLimits) : nil
-        let opening = SourceOpening(replaySpeed: request.replaySpeed, logger: logger)
+        let device = try settings.fields.wantsDevice ? deviceInfo(stateDirectory: stateDirectory, required: request.toSpool) : nil
+        let writer = try request.toSpool ? SpoolWriter(limits: settings.spoolLimits, window: Tracker.commitWindow, logger: logger) {
+            try Spool(stateDirectory: stateDirectory, busyTimeout: Tracker.spoolBusyTimeout)
+        } : nil
+        let opening = SourceOpening(replaySpeed: request.replaySpeed, responseTimeoutMilliseconds: Tracker.connectTimeoutMilliseconds,
+                                    idleMilliseconds: Tracker.idleSliceMilliseconds, logger: logger)
         var connection = SourceConnection(name: specifier.description, logger: logger) {
             try openSource(specifier, opening)
         }
         var run = Run(tracker: self, request: request, permissions: permissions, coarse: permission == .coarse,
                       device: device, writer: writer,
                       privacy: RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger),
-                      lastKnown: LastKnownStore(stateDirectory: stateDirectory, logger: logger))
+                      lastKnown: LastKnownStore(stateDirectory: stateDirectory, for: specifier, logger: logger))
         defer { logger.debug("track: \(run.summary)") }
         var now = clock.nowMilliseconds
         while !stop.isRequested {
@@ -141,6 +158,17 @@ public struct Tracker {
         return run.summary
     }
 
+    /// The device fields; without a spool, a state directory that cannot keep the device id
+    /// is worth a warning, not a failed run (`--stdout --no-spool` needs no state).
+    private func deviceInfo(stateDirectory: String, required: Bool) throws -> DeviceInfo {
+        do {
+            return try DeviceInfo.current(stateDirectory: stateDirectory)
+        } catch let error as GeolocateError where !required {
+            logger.warning("\(error.description); records carry no deviceId")
+            return DeviceInfo(id: nil, model: DeviceInfo.hardwareModel(), osVersion: DeviceInfo.operatingSystem())
+        }
+    }
+
     /// One run's moving parts: filters, the visit detector, the outputs and the counts.
     private struct Run {
         let tracker: Tracker
@@ -157,6 +185,7 @@ public struct Tracker {
         var started: Int64?
         var latestFix: Fix?
         var lastKnownSaved: ContinuousClock.Instant?
+        var lastKnownFailed = false
         var lastTransmission = ContinuousClock.now
 
         init(tracker: Tracker, request: TrackRequest, permissions: [Permission], coarse: Bool,
@@ -208,14 +237,24 @@ public struct Tracker {
             if started == nil { started = now }
             try writer?.tick(now: now)
             if let latestFix, lastKnownSaved.map({ $0.duration(to: .now) >= .seconds(1) }) ?? true {
-                try lastKnown.update(with: latestFix)
+                saveLastKnown(latestFix, now: now)
                 lastKnownSaved = .now
             }
             if let transmission = tracker.transmission,
                lastTransmission.duration(to: .now) >= .milliseconds(transmission.intervalMilliseconds) {
-                try writer?.flush(now: now)
-                transmission.flush()
+                transmission.flush(tracker.stop)
                 lastTransmission = .now
+            }
+        }
+
+        /// The last known location is a convenience for later triggers: failing to keep it
+        /// is said once and never stops the records.
+        private mutating func saveLastKnown(_ fix: Fix, now: Int64) {
+            do {
+                try lastKnown.update(with: fix, now: now)
+            } catch {
+                if !lastKnownFailed { tracker.logger.warning("\(error); the last known location is not kept") }
+                lastKnownFailed = true
             }
         }
 
@@ -226,8 +265,15 @@ public struct Tracker {
         }
 
         mutating func finish(now: Int64) throws {
-            try writer?.flush(now: now)
-            if let latestFix { try lastKnown.update(with: latestFix) }
+            if let latestFix { saveLastKnown(latestFix, now: now) }
+            // A locked spool is waited for, until a stop asks to give up (after a last try).
+            var stopSeen: ContinuousClock.Instant?
+            try writer?.finish(now: now) {
+                guard tracker.stop.isRequested else { return false }
+                let seen = stopSeen ?? .now
+                stopSeen = seen
+                return seen.duration(to: .now) >= Tracker.finalCommitDeadline
+            }
             summary.spooled = writer?.committed ?? 0
             summary.expired = writer?.expired ?? 0
         }
