@@ -12,15 +12,20 @@ struct FlushCommand: AsyncParsableCommand {
             Each endpoint has its own cursor: 2xx is delivered; network errors, timeouts, \
             408, 429 and 5xx are retried up to 4 times with exponential backoff and jitter \
             (Retry-After honoured; a longer one ends the run for that endpoint) and otherwise \
-            stay in the spool; any other 4xx splits the batch until the refused records are \
-            alone, and those go to the dead-letter table. Every request carries an \
+            stay in the spool; 401, 403, 404, 405, 407 and redirects (never followed) mean the \
+            endpoint or its credentials are wrong: its records stay pending, it is not tried \
+            again in this run, and flush exits 78; any other 4xx splits the batch until the \
+            refused records are alone, and those go to the dead-letter table (--dead-letters \
+            lists them, --requeue-dead-letters puts them back). Records trigger --post could \
+            not send go to their URL. Every request carries an \
             Idempotency-Key that is the same whenever the same records are sent again, and \
             every record its id. A record leaves the spool when every endpoint has it, or \
             expires past spool.maxRetention. A flush covers the records spooled before it \
             began; two flushes at once take turns.
 
             Exit 0 when everything deliverable was delivered (or there was nothing to do), \
-            75 when records are still pending, 78 when no endpoint is configured.
+            75 when records are still pending, 78 when no endpoint is configured or one \
+            refused as wrongly configured.
             """
     )
 
@@ -36,6 +41,15 @@ struct FlushCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print a JSON summary per endpoint on stdout.")
     var json = false
 
+    @Flag(name: .customLong("dead-letters"), help: "List the records endpoints refused, instead of flushing.")
+    var listDeadLetters = false
+
+    @Flag(name: .customLong("requeue-dead-letters"), help: "Put the dead letters (all, or the IDs given) back in the queue.")
+    var requeueDeadLetters = false
+
+    @Argument(help: ArgumentHelp("Dead letters to requeue (with --requeue-dead-letters; default all).", valueName: "id"))
+    var ids: [String] = []
+
     @Flag(name: .long, help: "Log debug diagnostics (retries, waits) on stderr.")
     var verbose = false
 
@@ -43,12 +57,24 @@ struct FlushCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+        if listDeadLetters && requeueDeadLetters { throw ValidationError("--dead-letters and --requeue-dead-letters cannot be used together") }
+        if !ids.isEmpty && !requeueDeadLetters { throw ValidationError("record ids are only taken with --requeue-dead-letters") }
     }
 
     func run() async throws {
         try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
             let environment = ProcessInfo.processInfo.environment
+            if listDeadLetters || requeueDeadLetters {
+                let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment))
+                if requeueDeadLetters {
+                    let count = try spool.requeueDeadLetters(ids: ids)
+                    logger.notice("\(count) dead letter\(count == 1 ? "" : "s") back in the queue for the next flush")
+                } else {
+                    printDeadLetters(try spool.deadLetters())
+                }
+                return
+            }
             let store = ConfigStore(path: globalOptions.configPath)
             let report = try await Delivery.flush(
                 settings: try store.settings(), configPath: store.path, environment: environment, logger: logger,
@@ -60,7 +86,29 @@ struct FlushCommand: AsyncParsableCommand {
                     logger.notice("\(endpoint.name): \(endpoint.sent) sent, \(endpoint.pending) pending, \(endpoint.deadLettered) dead-lettered, \(endpoint.expired) expired")
                 }
             }
+            if let wrong = report.misconfigured.first {
+                throw GeolocateError.endpointRefused(
+                    "endpoint \(wrong.name) (\(wrong.url)): \(wrong.endpointError ?? ""); its records stay pending (check endpoints.\(wrong.name).url and its headers)")
+            }
             if !report.allDelivered && !dryRun { throw ExitCode(75) }
+        }
+    }
+
+    /// One line per dead letter (endpoint, id, status, reason, when), or a JSON array with --json.
+    private func printDeadLetters(_ letters: [Spool.DeadLetterEntry]) {
+        let letters = letters.map { letter in
+            var shown = letter
+            shown.endpoint = ConfigStore.redactedURL(letter.endpoint)
+            return shown
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            FileHandleOutput.stdout(String(decoding: (try? encoder.encode(letters)) ?? Data("[]".utf8), as: UTF8.self) + "\n")
+            return
+        }
+        for letter in letters {
+            FileHandleOutput.stdout("\(letter.endpoint)\t\(letter.id)\t\(letter.status.map(String.init) ?? "-")\t\(letter.reason)\t\(TimeText.iso8601(letter.at))\n")
         }
     }
 }

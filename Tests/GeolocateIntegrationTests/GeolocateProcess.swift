@@ -6,6 +6,8 @@ struct GeolocateProcess {
         var status: Int32
         var stdout: String
         var stderr: String
+        /// The signal that ended the process, if one did (then `status` is its number).
+        var signal: Int32? = nil
 
         /// stdout parsed as one JSON object.
         func json() throws -> [String: Any] {
@@ -45,11 +47,13 @@ struct GeolocateProcess {
     }
 
     /// Starts the binary without waiting for it; its output is collected as it arrives.
-    func start(_ arguments: [String]) throws -> Running {
+    /// With `stdin`, the test writes the process's standard input (`Running.write`), which
+    /// stays open until `closeStdin` or the end; else it is closed at once.
+    func start(_ arguments: [String], stdin: Bool = false) throws -> Running {
         let (process, out, err, input) = makeProcess(arguments, environment: [:])
         try process.run()
-        try input.fileHandleForWriting.close()
-        return Running(process: process, stdout: out, stderr: err)
+        if !stdin { try input.fileHandleForWriting.close() }
+        return Running(process: process, stdout: out, stderr: err, stdin: stdin ? input.fileHandleForWriting : nil)
     }
 
     private func makeProcess(_ arguments: [String], environment extra: [String: String]) -> (Process, Pipe, Pipe, Pipe) {
@@ -77,9 +81,11 @@ struct GeolocateProcess {
         private var collected: [Data] = [Data(), Data()]
         private var lines: [(arrived: ContinuousClock.Instant, text: String)] = []
         private let readers = DispatchGroup()
+        private var input: FileHandle?
 
-        init(process: Process, stdout: Pipe, stderr: Pipe) {
+        init(process: Process, stdout: Pipe, stderr: Pipe, stdin: FileHandle?) {
             self.process = process
+            input = stdin
             for (index, pipe) in [stdout, stderr].enumerated() {
                 DispatchQueue.global().async(group: readers) {
                     while case let data = pipe.fileHandleForReading.availableData, !data.isEmpty {
@@ -101,6 +107,18 @@ struct GeolocateProcess {
 
         var pid: Int32 { process.processIdentifier }
 
+        /// Whether the process has not exited yet.
+        var isRunning: Bool { process.isRunning }
+
+        /// Writes to the process's standard input (started with `stdin: true`).
+        func write(_ data: Data) { input?.write(data) }
+
+        /// Closes the process's standard input: end of input.
+        func closeStdin() {
+            try? input?.close()
+            input = nil
+        }
+
         /// stderr so far.
         var stderr: String {
             lock.lock()
@@ -120,14 +138,17 @@ struct GeolocateProcess {
             guard waitUntil(limit, { !process.isRunning }) else {
                 process.terminate()
                 process.waitUntilExit()
+                closeStdin()
                 return nil
             }
             process.waitUntilExit()
+            closeStdin()
             readers.wait()
             lock.lock()
             defer { lock.unlock() }
             return Result(status: process.terminationStatus, stdout: String(decoding: collected[0], as: UTF8.self),
-                          stderr: String(decoding: collected[1], as: UTF8.self))
+                          stderr: String(decoding: collected[1], as: UTF8.self),
+                          signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
         }
     }
 

@@ -12,11 +12,14 @@ public enum Delivery {
                              only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
                              waitForTurn: Bool = true,
                              transport: HTTPTransport = AsyncHTTPTransport()) async throws -> FlushReport {
-        guard !settings.endpoints.isEmpty else {
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        // Without endpoints there may still be records `trigger --post URL` left for their URL.
+        let hasWork = try !settings.endpoints.isEmpty
+            || (names == nil && !Spool(stateDirectory: stateDirectory).postDestinations().isEmpty)
+        guard hasWork else {
             throw GeolocateError.missingSetting(
                 "no endpoint is configured in \(configPath); add one with: geolocate config set endpoints.NAME.url https://HOST/PATH")
         }
-        let stateDirectory = Paths.stateDirectory(environment: environment)
         // Flushes take turns: a second one then finds the first one's records delivered.
         let lockPath = stateDirectory + "/flush.lock"
         guard let lock = try waitForTurn ? FileLock(path: lockPath) : FileLock.ifFree(path: lockPath) else {
@@ -36,33 +39,33 @@ public enum Delivery {
         case endpoint(String)
     }
 
-    /// POSTs `record` once; when that fails, spools it for the next flush.
+    /// POSTs `record` once; when that fails, spools it for the next flush to the same
+    /// destination (a URL is remembered with the record).
     /// - Returns: `nil` when delivered, else why not (the record is then in the spool).
     /// - Throws: `GeolocateError` for an unknown endpoint (78) or a spool that cannot be written.
     public static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
                             environment: [String: String],
                             transport: HTTPTransport = AsyncHTTPTransport()) async throws -> String? {
-        let request: DeliveryRequest
-        let line = MosaicRecord(record).jsonLine()
+        let endpoint: Endpoint
         switch target {
         case .url(let url):
-            request = DeliveryRequest(url: url, contentType: "application/json", idempotencyKey: record.id,
-                                      body: line, timeoutMilliseconds: Endpoint.defaultTimeoutMilliseconds)
+            endpoint = .post(to: url)
         case .endpoint(let name):
-            let endpoint = try settings.endpoint(named: name, configPath: configPath)
-            request = endpoint.request(for: [line], idempotencyKey: record.id)
+            endpoint = try settings.endpoint(named: name, configPath: configPath)
         }
+        let line = MosaicRecord(record).jsonLine()
         let failure: String
-        switch await transport.post(request) {
-        case .status(let code, _) where (200..<300).contains(code):
+        switch DeliveryVerdict(await transport.post(endpoint.request(for: [line], idempotencyKey: record.id))) {
+        case .delivered:
             return nil
-        case .status(let code, _):
-            failure = "HTTP \(code)"
-        case .failed(let reason):
+        case .retry(let reason, _), .endpointRefused(let reason):
             failure = reason
+        case .recordsRefused(let code):
+            failure = "HTTP \(code)"
         }
         let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment))
-        try spool.append([SpoolEntry(record, body: line)], now: record.triggeredAt, limits: settings.spoolLimits)
+        try spool.append([SpoolEntry(record, body: line, destination: endpoint.name)], now: record.triggeredAt,
+                         limits: settings.spoolLimits)
         return failure
     }
 }

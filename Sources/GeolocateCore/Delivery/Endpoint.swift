@@ -6,17 +6,21 @@ public enum EndpointFormat: String, Sendable, CaseIterable {
     case openlocate
     /// The §3.1 records, one JSON object per line.
     case mosaicNDJSON = "mosaic-ndjson"
+    /// One §3.1 record per request, a JSON object, as `trigger --post` sends it.
+    case mosaic
 
     var contentType: String {
         switch self {
-        case .openlocate: return "application/json"
+        case .openlocate, .mosaic: return "application/json"
         case .mosaicNDJSON: return "application/x-ndjson"
         }
     }
 
-    /// The request body for records given as their Mosaic JSON lines.
+    /// The request body for records given as their Mosaic JSON lines (one for `mosaic`).
     public func body(for lines: [String]) -> String {
         switch self {
+        case .mosaic:
+            return lines.first ?? ""
         case .mosaicNDJSON:
             return lines.map { $0 + "\n" }.joined()
         case .openlocate:
@@ -49,6 +53,15 @@ public struct Endpoint: Sendable, Equatable {
 
     /// The URL without credentials, for messages and `--json`.
     public var redactedURL: String { ConfigStore.redactedURL(url) }
+
+    /// The destination of records `trigger --post URL` could not deliver: named by its URL
+    /// (no configured name contains "://"), one record per request, as `--post` sends it.
+    static func post(to url: String) -> Endpoint {
+        Endpoint(name: url, url: url, format: .mosaic, batchSize: 1)
+    }
+
+    /// Whether this is a `trigger --post` URL rather than a configured endpoint.
+    var isPostDestination: Bool { name.contains("://") }
 
     /// The POST of records, given as their Mosaic JSON lines, in this endpoint's format.
     func request(for lines: [String], idempotencyKey: String) -> DeliveryRequest {

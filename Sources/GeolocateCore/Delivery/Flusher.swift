@@ -18,6 +18,9 @@ public struct EndpointReport: Sendable, Equatable, Encodable {
     public var expired = 0
     /// Why the last attempt failed, when it did.
     public var lastError: String?
+    /// Set when the endpoint answered that it, not the records, is wrong (401, 403, 404, 405,
+    /// 407, or a redirect): its records stay pending and flush exits 78.
+    public var endpointError: String?
 }
 
 /// A record an endpoint refused.
@@ -33,6 +36,40 @@ public struct FlushReport: Sendable, Equatable, Encodable {
 
     /// Whether nothing deliverable is left (exit 0; else 75).
     public var allDelivered: Bool { endpoints.allSatisfy { $0.pending == 0 } }
+
+    /// The endpoints that answered that they, or their credentials, are wrong (exit 78).
+    public var misconfigured: [EndpointReport] { endpoints.filter { $0.endpointError != nil } }
+}
+
+/// What an answer means for the records it carried (SPEC §5).
+enum DeliveryVerdict: Equatable {
+    /// 2xx.
+    case delivered
+    /// Network errors, timeouts, 408, 429, 5xx: keep the records and try again later.
+    case retry(String, retryAfterMilliseconds: Int64?)
+    /// 401, 403, 404, 405, 407 or a redirect: the endpoint or its credentials are wrong, not
+    /// the records, which stay pending.
+    case endpointRefused(String)
+    /// Any other 4xx: some of the records are refused.
+    case recordsRefused(Int)
+
+    init(_ response: DeliveryResponse) {
+        switch response {
+        case .status(let code, _, _) where (200..<300).contains(code):
+            self = .delivered
+        case .status(let code, _, let location) where (300..<400).contains(code):
+            let target = location.map { " to \(ConfigStore.redactedURL($0))" } ?? ""
+            self = .endpointRefused("HTTP \(code) redirect\(target), which geolocate does not follow (configure the final URL)")
+        case .status(let code, _, _) where [401, 403, 404, 405, 407].contains(code):
+            self = .endpointRefused("HTTP \(code): the endpoint's URL or credentials are wrong")
+        case .status(let code, _, _) where (400..<500).contains(code) && code != 408 && code != 429:
+            self = .recordsRefused(code)
+        case .status(let code, let retryAfter, _):
+            self = .retry("HTTP \(code)", retryAfterMilliseconds: retryAfter)
+        case .failed(let reason):
+            self = .retry(reason, retryAfterMilliseconds: nil)
+        }
+    }
 }
 
 /// Retries of transient failures within one flush: exponential backoff with jitter.
@@ -103,6 +140,10 @@ public struct Flusher {
             let expired = try spool.expire(now: clock.nowMilliseconds, limits: limits)
             if expired > 0 { logger.notice("\(expired) records older than spool.maxRetention (or beyond spool.maxRecords) expired unsent") }
         }
+        if names == nil {
+            // Records `trigger --post URL` could not deliver go to that URL, as it sent them.
+            selected += try spool.postDestinations().map(Endpoint.post(to:))
+        }
         let horizon = try spool.lastSeq()
         var reports: [EndpointReport] = []
         for endpoint in selected {
@@ -113,7 +154,8 @@ public struct Flusher {
 
     /// Delivers the records up to `horizon` to `endpoint`.
     private func flush(_ endpoint: Endpoint, batchSize: Int, through horizon: Int64, dryRun: Bool) async throws -> EndpointReport {
-        var report = EndpointReport(name: endpoint.name, url: endpoint.redactedURL)
+        // A --post URL is its own name; reports never show its secrets.
+        var report = EndpointReport(name: endpoint.isPostDestination ? endpoint.redactedURL : endpoint.name, url: endpoint.redactedURL)
         report.expired = try spool.expiredCount()
         report.pending = try spool.pendingCount(for: endpoint.name, through: horizon)
         var state = try spool.state(of: endpoint.name)
@@ -127,7 +169,8 @@ public struct Flusher {
         }
         let all = endpoints.map(\.name)
         while true {
-            let batch = try spool.records(after: state.deliveredThrough, through: horizon, limit: max(batchSize, 1))
+            let batch = try spool.records(for: endpoint.name, after: state.deliveredThrough, through: horizon,
+                                          limit: endpoint.format == .mosaic ? 1 : max(batchSize, 1))
             guard !batch.isEmpty else { break }
             let outcome = await send(batch[...], to: endpoint)
             if let through = outcome.handledThrough {
@@ -141,7 +184,11 @@ public struct Flusher {
             if let failure = outcome.failure {
                 try spool.markFailed(endpoint: endpoint.name, error: failure.message, retryAt: failure.retryAt)
                 report.lastError = failure.message
-                logger.warning("endpoint \(endpoint.name) (\(endpoint.redactedURL)): \(failure.message); records stay in the spool for the next flush")
+                if failure.retryAt == nil {
+                    report.endpointError = failure.message
+                } else {
+                    logger.warning("endpoint \(report.name) (\(endpoint.redactedURL)): \(failure.message); records stay in the spool for the next flush")
+                }
                 break
             }
         }
@@ -158,29 +205,31 @@ public struct Flusher {
         var handledThrough: Int64?
         var delivered = 0
         var deadLetters: [(record: PendingRecord, status: Int?, reason: String)] = []
-        var failure: (message: String, retryAt: Int64)?
+        /// Why sending stopped; `retryAt` is `nil` when the endpoint itself is wrong.
+        var failure: (message: String, retryAt: Int64?)?
     }
 
     private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint) async -> Outcome {
         let bodies = locationAttributes == .all ? records.map(\.body)
             : records.map { MosaicLine.narrowed($0.body, to: locationAttributes) }
-        let request = endpoint.request(for: bodies,
-                                       idempotencyKey: IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.id)))
+        // One record as `trigger --post` sends it keeps the key it was first sent with: its id.
+        let key = endpoint.format == .mosaic && records.count == 1 ? records.first!.id
+            : IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.id))
+        let request = endpoint.request(for: bodies, idempotencyKey: key)
         var attempt = 1
         while true {
-            let response = await transport.post(request)
-            var retryAfter: Int64?
             let message: String
-            switch response {
-            case .status(let code, _) where (200..<300).contains(code):
+            let retryAfter: Int64?
+            switch DeliveryVerdict(await transport.post(request)) {
+            case .delivered:
                 return Outcome(handledThrough: records.last?.seq, delivered: records.count)
-            case .status(let code, _) where (400..<500).contains(code) && code != 408 && code != 429:
+            case .recordsRefused(let code):
                 return await isolate(records, status: code, to: endpoint)
-            case .status(let code, let after):
-                retryAfter = after
-                message = "HTTP \(code)"
-            case .failed(let reason):
+            case .endpointRefused(let reason):
+                return Outcome(failure: (reason, nil))
+            case .retry(let reason, let after):
                 message = reason
+                retryAfter = after
             }
             let wait = retryAfter ?? retry.delay(afterAttempt: attempt)
             if attempt >= retry.maxAttempts || wait > retry.maxWaitMilliseconds {

@@ -27,8 +27,9 @@ extension DeliveryRequest {
 
 /// What came back from a POST.
 public enum DeliveryResponse: Sendable, Equatable {
-    /// The server answered with `status`; `retryAfter` is its `Retry-After` in milliseconds.
-    case status(Int, retryAfterMilliseconds: Int64?)
+    /// The server answered with `status`; `retryAfter` is its `Retry-After` in milliseconds,
+    /// `location` its `Location` (redirects are never followed).
+    case status(Int, retryAfterMilliseconds: Int64?, location: String? = nil)
     /// No answer: connection refused or reset, timeout, DNS; the text says which.
     case failed(String)
 }
@@ -53,11 +54,13 @@ public struct AsyncHTTPTransport: HTTPTransport {
     private let client: HTTPClient
 
     /// A client that fails at once when a connection is refused (delivery retries with its own
-    /// backoff) instead of retrying until the request's deadline. Process-wide and never shut
-    /// down, as `HTTPClient.shared` is.
+    /// backoff) instead of retrying until the request's deadline, and never follows a
+    /// redirect: a 301/302/303 would turn the POST into a GET without the records. Process-wide
+    /// and never shut down, as `HTTPClient.shared` is.
     public static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.redirectConfiguration = .disallow
         configuration.timeout.connect = .seconds(5)
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
@@ -69,14 +72,47 @@ public struct AsyncHTTPTransport: HTTPTransport {
         http.method = .POST
         for (name, value) in request.headers { http.headers.add(name: name, value: value) }
         http.body = .bytes(ByteBuffer(string: request.body))
+        // The timeout bounds the whole exchange: AsyncHTTPClient's deadline ends with the head.
+        let deadline = NIODeadline.now() + .milliseconds(request.timeoutMilliseconds)
         do {
-            let response = try await client.execute(http, timeout: .milliseconds(request.timeoutMilliseconds))
-            // Drain a little of the body so the connection can be reused; its content is not needed.
-            _ = try? await response.body.collect(upTo: 64 * 1024)
+            let response = try await client.execute(http, deadline: deadline)
+            // The status decides; the body is drained only so the connection can be reused,
+            // and only while the deadline lasts (a server trickling it must not stall us).
+            await AsyncHTTPTransport.drain(response.body, until: deadline)
             let retryAfter = response.headers.first(name: "Retry-After").flatMap { RetryAfter.milliseconds($0) }
-            return .status(Int(response.status.code), retryAfterMilliseconds: retryAfter)
+            return .status(Int(response.status.code), retryAfterMilliseconds: retryAfter,
+                           location: response.headers.first(name: "Location"))
         } catch {
             return .failed(String(describing: error))
+        }
+    }
+
+    /// Up to 1 MiB of `body`.
+    /// - Throws: `HTTPClientError.deadlineExceeded` when it is not all there by `deadline`.
+    private static func collect(_ body: HTTPClientResponse.Body, until deadline: NIODeadline) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: 1 << 20) }
+            group.addTask {
+                let left = deadline - NIODeadline.now()
+                if left.nanoseconds > 0 { try await Task.sleep(nanoseconds: UInt64(left.nanoseconds)) }
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else { throw HTTPClientError.deadlineExceeded }
+            return buffer
+        }
+    }
+
+    /// Reads and drops up to 64 KiB of `body`, giving up at `deadline`.
+    private static func drain(_ body: HTTPClientResponse.Body, until deadline: NIODeadline) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try? await body.collect(upTo: 64 * 1024) }
+            group.addTask {
+                let left = deadline - NIODeadline.now()
+                if left.nanoseconds > 0 { try? await Task.sleep(nanoseconds: UInt64(left.nanoseconds)) }
+            }
+            await group.next()
+            group.cancelAll()
         }
     }
 
@@ -84,9 +120,10 @@ public struct AsyncHTTPTransport: HTTPTransport {
         var http = HTTPClientRequest(url: url)
         http.method = .GET
         for (name, value) in headers { http.headers.add(name: name, value: value) }
+        let deadline = NIODeadline.now() + .milliseconds(timeoutMilliseconds)
         do {
-            let response = try await client.execute(http, timeout: .milliseconds(timeoutMilliseconds))
-            let body = try await response.body.collect(upTo: 1 << 20)
+            let response = try await client.execute(http, deadline: deadline)
+            let body = try await AsyncHTTPTransport.collect(response.body, until: deadline)
             return .status(Int(response.status.code), body: Array(buffer: body))
         } catch {
             return .failed(String(describing: error))

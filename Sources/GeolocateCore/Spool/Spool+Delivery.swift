@@ -6,6 +6,8 @@ public struct PendingRecord: Sendable, Equatable {
     /// The spool's order: delivery follows it, and cursors count in it.
     public var seq: Int64
     public var id: String
+    /// What retention ages (see `SpoolEntry.recordedAt`).
+    public var recordedAt: Int64
     public var body: String
 }
 
@@ -45,7 +47,15 @@ extension Spool {
                 );
                 """)
         }
+        // A record spooled by `trigger --post URL` or `--endpoint NAME` goes only there.
+        migrator.registerMigration("destination") { db in
+            try db.execute(sql: "ALTER TABLE records ADD COLUMN destination TEXT")
+            try db.execute(sql: "ALTER TABLE deadLetters ADD COLUMN recordedAt INTEGER")
+        }
     }
+
+    /// The records of `endpoint`: those for every endpoint, and those spooled for it alone.
+    private static let forEndpoint = "(destination IS NULL OR destination = ?)"
 
     /// The endpoint's state; a new endpoint starts before the oldest record.
     public func state(of endpoint: String) throws -> EndpointState {
@@ -64,11 +74,14 @@ extension Spool {
         try read { try Int64.fetchOne($0, sql: "SELECT MAX(seq) FROM records") ?? 0 }
     }
 
-    /// Up to `limit` records after `seq` and up to `horizon`, in order.
-    public func records(after seq: Int64, through horizon: Int64 = .max, limit: Int) throws -> [PendingRecord] {
+    /// Up to `limit` of `endpoint`'s records after `seq` and up to `horizon`, in order.
+    public func records(for endpoint: String, after seq: Int64, through horizon: Int64 = .max, limit: Int) throws -> [PendingRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT seq, id, body FROM records WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-                             arguments: [seq, horizon, limit]).map { PendingRecord(seq: $0["seq"], id: $0["id"], body: $0["body"]) }
+            try Row.fetchAll(db, sql: """
+                SELECT seq, id, recordedAt, body FROM records WHERE seq > ? AND seq <= ? AND \(Spool.forEndpoint) ORDER BY seq LIMIT ?
+                """, arguments: [seq, horizon, endpoint, limit]).map {
+                PendingRecord(seq: $0["seq"], id: $0["id"], recordedAt: $0["recordedAt"], body: $0["body"])
+            }
         }
     }
 
@@ -76,15 +89,55 @@ extension Spool {
     public func pendingCount(for endpoint: String, through horizon: Int64 = .max) throws -> Int {
         let through = try state(of: endpoint).deliveredThrough
         return try read {
-            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records WHERE seq > ? AND seq <= ?", arguments: [through, horizon]) ?? 0
+            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records WHERE seq > ? AND seq <= ? AND \(Spool.forEndpoint)",
+                             arguments: [through, horizon, endpoint]) ?? 0
         }
     }
 
-    /// Dead letters of an endpoint: records it refused, kept with the status and reason.
-    public func deadLetters(for endpoint: String) throws -> [(id: String, status: Int?, reason: String)] {
+    /// The URLs `trigger --post` spooled records for, which every flush also delivers.
+    public func postDestinations() throws -> [String] {
+        try read { try String.fetchAll($0, sql: "SELECT DISTINCT destination FROM records WHERE destination LIKE '%://%' ORDER BY destination") }
+    }
+
+    /// A record an endpoint refused, as `flush --dead-letters` lists it.
+    public struct DeadLetterEntry: Sendable, Equatable, Encodable {
+        public var endpoint: String
+        public var id: String
+        public var status: Int?
+        public var reason: String
+        /// When it was refused, epoch ms.
+        public var at: Int64
+    }
+
+    /// Dead letters of `endpoint` (of all endpoints when `nil`), oldest first.
+    public func deadLetters(for endpoint: String? = nil) throws -> [DeadLetterEntry] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT id, status, reason FROM deadLetters WHERE endpoint = ? ORDER BY seq",
-                             arguments: [endpoint]).map { ($0["id"], $0["status"], $0["reason"]) }
+            try Row.fetchAll(db, sql: "SELECT endpoint, id, status, reason, at FROM deadLetters WHERE ? IS NULL OR endpoint = ? ORDER BY at, seq",
+                             arguments: [endpoint, endpoint]).map {
+                DeadLetterEntry(endpoint: $0["endpoint"], id: $0["id"], status: $0["status"], reason: $0["reason"], at: $0["at"])
+            }
+        }
+    }
+
+    /// Puts dead letters back in the queue, each for the endpoint that refused it alone (the
+    /// others may have it already): those with `ids`, or all when `ids` is empty.
+    /// - Returns: how many were requeued.
+    /// - Throws: `GeolocateError.usage` naming ids that are not dead letters (nothing is requeued).
+    @discardableResult
+    public func requeueDeadLetters(ids: [String]) throws -> Int {
+        try write { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT endpoint, seq, id, body, COALESCE(recordedAt, at) AS recordedAt FROM deadLetters ORDER BY at, seq")
+                .filter { ids.isEmpty || ids.contains($0["id"]) }
+            let missing = Set(ids).subtracting(rows.map { $0["id"] as String })
+            guard missing.isEmpty else {
+                throw GeolocateError.usage("no dead letter with id \(missing.sorted().joined(separator: ", ")) (list them with: geolocate flush --dead-letters)")
+            }
+            for row in rows {
+                try db.execute(sql: "INSERT INTO records (id, recordedAt, body, destination) VALUES (?, ?, ?, ?)",
+                               arguments: [row["id"], row["recordedAt"], row["body"], row["endpoint"]])
+                try db.execute(sql: "DELETE FROM deadLetters WHERE endpoint = ? AND seq = ?", arguments: [row["endpoint"], row["seq"]])
+            }
+            return rows.count
         }
     }
 
@@ -101,9 +154,10 @@ extension Spool {
                 """, arguments: [endpoint, seq, delivered, now])
             for letter in deadLetters {
                 try db.execute(sql: """
-                    INSERT OR REPLACE INTO deadLetters (endpoint, seq, id, body, status, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR REPLACE INTO deadLetters (endpoint, seq, id, body, status, reason, at, recordedAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """, arguments: [endpoint, letter.record.seq, letter.record.id, letter.record.body, letter.status,
-                                     letter.reason, now])
+                                     letter.reason, now, letter.record.recordedAt])
             }
             try Spool.deleteDelivered(db, allEndpoints: allEndpoints)
         }
@@ -119,8 +173,13 @@ extension Spool {
         }
     }
 
-    /// Deletes the records every endpoint has delivered or dead-lettered.
+    /// Deletes the records every endpoint they are for has delivered or dead-lettered: a record
+    /// for one destination when that one has it, any other when all of `allEndpoints` have it.
     private static func deleteDelivered(_ db: Database, allEndpoints: [String]) throws {
+        try db.execute(sql: """
+            DELETE FROM records WHERE destination IS NOT NULL
+                AND seq <= COALESCE((SELECT deliveredThrough FROM endpoints WHERE name = records.destination), 0)
+            """)
         guard !allEndpoints.isEmpty else { return }
         var lowest = Int64.max
         for name in allEndpoints {
@@ -128,6 +187,6 @@ extension Spool {
                                              arguments: [name]) ?? 0
             lowest = min(lowest, through)
         }
-        try db.execute(sql: "DELETE FROM records WHERE seq <= ?", arguments: [lowest])
+        try db.execute(sql: "DELETE FROM records WHERE destination IS NULL AND seq <= ?", arguments: [lowest])
     }
 }

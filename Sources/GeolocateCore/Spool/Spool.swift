@@ -23,11 +23,15 @@ public struct SpoolEntry: Sendable, Equatable {
     public var recordedAt: Int64
     /// The record's Mosaic JSON line, exactly as geolocate prints it.
     public var body: String
+    /// The one endpoint name or URL the record is for (`trigger --endpoint`/`--post`), or
+    /// `nil` for every configured endpoint.
+    public var destination: String?
 
-    public init(_ record: Record, body: String? = nil) {
+    public init(_ record: Record, body: String? = nil, destination: String? = nil) {
         id = record.id
         recordedAt = record.fix?.timestamp ?? record.triggeredAt
         self.body = body ?? MosaicRecord(record).jsonLine()
+        self.destination = destination
     }
 }
 
@@ -106,9 +110,9 @@ public final class Spool {
         do {
             return try database.write { db in
                 let insert = try db.cachedStatement(
-                    sql: "INSERT INTO records (id, recordedAt, body) VALUES (?, ?, ?)")
+                    sql: "INSERT INTO records (id, recordedAt, body, destination) VALUES (?, ?, ?, ?)")
                 for entry in entries {
-                    try insert.execute(arguments: [entry.id, entry.recordedAt, entry.body])
+                    try insert.execute(arguments: [entry.id, entry.recordedAt, entry.body, entry.destination])
                 }
                 return try Spool.expire(db, now: now, limits: limits)
             }

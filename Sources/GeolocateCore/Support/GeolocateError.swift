@@ -22,6 +22,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case permissionRequired(String)
     /// A setting a command needs is missing, such as an endpoint for flush (exit 78).
     case missingSetting(String)
+    /// An endpoint answered that it, or its credentials, are wrong (exit 78).
+    case endpointRefused(String)
 
     public var exitCode: Int32 {
         switch self {
@@ -30,7 +32,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .inputMissing: return 66
         case .sourceUnavailable, .notImplemented: return 69
         case .stateNotWritable: return 73
-        case .configuration, .permissionRequired, .missingSetting: return 78
+        case .configuration, .permissionRequired, .missingSetting, .endpointRefused: return 78
         case .locationRequired: return 3
         }
     }
@@ -54,7 +56,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
         case .locationRequired(let reason):
             return "no location: \(reason)"
-        case .permissionRequired(let message), .missingSetting(let message):
+        case .permissionRequired(let message), .missingSetting(let message), .endpointRefused(let message):
             return message
         }
     }

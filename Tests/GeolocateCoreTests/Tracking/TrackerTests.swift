@@ -173,8 +173,8 @@ final class VanishingSource: LocationSource {
         }
         #expect(spooledIDs == records.compactMap { $0["id"] as? String })
         // The last fix seen is the last known location for the next trigger.
-        #expect(LastKnownStore(stateDirectory: state, kind: .replay, logger: logger).load(now: Self.time(records[119]))?.timestamp
-                == Self.time(records[119]))
+        let last = try #require(Self.time(records[119]))
+        #expect(LastKnownStore(stateDirectory: state, kind: .replay, logger: logger).load(now: last)?.timestamp == last)
     }
 
     @Test func fieldsSwitchedOffAreNotCarried() throws {

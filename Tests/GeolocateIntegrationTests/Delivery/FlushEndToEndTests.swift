@@ -190,8 +190,11 @@ import Glibc
         let ids = try spoolDrive()
         let running = try geolocate.start(["flush"])
         #expect(waitUntil(.seconds(10)) { collector.requests("/a").count >= 2 })
-        kill(running.pid, SIGKILL)
-        _ = running.finish(within: .seconds(5))
+        // The second batch is in flight: received, its 200 not yet sent.
+        #expect(collector.requests("/a").map(\.sent) == [true, false])
+        #expect(kill(running.pid, SIGKILL) == 0)
+        #expect(running.finish(within: .seconds(5))?.signal == SIGKILL)
+        #expect(collector.acceptedIDs("/a") == Array(ids.prefix(40)))
         try collector.script([:])
         let (status, _, stderr) = try flush()
         #expect(status == 0, "\(stderr)")
@@ -279,5 +282,118 @@ import Glibc
         #expect(dry.status == 0)
         #expect(dry.report["a"]?["pending"] as? Int == 120)
         #expect(collector.requests().isEmpty)
+    }
+
+    /// 401 (and 403, 404, 405, 407) says the endpoint or its credentials are wrong: nothing is
+    /// dead-lettered, the endpoint is not tried again in the run, flush exits 78 naming it.
+    @Test func aWrongTokenKeepsEveryRecord() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/a": ["default": ["status": 401]], "/b": ["default": ["status": 403]]])
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "batchSize": "10"], "b": ["url": "COLLECTOR/b"]])
+        let ids = try spoolDrive()
+        let (status, report, stderr) = try flush()
+        #expect(status == 78, "\(stderr)")
+        #expect(stderr.contains("endpoint a") && stderr.contains("401"), "\(stderr)")
+        #expect(collector.requests("/a").count == 1 && collector.requests("/b").count == 1)
+        #expect(report["a"]?["pending"] as? Int == 120 && report["a"]?["deadLettered"] as? Int == 0)
+        #expect(try spooledCount() == 120)
+        #expect(try geolocate.run(["flush", "--dead-letters"]).stdout.isEmpty)
+
+        try collector.script([:])
+        #expect(try flush().status == 0)
+        #expect(collector.acceptedIDs("/a") == ids && collector.acceptedIDs("/b") == ids)
+        #expect(try spooledCount() == 0)
+    }
+
+    /// Dead letters are listed, and put back in the queue for the endpoint that refused them.
+    @Test func deadLettersAreListedAndRequeued() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "batchSize": "16"], "b": ["url": "COLLECTOR/b"]])
+        let ids = try spoolDrive()
+        let poison = [ids[7], ids[90]]
+        try collector.script(["/a": ["poison": poison]])
+        #expect(try flush().status == 0)
+        let listed = try geolocate.run(["flush", "--dead-letters"])
+        #expect(listed.status == 0)
+        let lines = listed.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("a\t") && $0.contains("\t400\t") }, "\(listed.stdout)")
+        #expect(poison.allSatisfy(listed.stdout.contains))
+        let json = try JSONSerialization.jsonObject(with: Data(try geolocate.run(["flush", "--dead-letters", "--json"]).stdout.utf8))
+        #expect((json as? [[String: Any]])?.compactMap { $0["id"] as? String } == poison)
+
+        let unknown = try geolocate.run(["flush", "--requeue-dead-letters", "no-such-id"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("no-such-id"), "\(unknown.stderr)")
+        let requeued = try geolocate.run(["flush", "--requeue-dead-letters", poison[0]])
+        #expect(requeued.status == 0, "\(requeued.stderr)")
+        try collector.script([:])
+        #expect(try flush().status == 0)
+        // Sent again to the endpoint that refused it, not to the one that had it.
+        #expect(collector.acceptedIDs("/a").filter { $0 == poison[0] }.count == 1)
+        #expect(collector.acceptedIDs("/b").filter { $0 == poison[0] }.count == 1)
+        #expect(try geolocate.run(["flush", "--dead-letters"]).stdout.split(separator: "\n").count == 1)
+        #expect(try spooledCount() == 0)
+    }
+
+    /// A redirect is not a delivery: the records stay, flush exits 78 naming where it pointed,
+    /// and nothing reaches the target as an empty GET.
+    @Test func aRedirectKeepsTheRecords() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/a": ["default": ["status": 302, "location": collector.url("/moved")]]])
+        try configure(collector, ["a": ["url": "COLLECTOR/a"]])
+        _ = try spoolDrive()
+        let (status, _, stderr) = try flush()
+        #expect(status == 78, "\(stderr)")
+        #expect(stderr.contains("302") && stderr.contains("/moved"), "\(stderr)")
+        #expect(collector.requests("/moved").isEmpty)
+        #expect(try spooledCount() == 120)
+
+        let posted = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                        "--post", collector.url("/a")])
+        #expect(posted.status == 0 && posted.stderr.contains("302"), "\(posted.stderr)")
+        #expect(collector.requests("/moved").isEmpty)
+        #expect(try spooledCount() == 121)
+    }
+
+    /// A record `trigger --post URL` could not send is spooled with its URL, and the next
+    /// flush sends it there, as --post does, even with no endpoint configured.
+    @Test func aFailedPostIsDeliveredToItsURLLater() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/hook": ["default": ["status": 503]]])
+        let posted = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                        "--post", collector.url("/hook")])
+        #expect(posted.status == 0, "\(posted.stderr)")
+        let id = try #require(try posted.json()["id"] as? String)
+        #expect(try spooledCount() == 1)
+
+        try collector.script([:])
+        let (status, _, stderr) = try flush()
+        #expect(status == 0, "\(stderr)")
+        #expect(collector.acceptedIDs("/hook") == [id])
+        let sent = try #require(collector.requests("/hook").last)
+        #expect(sent.contentType == "application/json" && sent.key == id)
+        #expect(try spooledCount() == 0)
+    }
+
+    /// The endpoint timeout bounds the whole exchange: a 200 whose body trickles for 30 s
+    /// neither holds flush nor trigger --post past it.
+    @Test func aTricklingBodyIsCutAtTheTimeout() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/slow": ["default": ["status": 200, "trickle": [60, 0.5]]]])
+        try configure(collector, ["a": ["url": "COLLECTOR/slow", "timeout": "2s"]])
+        let ids = try spoolDrive()
+        let running = try geolocate.start(["flush"])
+        let flushed = try #require(running.finish(within: .seconds(15)), "flush waited on a trickling body")
+        #expect(flushed.status == 0, "\(flushed.stderr)")
+        #expect(collector.acceptedIDs("/slow") == ids)
+
+        let trigger = try geolocate.start(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                           "--post", collector.url("/slow")])
+        let triggered = try #require(trigger.finish(within: .seconds(20)), "trigger --post waited on a trickling body")
+        #expect(triggered.status == 0, "\(triggered.stderr)")
     }
 }

@@ -179,7 +179,7 @@ import Testing
             #expect(location["countryCode"] as? String == "IE" && location["accuracy"] == nil)
         }
         let spool = try Spool(stateDirectory: geolocate.stateDirectory)
-        let spooled = try spool.records(after: 0, through: Int64.max, limit: 1000)
+        let spooled = try spool.records(for: "any", after: 0, through: Int64.max, limit: 1000)
         #expect(spooled.count == 120)
         #expect(spooled.allSatisfy { !$0.body.contains("latitude") && $0.body.contains("\"district\":\"Leinster\"") })
     }

@@ -19,6 +19,8 @@ final class Collector {
         /// A GET's query parameters.
         var query: [String: String]
         var body: String
+        /// Whether the answer's status line and headers were written to the socket.
+        var sent: Bool
     }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
@@ -54,20 +56,24 @@ final class Collector {
     /// Every request received so far, in order.
     func requests(_ path: String? = nil) -> [Request] {
         guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
-        return text.split(whereSeparator: \.isNewline).compactMap { line -> Request? in
-            guard let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let requestPath = entry["path"] as? String, path == nil || path == requestPath else { return nil }
+        let entries = text.split(whereSeparator: \.isNewline).compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let sent = Set(entries.filter { $0["sent"] as? Bool == true }.compactMap { $0["n"] as? Int })
+        return entries.compactMap { entry -> Request? in
+            guard let requestPath = entry["path"] as? String, path == nil || path == requestPath else { return nil }
             return Request(path: requestPath, status: entry["status"] as? Int, closed: entry["close"] as? Bool ?? false,
                            key: entry["key"] as? String, contentType: entry["type"] as? String,
                            ids: (entry["ids"] as? [Any] ?? []).compactMap { $0 as? String },
                            headers: entry["headers"] as? [String: String] ?? [:],
-                           query: entry["query"] as? [String: String] ?? [:], body: entry["body"] as? String ?? "")
+                           query: entry["query"] as? [String: String] ?? [:], body: entry["body"] as? String ?? "",
+                           sent: (entry["n"] as? Int).map(sent.contains) ?? false)
         }
     }
 
-    /// The ids the collector accepted (answered 2xx) on `path`.
+    /// The ids the collector accepted on `path`: answered 2xx, and that answer really sent.
     func acceptedIDs(_ path: String) -> [String] {
-        requests(path).filter { !$0.closed && (200..<300).contains($0.status ?? 0) }.flatMap(\.ids)
+        requests(path).filter { $0.sent && (200..<300).contains($0.status ?? 0) }.flatMap(\.ids)
     }
 
     func stop() {

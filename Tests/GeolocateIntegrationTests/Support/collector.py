@@ -13,8 +13,12 @@ rules in RULES.json, which it rereads on every request so a test can change them
 "script" entries are used one per request, in order (from the start again whenever the rules
 change), then "default" (200). A request whose
 records include a "poison" id gets 400. "close" drops the connection without an answer.
-Every request is appended to LOG.jsonl: path, status, Idempotency-Key, the record ids in the
-body (OpenLocate {"locations":[...]} or NDJSON) and the body, whatever the answer was.
+"location" adds a Location header (for redirects); "trickle": [chunks, seconds] sends the
+body chunked, 4 bytes at a time, `chunks` times, `seconds` apart.
+Every request is appended to LOG.jsonl when it arrives: its number "n", path, status,
+Idempotency-Key, the record ids in the body (OpenLocate {"locations":[...]} or NDJSON) and
+the body, whatever the answer will be. Once the answer's status line and headers have been
+written to the socket, {"n": n, "sent": true} is appended: only then was a 2xx really sent.
 
 A GET of /reverse answers as a Nominatim server does (/reverse?format=jsonv2&lat=&lon=): the
 nearest of the rules' "/reverse" "places" ([{"lat", "lon", "road", "house_number", "city",
@@ -33,6 +37,7 @@ from urllib.parse import parse_qsl
 RULES, LOG, PORTFILE = sys.argv[1:4]
 lock = threading.Lock()
 used = {}
+counter = [0]
 seen_rules = [None]
 
 
@@ -88,7 +93,9 @@ class Handler(BaseHTTPRequestHandler):
             answer = script[index] if index < len(script) else rules.get("default", {"status": 200})
             if set(ids) & set(rules.get("poison", [])):
                 answer = {"status": 400}
-            entry = {"path": path, "query": query, "status": answer.get("status"), "close": bool(answer.get("close")),
+            counter[0] += 1
+            number = counter[0]
+            entry = {"n": number, "path": path, "query": query, "status": answer.get("status"), "close": bool(answer.get("close")),
                      "key": self.headers.get("Idempotency-Key"), "type": self.headers.get("Content-Type"),
                      "ids": ids, "body": body.decode("utf-8", "replace"), "headers": {k: v for k, v in self.headers.items()}, "time": time.time()}
             with open(LOG, "a") as f:
@@ -105,10 +112,34 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(answer.get("status", 200))
         if "retryAfter" in answer:
             self.send_header("Retry-After", str(answer["retryAfter"]))
+        if "location" in answer:
+            self.send_header("Location", answer["location"])
         self.send_header("Content-Type", "application/json")
+        if "trickle" in answer:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.flush()
+            self.note_sent(number)
+            chunks, seconds = answer["trickle"]
+            try:
+                for _ in range(chunks):
+                    self.wfile.write(b"4\r\nxxxx\r\n")
+                    self.wfile.flush()
+                    time.sleep(seconds)
+                self.wfile.write(b"0\r\n\r\n")
+            except OSError:
+                pass
+            return
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+        self.wfile.flush()
+        self.note_sent(number)
+
+    def note_sent(self, number):
+        with lock:
+            with open(LOG, "a") as f:
+                f.write(json.dumps({"n": number, "sent": True}) + "\n")
 
 
 def nominatim(rules, query):

@@ -61,8 +61,9 @@ import Glibc
                                            "--permission", "fine"])
         #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 40 })
         let killed = ContinuousClock.now
-        kill(running.pid, SIGKILL)
-        _ = running.finish(within: .seconds(10))
+        #expect(kill(running.pid, SIGKILL) == 0)
+        // Killed by the signal, so it was still tracking when it landed, not already done.
+        #expect(running.finish(within: .seconds(10))?.signal == SIGKILL)
         let printed = running.stdoutLines
         let spool = try Spool(stateDirectory: geolocate.stateDirectory)
         #expect(try spool.isIntact())
@@ -143,5 +144,131 @@ import Glibc
 
         let missing = try geolocate.run(["track", "--replay", "no-such.nmea", "--permission", "fine"])
         #expect(missing.status == 66)
+    }
+
+    /// The first `bytes` of the drive log: about 30 s of it, cut at a line end.
+    func driveStart(bytes: Int = 20_000) throws -> Data {
+        let log = try Data(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent(drive))
+        let cut = log.prefix(bytes).lastIndex(of: UInt8(ascii: "\n"))!
+        return log.prefix(through: cut)
+    }
+
+    /// Records made from a burst on stdin are committed while stdin stays open and silent
+    /// (SPEC §4): the spool holds every printed record while track still waits for input.
+    @Test func recordsFromAnIdleStdinAreCommittedWhileItWaits() throws {
+        let running = try geolocate.start(["track", "--replay", "-", "--every-fix", "--stdout", "--permission", "fine"], stdin: true)
+        running.write(try driveStart())
+        #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 20 }, "\(running.stderr)")
+        let committed = waitUntil(.seconds(10)) {
+            let printed = Set(ids(running.stdoutLines.map(\.text)))
+            return (try? Set(spooledIDs())).map { $0 == printed } ?? false
+        }
+        #expect(committed, "printed records were not committed while stdin was idle")
+        #expect(running.isRunning, "track must still be waiting on stdin")
+        #expect(kill(running.pid, SIGKILL) == 0)
+        #expect(running.finish(within: .seconds(10))?.signal == SIGKILL)
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory).isIntact())
+    }
+
+    /// SIGTERM while track blocks on an idle stdin: it stops, commits and exits 0.
+    @Test func sigtermWhileStdinIsIdleStopsCleanly() throws {
+        let running = try geolocate.start(["track", "--replay", "-", "--every-fix", "--stdout", "--permission", "fine"], stdin: true)
+        running.write(try driveStart())
+        #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 20 }, "\(running.stderr)")
+        #expect(running.isRunning)
+        kill(running.pid, SIGTERM)
+        let result = try #require(running.finish(within: .seconds(3)), "track ignored SIGTERM while stdin was idle")
+        #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
+        #expect(try spooledIDs() == ids(result.stdout.split(separator: "\n").map(String.init)))
+    }
+
+    /// SIGTERM while replay pacing waits for the next epoch (an hour away at 0.001x).
+    @Test func sigtermWhilePacingStopsCleanly() throws {
+        let running = try geolocate.start(["track", "--replay", GeolocateProcess.example("kiosk-gnss.nmea"), "--replay-speed", "0.001x",
+                                           "--every-fix", "--stdout", "--permission", "fine"])
+        #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 1 }, "\(running.stderr)")
+        #expect(running.isRunning)
+        kill(running.pid, SIGTERM)
+        let result = try #require(running.finish(within: .seconds(3)), "track ignored SIGTERM while pacing")
+        #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
+        #expect(try spooledIDs() == ids(result.stdout.split(separator: "\n").map(String.init)))
+
+        let absurd = try geolocate.run(["track", "--replay", drive, "--replay-speed", "1e-300x", "--stdout", "--permission", "fine"])
+        #expect(absurd.status == 64 && absurd.stderr.contains("0.001x"), "\(absurd.stderr)")
+    }
+
+    /// Another process holding the spool's write lock: track keeps the records in memory, waits
+    /// for the lock, and commits them when it goes; on SIGTERM it says what it could not commit
+    /// and exits 73.
+    @Test func aLockedSpoolKeepsRecordsUntilItIsFree() throws {
+        _ = try Spool(stateDirectory: geolocate.stateDirectory)
+        let arguments = ["track", "--replay", drive, "--every-fix", "--count", "5", "--stdout", "--permission", "fine"]
+
+        let holder = try SpoolLockHolder(spool: geolocate.stateDirectory + "/spool.sqlite")
+        defer { holder.release() }
+        let waiting = try geolocate.start(arguments)
+        #expect(waitUntil(.seconds(20)) { waiting.stdoutLines.count == 5 && waiting.stderr.contains("is locked by another process") },
+                "\(waiting.stderr)")
+        #expect(waiting.isRunning, "track must wait for the lock, not give up")
+        holder.release()
+        let result = try #require(waiting.finish(within: .seconds(10)))
+        #expect(result.status == 0, "\(result.stderr)")
+        let printed = ids(result.stdout.split(separator: "\n").map(String.init))
+        #expect(try spooledIDs() == printed)
+
+        let second = try SpoolLockHolder(spool: geolocate.stateDirectory + "/spool.sqlite")
+        defer { second.release() }
+        let stopped = try geolocate.start(arguments)
+        #expect(waitUntil(.seconds(20)) { stopped.stdoutLines.count == 5 && stopped.stderr.contains("is locked by another process") })
+        #expect(stopped.isRunning)
+        kill(stopped.pid, SIGTERM)
+        let interrupted = try #require(stopped.finish(within: .seconds(3)), "track ignored SIGTERM while the spool was locked")
+        #expect(interrupted.status == 73, "\(interrupted.stderr)")
+        #expect(interrupted.stderr.contains("5 records could not be committed"), "\(interrupted.stderr)")
+        second.release()
+        #expect(try spooledIDs() == printed)
+    }
+
+    /// `--stdout --no-spool` needs no state: a state directory that cannot be made is a warning.
+    @Test func noSpoolRunsWithoutAWritableStateDirectory() throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8))
+        let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout", "--no-spool", "--permission", "fine"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(ids(result.stdout.split(separator: "\n").map(String.init)).count == 120)
+        #expect(result.stderr.contains("warning"), "\(result.stderr)")
+    }
+}
+
+/// A separate process (python3's sqlite3) holding `BEGIN EXCLUSIVE` on a spool until released.
+struct SpoolLockHolder {
+    private let pid: pid_t
+    private let releaseFile: String
+
+    init(spool: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lock-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let held = directory + "/held", release = directory + "/release"
+        releaseFile = release
+        let script = """
+            import os, sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+            db.execute("BEGIN EXCLUSIVE")
+            open(sys.argv[2], "w").close()
+            while not os.path.exists(sys.argv[3]):
+                time.sleep(0.02)
+            db.execute("ROLLBACK")
+            """
+        pid = try ProcessGroup.spawn(["python3", "-c", script, spool, held, release], outputPath: directory + "/output")
+        guard waitUntil(.seconds(10), { FileManager.default.fileExists(atPath: held) }) else {
+            ProcessGroup.stop(pid)
+            throw GPSDFakeError(message: "could not lock \(spool)")
+        }
+    }
+
+    /// Ends the transaction and the process.
+    func release() {
+        FileManager.default.createFile(atPath: releaseFile, contents: nil)
+        ProcessGroup.stop(pid)
     }
 }
