@@ -26,7 +26,7 @@ struct SourceOptions: ParsableArguments {
     var replay: String?
 
     @Option(name: .customLong("replay-speed"), help: ArgumentHelp(
-        "Replay pacing: asap (default), realtime, or a factor such as 10x. Timeouts always run on the log's time.",
+        "Replay pacing: asap (default), realtime, or a factor from 0.001x to 1000000x, such as 10x. Timeouts always run on the log's time.",
         valueName: "speed"))
     var replaySpeed: String = "asap"
 

@@ -22,8 +22,10 @@ struct TrackCommand: ParsableCommand {
             visits.minDuration (10 minutes). On a replay everything runs on the log's time.
 
             Records are committed to the spool in the state directory (spool.sqlite, SQLite \
-            in WAL mode) within 200 ms of being made; SIGINT or SIGTERM commits what is \
-            pending and exits 0. When gpsd goes away, track keeps running, says so once, \
+            in WAL mode) within 200 ms of being made, whatever the source does; SIGINT or \
+            SIGTERM commits what is pending and exits 0 within a second. While another \
+            process holds the spool locked, records wait in memory; stopped then, track \
+            exits 73 saying how many it could not commit. When gpsd goes away, track keeps running, says so once, \
             reconnects with backoff and resumes. Without a location permission track exits 78.
             """
     )

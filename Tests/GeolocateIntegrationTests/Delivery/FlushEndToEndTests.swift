@@ -270,6 +270,25 @@ import Glibc
         #expect(try spooledCount() == 120 - delivered.count)
     }
 
+    /// SIGTERM while a flush inside track waits on a slow endpoint: track stops at once,
+    /// commits everything, and the batch whose 200 was never sent stays in the spool.
+    @Test func sigtermDuringATransmissionStopsTrackPromptly() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/a": ["default": ["status": 200, "delay": 30]]])
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "timeout": "60s"]])
+        let running = try geolocate.start(["track", "--replay", drive, "--replay-speed", "20x", "--every-fix", "--stdout",
+                                           "--permission", "fine", "--transmit-interval", "1s"])
+        #expect(waitUntil(.seconds(20)) { !collector.requests("/a").isEmpty }, "\(running.stderr)")
+        #expect(running.isRunning)
+        kill(running.pid, SIGTERM)
+        let result = try #require(running.finish(within: .seconds(3)), "track waited for its flush after SIGTERM")
+        #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
+        let printed = result.stdout.split(separator: "\n").count
+        #expect(collector.acceptedIDs("/a").isEmpty)
+        #expect(try spooledCount() == printed)
+    }
+
     @Test func flushWithoutEndpointsOrWithADryRun() throws {
         let none = try geolocate.run(["flush"])
         #expect(none.status == 78)

@@ -48,8 +48,10 @@ import Glibc
         let running = try geolocate.start(["track", "--replay", drive, "--replay-speed", "20x", "--every-fix", "--stdout",
                                            "--permission", "fine"])
         #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 20 })
+        #expect(running.isRunning)
         kill(running.pid, SIGTERM)
         let result = try #require(running.finish(within: .seconds(10)))
+        #expect(result.signal == nil)
         #expect(result.status == 0, "\(result.stderr)")
         let printed = ids(result.stdout.split(separator: "\n").map(String.init))
         #expect(printed.count >= 20 && printed.count < 120)
