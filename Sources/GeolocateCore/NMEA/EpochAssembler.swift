@@ -82,17 +82,18 @@ public struct EpochAssembler {
         if mode == .threeD, let msl = epoch.altitudeMSL {
             altitudeHAE = msl + (epoch.geoidSeparation ?? GeoidModel.separation(latitude: latitude, longitude: longitude))
         }
+        // Error figures out of range (negative, not finite) are unknown, as empty fields are.
         var horizontal: Double?
-        if let sLat = epoch.sigmaLatitude, let sLon = epoch.sigmaLongitude {
+        if let sLat = FixLimits.errorFigure(epoch.sigmaLatitude), let sLon = FixLimits.errorFigure(epoch.sigmaLongitude) {
             horizontal = Accuracy.horizontal(sigmaLatitude: sLat, sigmaLongitude: sLon)
-        } else if let hdop = epoch.hdop {
+        } else if let hdop = FixLimits.errorFigure(epoch.hdop) {
             horizontal = Accuracy.horizontal(hdop: hdop)
         }
         var vertical: Double?
         if mode == .threeD {
-            vertical = epoch.sigmaAltitude ?? epoch.vdop.map(Accuracy.vertical(vdop:))
+            vertical = FixLimits.errorFigure(epoch.sigmaAltitude) ?? FixLimits.errorFigure(epoch.vdop).map(Accuracy.vertical(vdop:))
         }
-        result.fix = Fix(
+        result.fix = Fix.checked(
             timestamp: timestamp, latitude: latitude, longitude: longitude, mode: mode,
             altitudeHAE: altitudeHAE, altitudeMSL: mode == .threeD ? epoch.altitudeMSL : nil,
             speed: epoch.speedKnots.map { $0 * Accuracy.metresPerSecondPerKnot },
