@@ -102,4 +102,83 @@ import Testing
         let shown = try geolocate.run(["config", "show", "--config", "Examples/config.json"])
         #expect(!shown.stdout.contains("replace-me"))
     }
+
+    /// A6: integer keys refuse fractions and values out of range, naming the range; a file
+    /// holding one is refused (78) by config validate and by every command.
+    @Test(arguments: [
+        ("spool.maxRecords", "0.5", "1 to 1000000000"), ("spool.maxRecords", "0", "1 to 1000000000"),
+        ("spool.maxRecords", "1e12", "1 to 1000000000"), ("spool.maxRecords", "many", "1 to 1000000000"),
+        ("endpoints.primary.batchSize", "2.5", "1 to 100000"), ("endpoints.primary.batchSize", "100001", "1 to 100000"),
+        ("triggerActionQueryTimeout", "1500.5", "1 to 600000"), ("triggerActionQueryTimeout", "0", "1 to 600000"),
+        ("triggerActionQueryTimeout", "11m", "1 to 600000"),
+    ])
+    func integerKeysRefuseFractionsAndOutOfRange(_ key: String, _ value: String, _ range: String) throws {
+        let refused = try geolocate.run(["config", "set", key, value])
+        #expect(refused.status == 64, "\(key) \(value): \(refused.stderr)")
+        #expect(refused.stderr.contains(key) && refused.stderr.contains(range), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1)
+        #expect(!FileManager.default.fileExists(atPath: geolocate.configPath))
+    }
+
+    @Test func integerKeysInRangeAreStoredAsWholeNumbers() throws {
+        #expect(try geolocate.run(["config", "set", "spool.maxRecords", "1000"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "spool.maxRecords"]).stdout == "1000\n")
+        #expect(try geolocate.run(["config", "set", "triggerActionQueryTimeout", "2s"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "triggerActionQueryTimeout"]).stdout == "2000\n")
+        #expect(try geolocate.run(["config", "set", "endpoints.primary.batchSize", "100000"]).status == 0)
+    }
+
+    @Test(arguments: [
+        #"{"spool": {"maxRecords": 0.5}}"#, #"{"spool": {"maxRecords": 0}}"#,
+        #"{"endpoints": {"primary": {"url": "http://127.0.0.1:9/x", "batchSize": 1.5}}}"#,
+        #"{"triggerActionQueryTimeout": 1e300}"#, #"{"lastKnownMaxAge": 1e300}"#,
+    ])
+    func anOutOfRangeNumberInTheFileIsAConfigurationError(_ text: String) throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try text.write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        for arguments in [["config", "validate"], ["trigger", "login", "--replay", "Examples/nmea/kiosk-gnss.nmea"]] {
+            let result = try geolocate.run(arguments)
+            #expect(result.status == 78, "\(arguments) with \(text): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.contains(geolocate.configPath + ":1:"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+        }
+    }
+
+    /// D16: an invalid mode in config names the valid modes.
+    @Test(arguments: ["last-known:soon", "last-known:", "sometimes"])
+    func anInvalidModeNamesTheValidOnes(_ mode: String) throws {
+        let result = try geolocate.run(["config", "set", "defaultInterval", mode])
+        #expect(result.status == 64)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        for valid in ["default", "disabled", "force-current", "force-last-known", "last-known:N", "90s", "30m", "2h"] {
+            #expect(result.stderr.contains(valid), "\(valid) missing from \(result.stderr)")
+        }
+    }
+
+    /// C10: lastKnownMaxAge, top level and per action, a duration like the other duration keys.
+    @Test func lastKnownMaxAgeIsADuration() throws {
+        #expect(try geolocate.run(["config", "get", "lastKnownMaxAge"]).status == 1)  // unset: unlimited
+        #expect(try geolocate.run(["config", "set", "lastKnownMaxAge", "30m"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "actions.login.lastKnownMaxAge", "90s"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "actions.checkout.lastKnownMaxAge", "7200000"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "lastKnownMaxAge"]).stdout == "30m\n")
+        #expect(try geolocate.run(["config", "get", "actions.login.lastKnownMaxAge"]).stdout == "90s\n")
+        #expect(try geolocate.run(["config", "validate"]).status == 0)
+        let refused = try geolocate.run(["config", "set", "lastKnownMaxAge", "soon"])
+        #expect(refused.status == 64 && refused.stderr.contains("lastKnownMaxAge"), "\(refused.stderr)")
+        let settings = try ConfigStore(path: geolocate.configPath).settings()
+        #expect(settings.lastKnownMaxAgeMilliseconds == 1_800_000)
+        #expect(settings.actions["login"]?.lastKnownMaxAgeMilliseconds == 90_000)
+        #expect(settings.actions["checkout"]?.lastKnownMaxAgeMilliseconds == 7_200_000)
+        #expect(settings.actions["logout"]?.lastKnownMaxAgeMilliseconds == nil)
+        #expect(try geolocate.run(["config", "unset", "actions.login.lastKnownMaxAge"]).status == 0)
+        #expect(try ConfigStore(path: geolocate.configPath).settings().actions["login"]?.lastKnownMaxAgeMilliseconds == nil)
+        // Hand-edited: a bad value is refused with its line.
+        try "{\n  \"actions\": {\n    \"login\": { \"lastKnownMaxAge\": \"later\" }\n  }\n}\n"
+            .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        let invalid = try geolocate.run(["config", "validate"])
+        #expect(invalid.status == 78 && invalid.stderr.contains(":3:") && invalid.stderr.contains("actions.login.lastKnownMaxAge"),
+                "\(invalid.stderr)")
+    }
 }

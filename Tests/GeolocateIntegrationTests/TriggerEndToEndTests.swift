@@ -143,4 +143,59 @@ import Testing
         #expect(result.status == 0)
         #expect(result.stdout.first?.isNumber == true)
     }
+
+    /// D16: an invalid mode is exit 64, and its error line names the valid modes (after it,
+    /// only the usage synopsis that SPEC §8 allows).
+    @Test(arguments: ["last-known:", "last-known:abc", "last-known:1e300", "sometimes"])
+    func anInvalidModeNamesTheValidOnes(_ mode: String) throws {
+        let result = try geolocate.run(["trigger", "login", "--mode", mode, "--replay", drive])
+        #expect(result.status == 64)
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n")
+        let first = try #require(lines.first.map(String.init))
+        #expect(first.contains("'\(mode)'"), "\(first)")
+        for valid in ["default", "disabled", "force-current", "force-last-known", "last-known:N", "90s", "30m", "2h"] {
+            #expect(first.contains(valid), "\(valid) missing from \(first)")
+        }
+        #expect(lines.dropFirst().allSatisfy { $0.hasPrefix("Usage:") || $0.hasPrefix("  See ") }, "\(result.stderr)")
+    }
+
+    /// D15 on a replay: virtual time, so the timeout costs no wall time.
+    @Test func forceCurrentTimeoutOnAReplayIsNearInstant() throws {
+        let started = ContinuousClock.now
+        let result = try geolocate.run(["trigger", "login", "--mode", "force-current", "--timeout", "1s",
+                                        "--replay", GeolocateProcess.fixture("nofix-only.nmea"), "--permission", "fine"])
+        let elapsed = started.duration(to: .now)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try result.json()["fallbackReason"] as? String == "timeout")
+        #expect(elapsed < .milliseconds(1100), "took \(elapsed)")
+        #expect(elapsed < .milliseconds(500), "a replay timeout should take no wall time; took \(elapsed)")
+    }
+
+    /// C11 through the binary: values out of range in a replayed log are left out, and a
+    /// position with an unknown hemisphere is no fix.
+    @Test func outOfRangeNMEAValuesAreLeftOut() throws {
+        func sentence(_ body: String) -> String {
+            "$" + body + "*" + String(format: "%02X", body.utf8.reduce(UInt8(0)) { $0 ^ $1 }) + "\r\n"
+        }
+        let log = [
+            // 12:00:00 hemisphere X: before, read as N.
+            "GPGGA,120000,4807.038,X,01131.000,E,1,08,0.9,545.4,M,46.9,M,,",
+            "GPRMC,120000,A,4807.038,X,01131.000,E,022.4,084.4,221126,,,A",
+            // 12:00:01 HDOP -1, speed -5 kn, course 999: before, accuracy "-5.3", speed and course printed.
+            "GPGGA,120001,4807.038,N,01131.000,E,1,08,-1.0,545.4,M,46.9,M,,",
+            "GPRMC,120001,A,4807.038,N,01131.000,E,-5.0,999.0,221126,,,A",
+            "GPGGA,120002,4807.038,N,01131.000,E,1,08,-1.0,545.4,M,46.9,M,,",
+        ].map(sentence).joined()
+        let result = try geolocate.run(["trigger", "login", "--replay", "-", "--permission", "fine", "--timeout", "10s"],
+                                       stdin: Data(log.utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+        let location = try #require(try result.json()["location"] as? [String: Any], "\(result.stdout)")
+        #expect(location["recordTimestamp"] as? Int == 1_795_348_801_000)  // 12:00:01, not 12:00:00
+        #expect(location["latitude"] as? String == "48.1173000")  // 48° 7.038′ N
+        for key in ["accuracy", "speed", "course"] {
+            #expect(location[key] == nil, "\(key): \(location[key] ?? "")")
+        }
+        #expect(location["altitude"] as? String == "592.3")  // 545.4 + 46.9
+    }
 }

@@ -25,7 +25,11 @@ public enum CollectionMode: Sendable, Equatable, CustomStringConvertible {
                     "unknown mode '\(text)' (valid: \(CollectionMode.validValues))")
             }
             let age = String(text.dropFirst("last-known:".count))
-            self = .lastKnown(maxAgeMilliseconds: try DurationText.milliseconds(age, bareUnit: .minutes))
+            guard let milliseconds = try? DurationText.milliseconds(age, bareUnit: .minutes) else {
+                throw GeolocateError.usage(
+                    "invalid mode '\(text)': N must be minutes or a duration up to 100 years (valid: \(CollectionMode.validValues))")
+            }
+            self = .lastKnown(maxAgeMilliseconds: milliseconds)
         }
     }
 
@@ -61,6 +65,10 @@ public enum DurationText {
     /// The unit a number without a suffix is taken in.
     public enum BareUnit: Sendable { case milliseconds, seconds, minutes }
 
+    /// The longest duration accepted: 100 years, far beyond any timeout or retention, and far
+    /// below where milliseconds overflow `Int64` (SPEC §8: refused, never an arithmetic trap).
+    public static let maximumMilliseconds: Int64 = 100 * 365 * 86_400_000
+
     /// Milliseconds in `text`; a bare number is read in `bareUnit`.
     /// - Throws: `GeolocateError.usage` naming the accepted forms.
     public static func milliseconds(_ text: String, bareUnit: BareUnit) throws -> Int64 {
@@ -77,9 +85,10 @@ public enum DurationText {
             scale = unitScale
             break
         }
-        guard let value = Double(number), value.isFinite, value >= 0, !number.hasPrefix("+") else {
+        guard let value = Double(number), value.isFinite, value >= 0, !number.hasPrefix("+"),
+              (value * scale).rounded() <= Double(maximumMilliseconds) else {
             throw GeolocateError.usage(
-                "invalid duration '\(text)' (use a number with ms, s, m, h or d, such as 1500ms, 2s, 30m, 2h, 10d)")
+                "invalid duration '\(text)' (use a number with ms, s, m, h or d up to 100 years, such as 1500ms, 2s, 30m, 2h, 10d)")
         }
         return Int64((value * scale).rounded())
     }

@@ -7,8 +7,12 @@ import Foundation
 public enum ConfigKeys {
     /// What kind of value a key takes.
     enum Kind {
-        case permissions, mode, positiveMilliseconds, duration, source, boolean, positiveNumber
+        case permissions, mode, duration, source, boolean, positiveNumber
         case url, text, endpointFormat, durationOrOff, precision, countryCode, attributeList
+        /// A whole number within the range, such as a count of records.
+        case integer(ClosedRange<Int64>)
+        /// A whole number of milliseconds within the range; `config set` also takes `2s`.
+        case milliseconds(ClosedRange<Int64>)
     }
 
     struct Spec {
@@ -22,17 +26,21 @@ public enum ConfigKeys {
              help: "granted location permissions: fine, coarse, none (list)"),
         Spec(pattern: ["defaultInterval"], kind: .mode,
              help: "mode for actions without a default (built-in force-current)"),
-        Spec(pattern: ["triggerActionQueryTimeout"], kind: .positiveMilliseconds,
-             help: "query timeout in milliseconds (built-in 1500)"),
+        Spec(pattern: ["triggerActionQueryTimeout"], kind: .milliseconds(1...600_000),
+             help: "query timeout in milliseconds, 1 to 600000 (built-in 1500)"),
+        Spec(pattern: ["lastKnownMaxAge"], kind: .duration,
+             help: "the oldest last known location reported after a timeout or an unavailable source, such as 30m (built-in unlimited)"),
         Spec(pattern: ["currentMaxAge"], kind: .duration,
              help: "how old a fix gpsd holds may be and still count as current (built-in 2s)"),
         Spec(pattern: ["actions", "*", "mode"], kind: .mode, help: "collection mode for action NAME"),
         Spec(pattern: ["actions", "*", "timeout"], kind: .duration, help: "query timeout for action NAME"),
+        Spec(pattern: ["actions", "*", "lastKnownMaxAge"], kind: .duration,
+             help: "lastKnownMaxAge for action NAME"),
         Spec(pattern: ["source"], kind: .source, help: "gpsd, gpsd://HOST:PORT or nmea:FILE (built-in gpsd)"),
         Spec(pattern: ["spool", "maxRetention"], kind: .duration,
              help: "records older than this are expired from the spool, never sent (built-in 10d)"),
-        Spec(pattern: ["spool", "maxRecords"], kind: .positiveNumber,
-             help: "the spool keeps at most this many records, expiring the oldest (built-in 1000000)"),
+        Spec(pattern: ["spool", "maxRecords"], kind: .integer(1...1_000_000_000),
+             help: "the spool keeps at most this many records, expiring the oldest, 1 to 1000000000 (built-in 1000000)"),
         Spec(pattern: ["visits", "enabled"], kind: .boolean, help: "detect stays for location_context (built-in true)"),
         Spec(pattern: ["visits", "radius"], kind: .positiveNumber, help: "metres a stay stays within (built-in 200)"),
         Spec(pattern: ["visits", "minDuration"], kind: .duration, help: "how long a stay lasts before it is a visit (built-in 10m)"),
@@ -40,7 +48,7 @@ public enum ConfigKeys {
         Spec(pattern: ["endpoints", "*", "headers", "*"], kind: .text, help: "a header sent to endpoint NAME (shown redacted)"),
         Spec(pattern: ["endpoints", "*", "format"], kind: .endpointFormat,
              help: "openlocate ({\"locations\":[...]}, built-in) or mosaic-ndjson"),
-        Spec(pattern: ["endpoints", "*", "batchSize"], kind: .positiveNumber, help: "records per request (built-in 500)"),
+        Spec(pattern: ["endpoints", "*", "batchSize"], kind: .integer(1...100_000), help: "records per request, 1 to 100000 (built-in 500)"),
         Spec(pattern: ["endpoints", "*", "timeout"], kind: .duration, help: "request timeout (built-in 10s)"),
         Spec(pattern: ["transmissionInterval"], kind: .durationOrOff,
              help: "how often track runs a flush (built-in 6h; off)"),
@@ -84,9 +92,23 @@ public enum ConfigKeys {
             return .array(try Permission.parseList(text).map { .string($0.rawValue) })
         case .mode:
             return .string(try checkedMode(text))
-        case .positiveMilliseconds:
-            let value = try DurationText.milliseconds(text, bareUnit: .milliseconds)
-            guard value > 0 else { throw GeolocateError.usage("the timeout must be more than 0 ms") }
+        case .integer(let range):
+            guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+                throw GeolocateError.usage("invalid value '\(text)' (use a whole number from \(range.lowerBound) to \(range.upperBound))")
+            }
+            return .number(Double(value))
+        case .milliseconds(let range):
+            let value: Int64
+            if let whole = Int64(text) {
+                value = whole
+            } else if Double(text) != nil {
+                value = -1  // a bare number with a fraction: not a whole number of milliseconds
+            } else {
+                value = (try? DurationText.milliseconds(text, bareUnit: .milliseconds)) ?? -1
+            }
+            guard range.contains(value) else {
+                throw GeolocateError.usage("invalid value '\(text)' (use whole milliseconds from \(range.lowerBound) to \(range.upperBound), or a duration such as 1500ms or 2s)")
+            }
             return .number(Double(value))
         case .duration:
             _ = try DurationText.milliseconds(text, bareUnit: .milliseconds)
@@ -168,12 +190,16 @@ public enum ConfigKeys {
                 _ = try Permission.parseList(names.joined(separator: ","))
             case (.mode, .string(let text)):
                 _ = try checkedMode(text)
-            case (.positiveMilliseconds, .number(let number)):
-                guard number > 0 else { return "must be a number of milliseconds above 0" }
+            case (.integer(let range), .number(let number)), (.milliseconds(let range), .number(let number)):
+                guard ConfigKeys.isWhole(number, in: range) else {
+                    return "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(JSONValue.number(number).prettyPrinted())"
+                }
             case (.duration, .string(let text)):
                 _ = try DurationText.milliseconds(text, bareUnit: .milliseconds)
             case (.duration, .number(let number)):
-                guard number >= 0 else { return "must be a duration such as 1500ms or 2s" }
+                guard ConfigKeys.isWhole(number, in: 0...DurationText.maximumMilliseconds) else {
+                    return "must be a duration such as \"1500ms\" or \"2s\", or whole milliseconds up to \(DurationText.maximumMilliseconds)"
+                }
             case (.source, .string(let text)):
                 _ = try SourceSpecifier(parsing: text)
             case (.boolean, .bool):
@@ -206,7 +232,8 @@ public enum ConfigKeys {
             case (.positiveNumber, _): return "must be a number above 0"
             case (.permissions, _): return "must be a list such as [\"fine\"]"
             case (.mode, _): return "must be a mode string (\(CollectionMode.validValues))"
-            case (.positiveMilliseconds, _): return "must be a number of milliseconds"
+            case (.integer(let range), _), (.milliseconds(let range), _):
+                return "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
             case (.duration, _): return "must be a duration such as \"1500ms\" or \"2s\""
             case (.source, _): return "must be a string such as \"gpsd\""
             }
@@ -214,6 +241,12 @@ public enum ConfigKeys {
         } catch {
             return "\(error)"
         }
+    }
+
+    /// Whether `number` is a whole number within `range` (so converting it cannot trap).
+    static func isWhole(_ number: Double, in range: ClosedRange<Int64>) -> Bool {
+        number.isFinite && number.rounded() == number
+            && number >= Double(range.lowerBound) && number <= Double(range.upperBound)
     }
 
     private static func checkedMode(_ text: String) throws -> String {

@@ -177,10 +177,14 @@ public struct Settings: Sendable, Equatable {
     public struct Action: Sendable, Equatable {
         public var mode: CollectionMode?
         public var timeoutMilliseconds: Int64?
+        /// `actions.NAME.lastKnownMaxAge`; `nil` when not set.
+        public var lastKnownMaxAgeMilliseconds: Int64?
 
-        public init(mode: CollectionMode? = nil, timeoutMilliseconds: Int64? = nil) {
+        public init(mode: CollectionMode? = nil, timeoutMilliseconds: Int64? = nil,
+                    lastKnownMaxAgeMilliseconds: Int64? = nil) {
             self.mode = mode
             self.timeoutMilliseconds = timeoutMilliseconds
+            self.lastKnownMaxAgeMilliseconds = lastKnownMaxAgeMilliseconds
         }
     }
 
@@ -188,6 +192,8 @@ public struct Settings: Sendable, Equatable {
     public var defaultInterval: CollectionMode?
     public var queryTimeoutMilliseconds: Int64?
     public var currentMaxAgeMilliseconds: Int64?
+    /// `lastKnownMaxAge`: the oldest last-known fallback; `nil` (not set) is unlimited.
+    public var lastKnownMaxAgeMilliseconds: Int64?
     public var actions: [String: Action] = [:]
     public var source: SourceSpecifier?
     /// `fields.*`: what records carry.
@@ -216,10 +222,12 @@ public struct Settings: Sendable, Equatable {
         defaultInterval = Settings.mode(document[["defaultInterval"]])
         if case .number(let value)? = document[["triggerActionQueryTimeout"]] { queryTimeoutMilliseconds = Int64(value) }
         currentMaxAgeMilliseconds = Settings.duration(document[["currentMaxAge"]])
+        lastKnownMaxAgeMilliseconds = Settings.duration(document[["lastKnownMaxAge"]])
         if case .object(let actions)? = document[["actions"]] {
             for (name, value) in actions {
                 self.actions[name] = Action(mode: Settings.mode(value[["mode"]]),
-                                            timeoutMilliseconds: Settings.duration(value[["timeout"]]))
+                                            timeoutMilliseconds: Settings.duration(value[["timeout"]]),
+                                            lastKnownMaxAgeMilliseconds: Settings.duration(value[["lastKnownMaxAge"]]))
             }
         }
         if case .string(let text)? = document[["source"]] { source = try? SourceSpecifier(parsing: text) }
@@ -332,7 +340,8 @@ public struct Settings: Sendable, Equatable {
     private static func duration(_ value: JSONValue?) -> Int64? {
         switch value {
         case .string(let text)?: return try? DurationText.milliseconds(text, bareUnit: .milliseconds)
-        case .number(let number)?: return Int64(number)
+        case .number(let number)?:
+            return ConfigKeys.isWhole(number, in: 0...DurationText.maximumMilliseconds) ? Int64(number) : nil
         default: return nil
         }
     }

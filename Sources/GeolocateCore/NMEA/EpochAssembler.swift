@@ -82,17 +82,18 @@ public struct EpochAssembler {
         if mode == .threeD, let msl = epoch.altitudeMSL {
             altitudeHAE = msl + (epoch.geoidSeparation ?? GeoidModel.separation(latitude: latitude, longitude: longitude))
         }
+        // Error figures out of range (negative, not finite) are unknown, as empty fields are.
         var horizontal: Double?
-        if let sLat = epoch.sigmaLatitude, let sLon = epoch.sigmaLongitude {
+        if let sLat = FixLimits.errorFigure(epoch.sigmaLatitude), let sLon = FixLimits.errorFigure(epoch.sigmaLongitude) {
             horizontal = Accuracy.horizontal(sigmaLatitude: sLat, sigmaLongitude: sLon)
-        } else if let hdop = epoch.hdop {
+        } else if let hdop = FixLimits.errorFigure(epoch.hdop) {
             horizontal = Accuracy.horizontal(hdop: hdop)
         }
         var vertical: Double?
         if mode == .threeD {
-            vertical = epoch.sigmaAltitude ?? epoch.vdop.map(Accuracy.vertical(vdop:))
+            vertical = FixLimits.errorFigure(epoch.sigmaAltitude) ?? FixLimits.errorFigure(epoch.vdop).map(Accuracy.vertical(vdop:))
         }
-        result.fix = Fix(
+        result.fix = Fix.checked(
             timestamp: timestamp, latitude: latitude, longitude: longitude, mode: mode,
             altitudeHAE: altitudeHAE, altitudeMSL: mode == .threeD ? epoch.altitudeMSL : nil,
             speed: epoch.speedKnots.map { $0 * Accuracy.metresPerSecondPerKnot },
@@ -112,6 +113,8 @@ private struct Accumulator {
     var positionValid: Bool?
     var ggaMode: Fix.Mode?
     var ggaSaidNoFix = false
+    /// The last GGA had a fix quality but fewer than 3 satellites used.
+    var ggaFewSatellites = false
     var gsaFixType: Int?
     var altitudeMSL: Double?
     var geoidSeparation: Double?
@@ -139,12 +142,13 @@ private struct Accumulator {
     /// a neighbouring epoch keep the mode last stated, as gpsd's cumulative state does.
     func mode(carried: Fix.Mode?) -> Fix.Mode? {
         guard positionValid == true, !ggaSaidNoFix, gsaFixType != 1 else { return nil }
+        if ggaFewSatellites && gsaFixType == nil { return nil }
         return statedMode ?? carried ?? .twoD
     }
 
     mutating func apply(_ sentence: NMEASentence) {
         switch sentence {
-        case let .gga(_, latitude, longitude, quality, _, hdop, altitude, separation):
+        case let .gga(_, latitude, longitude, quality, satellites, hdop, altitude, separation):
             guard let quality else { return }
             if quality == 0 || quality == 7 || quality == 8 {
                 ggaSaidNoFix = true
@@ -152,6 +156,9 @@ private struct Accumulator {
                 return
             }
             ggaSaidNoFix = false
+            // gpsd 3.22 (processGGA): fewer than 3 satellites used, an empty field counting as
+            // 0, is no fix whatever the quality says, unless a GSA of the epoch states a mode.
+            ggaFewSatellites = (satellites ?? 0) < 3
             setPosition(latitude, longitude, valid: true)
             if let hdop { self.hdop = hdop }
             altitudeMSL = altitude
@@ -166,6 +173,8 @@ private struct Accumulator {
         case let .rmc(_, valid, latitude, longitude, speed, course, date, faaMode):
             if let date { self.date = date }
             let ok = valid && faaMode != 0x4E && faaMode != 0x53
+            // gpsd 3.22 (processRMC): status V sets no fix, even after a GGA of the same epoch.
+            if !valid { positionValid = false }
             setPosition(latitude, longitude, valid: ok)
             if ok {
                 if let speed { speedKnots = speed }

@@ -62,16 +62,17 @@ struct NMEAFieldCursor {
         return Double(parsed.mantissa) / Double(NMEAFieldCursor.power(parsed.scale))
     }
 
-    /// The next two fields as a coordinate `dddmm.mmmm` and its hemisphere letter.
+    /// The next two fields as a coordinate `dddmm.mmmm` and its hemisphere letter, which must
+    /// be `positive` or `negative` (N/S, E/W): any other letter leaves the coordinate unknown.
     ///
     /// Degrees and minutes are split in integer arithmetic so 8-decimal minutes keep
     /// their precision.
     @inline(__always)
-    mutating func coordinate(negative: UInt8) -> Double? {
+    mutating func coordinate(positive: UInt8, negative: UInt8) -> Double? {
         let valueField = next()
         let hemisphere = character()
         guard let valueField, let parsed = parseDecimal(valueField), parsed.mantissa >= 0,
-              let hemisphere
+              let hemisphere, hemisphere == positive || hemisphere == negative
         else { return nil }
         let unit = NMEAFieldCursor.power(parsed.scale)
         let degrees = parsed.mantissa / (100 * unit)

@@ -56,8 +56,8 @@ public enum NMEASentence: Sendable, Equatable {
         switch type {
         case SentenceType.gga:
             let time = f.timeOfDay()
-            let latitude = f.coordinate(negative: 0x53)
-            let longitude = f.coordinate(negative: 0x57)
+            let latitude = f.coordinate(positive: 0x4E, negative: 0x53)
+            let longitude = f.coordinate(positive: 0x45, negative: 0x57)
             let quality = f.integer()
             let satellites = f.integer()
             let hdop = f.decimal()
@@ -70,8 +70,8 @@ public enum NMEASentence: Sendable, Equatable {
         case SentenceType.rmc:
             let time = f.timeOfDay()
             let status = f.character()
-            let latitude = f.coordinate(negative: 0x53)
-            let longitude = f.coordinate(negative: 0x57)
+            let latitude = f.coordinate(positive: 0x4E, negative: 0x53)
+            let longitude = f.coordinate(positive: 0x45, negative: 0x57)
             let speed = f.decimal()
             let course = f.decimal()
             let date = f.date()
@@ -80,8 +80,8 @@ public enum NMEASentence: Sendable, Equatable {
             return .rmc(time: time, valid: status == 0x41, latitude: latitude, longitude: longitude,
                         speedKnots: speed, course: course, date: date, faaMode: mode)
         case SentenceType.gll:
-            let latitude = f.coordinate(negative: 0x53)
-            let longitude = f.coordinate(negative: 0x57)
+            let latitude = f.coordinate(positive: 0x4E, negative: 0x53)
+            let longitude = f.coordinate(positive: 0x45, negative: 0x57)
             let time = f.timeOfDay()
             let status = f.character()
             let mode = f.character()
@@ -89,8 +89,8 @@ public enum NMEASentence: Sendable, Equatable {
                         faaMode: mode)
         case SentenceType.gns:
             let time = f.timeOfDay()
-            let latitude = f.coordinate(negative: 0x53)
-            let longitude = f.coordinate(negative: 0x57)
+            let latitude = f.coordinate(positive: 0x4E, negative: 0x53)
+            let longitude = f.coordinate(positive: 0x45, negative: 0x57)
             let modes = f.next()
             var hasFix = false
             if let modes {

@@ -66,6 +66,73 @@ public struct Fix: Sendable, Equatable, Codable {
     }
 }
 
+/// The range checks every fix passes at the edge, from gpsd and from NMEA alike (SPEC §8: a
+/// live fix with coordinates, accuracy, speed or course out of range is not a fix).
+///
+/// Both `EpochAssembler` and `GPSDSource` build fixes only through `Fix.checked`, and pass raw
+/// error figures (DOPs, GST sigmas, gpsd's `eph`/`epx`/`epy`/`epv`) through `errorFigure` before
+/// converting them. A position out of range is no fix at all; any other value out of range
+/// becomes unknown (`nil`), as a missing field would.
+public enum FixLimits {
+    /// Metres per second: about twice the 515 m/s (1,000 knots) above which civil receivers
+    /// stop reporting (the COCOM limit). Faster is a receiver or protocol error.
+    public static let maxSpeed = 1_000.0
+    /// Metres, for both height above the ellipsoid and above sea level: from below the Dead Sea
+    /// shore (−430 m MSL, −500 m HAE) with margin, to the edge of space (100 km).
+    public static let altitudeRange = -1_000.0...100_000.0
+    /// A live fix dated more than this ahead of the system clock is not a fix (one day, SPEC §8):
+    /// gpsd and receivers can report a wrong date after a GPS week rollover or a bad almanac,
+    /// while a real clock difference is seconds.
+    public static let maxFutureSkewMilliseconds: Int64 = 86_400_000
+
+    /// Whether `latitude` and `longitude` are finite and within ±90° and ±180°.
+    public static func isValidPosition(latitude: Double, longitude: Double) -> Bool {
+        latitude.isFinite && longitude.isFinite && abs(latitude) <= 90 && abs(longitude) <= 180
+    }
+
+    /// An error figure (DOP, sigma, 95 % radius) when it is finite and not negative, else `nil`.
+    public static func errorFigure(_ value: Double?) -> Double? {
+        guard let value, value.isFinite, value >= 0 else { return nil }
+        return value
+    }
+
+    /// A speed in m/s when finite, not negative and at most `maxSpeed`, else `nil`.
+    public static func speed(_ value: Double?) -> Double? {
+        guard let value, value.isFinite, value >= 0, value <= maxSpeed else { return nil }
+        return value
+    }
+
+    /// A course in degrees when finite and in [0, 360), else `nil`.
+    public static func course(_ value: Double?) -> Double? {
+        guard let value, value.isFinite, value >= 0, value < 360 else { return nil }
+        return value
+    }
+
+    /// An altitude in metres when finite and within `altitudeRange`, else `nil`.
+    public static func altitude(_ value: Double?) -> Double? {
+        guard let value, value.isFinite, altitudeRange.contains(value) else { return nil }
+        return value
+    }
+}
+
+extension Fix {
+    /// A fix from receiver values, range-checked by `FixLimits`: `nil` when the position is out
+    /// of range or not finite; altitude, speed, course and accuracies out of range become `nil`.
+    public static func checked(
+        timestamp: Int64, latitude: Double, longitude: Double, mode: Mode,
+        altitudeHAE: Double? = nil, altitudeMSL: Double? = nil, speed: Double? = nil,
+        course: Double? = nil, horizontalAccuracy: Double? = nil, verticalAccuracy: Double? = nil,
+        provider: Provider
+    ) -> Fix? {
+        guard FixLimits.isValidPosition(latitude: latitude, longitude: longitude) else { return nil }
+        return Fix(timestamp: timestamp, latitude: latitude, longitude: longitude, mode: mode,
+                   altitudeHAE: FixLimits.altitude(altitudeHAE), altitudeMSL: FixLimits.altitude(altitudeMSL),
+                   speed: FixLimits.speed(speed), course: FixLimits.course(course),
+                   horizontalAccuracy: FixLimits.errorFigure(horizontalAccuracy),
+                   verticalAccuracy: FixLimits.errorFigure(verticalAccuracy), provider: provider)
+    }
+}
+
 /// Conversions from receiver error figures to the 68 % radius records report.
 ///
 /// A circular normal error with per-axis sigma σ has its p-quantile radius at

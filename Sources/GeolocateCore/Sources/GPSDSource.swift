@@ -22,6 +22,11 @@ public final class GPSDSource: LocationSource {
     private let data: UnsafeMutablePointer<gps_data_t>
     private let responseTimeoutMilliseconds: Int
     private let logger: Logger
+    /// The system clock, against which future-dated fixes are refused.
+    private let clock: WallClock
+    /// Connecting and the first `?POLL;` share one `responseTimeoutMilliseconds`, so a gpsd
+    /// that accepts but never answers costs the caller that long once, not twice.
+    private var firstPollDeadline: Deadline?
     /// Complete lines read from gpsd so far: its VERSION greeting is the first.
     private var linesRead = 0
     /// One JSON line from `gps_read`; gpsd keeps its responses under 10 KiB.
@@ -30,16 +35,23 @@ public final class GPSDSource: LocationSource {
     /// Connects to gpsd at `host`:`port` and starts a JSON watch.
     ///
     /// - Parameter responseTimeoutMilliseconds: the longest gpsd may take to accept the
-    ///   connection, and later to answer `?POLL;`, before it counts as unavailable.
+    ///   connection and answer the first `?POLL;`, together, and later to answer each
+    ///   `?POLL;`, before it counts as unavailable.
+    /// - Parameter clock: the system clock; fixes dated more than a day ahead of it are refused.
     /// - Throws: `SourceError.unavailable` naming `gpsd://host:port` and what failed.
-    public init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger) throws {
+    public init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger,
+                clock: WallClock = SystemClock()) throws {
         name = SourceSpecifier.gpsd(host: host, port: port).description
         self.responseTimeoutMilliseconds = max(responseTimeoutMilliseconds, 1)
         self.logger = logger
+        self.clock = clock
+        let deadline = Deadline(milliseconds: self.responseTimeoutMilliseconds)
+        firstPollDeadline = deadline
         // A write to a gpsd that died must be an error return, not a fatal SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         data = try PendingConnection.open(host: host, port: String(port), name: name,
-                                          timeoutMilliseconds: self.responseTimeoutMilliseconds)
+                                          timeoutMilliseconds: self.responseTimeoutMilliseconds,
+                                          deadline: deadline)
         // gps_read must never block on a half-received line past our deadlines.
         let flags = fcntl(data.pointee.gps_fd, F_GETFL)
         _ = fcntl(data.pointee.gps_fd, F_SETFL, flags | O_NONBLOCK)
@@ -60,7 +72,8 @@ public final class GPSDSource: LocationSource {
         guard geolocate_send(data, "?POLL;") == 0 else {
             throw SourceError.unavailable("\(name): gpsd closed the connection (\(String(cString: strerror(errno))))")
         }
-        let deadline = Deadline(milliseconds: responseTimeoutMilliseconds)
+        let deadline = firstPollDeadline ?? Deadline(milliseconds: responseTimeoutMilliseconds)
+        firstPollDeadline = nil
         var freshest: Fix?
         while let report = try nextReport(before: deadline) {
             switch report {
@@ -140,31 +153,42 @@ public final class GPSDSource: LocationSource {
         return data.pointee.set & geolocate_mode_set != 0 ? currentFix() : nil
     }
 
-    /// The fix in `data` after a TPV, or `nil` when it is not a usable fix.
+    /// The fix in `data` after a TPV, or `nil` when it is not a usable fix: no 2D/3D mode or no
+    /// time, simulated, coordinates out of range (`Fix.checked`), or dated more than
+    /// `FixLimits.maxFutureSkewMilliseconds` ahead of the system clock.
     private func currentFix() -> Fix? {
         let fix = data.pointee.fix
         guard data.pointee.set & geolocate_time_set != 0,
               fix.mode == geolocate_mode_2d || fix.mode == geolocate_mode_3d,
-              fix.status != geolocate_status_simulated,
-              fix.latitude.isFinite, fix.longitude.isFinite
+              fix.status != geolocate_status_simulated
         else { return nil }
+        let timestamp = Int64(fix.time.tv_sec) * 1000 + Int64(fix.time.tv_nsec) / 1_000_000
+        let now = clock.nowMilliseconds
+        guard timestamp <= now + FixLimits.maxFutureSkewMilliseconds else {
+            logger.debug("\(name) reported a fix dated \(timestamp), more than a day ahead of the system clock (\(now)); not a fix")
+            return nil
+        }
         let threeD = fix.mode == geolocate_mode_3d
         var horizontal: Double?
-        if fix.eph.isFinite {
-            horizontal = Accuracy.horizontal(eph95: fix.eph)
-        } else if fix.epx.isFinite, fix.epy.isFinite {
-            horizontal = Accuracy.horizontal(epx95: fix.epx, epy95: fix.epy)
+        if let eph = FixLimits.errorFigure(finite(fix.eph)) {
+            horizontal = Accuracy.horizontal(eph95: eph)
+        } else if let epx = FixLimits.errorFigure(finite(fix.epx)), let epy = FixLimits.errorFigure(finite(fix.epy)) {
+            horizontal = Accuracy.horizontal(epx95: epx, epy95: epy)
         }
-        return Fix(
-            timestamp: Int64(fix.time.tv_sec) * 1000 + Int64(fix.time.tv_nsec) / 1_000_000,
+        let checked = Fix.checked(
+            timestamp: timestamp,
             latitude: fix.latitude, longitude: fix.longitude,
             mode: threeD ? .threeD : .twoD,
             altitudeHAE: threeD ? finite(fix.altHAE) : nil,
             altitudeMSL: threeD ? finite(fix.altMSL) : nil,
             speed: finite(fix.speed), course: finite(fix.track),
             horizontalAccuracy: horizontal,
-            verticalAccuracy: threeD ? finite(fix.epv).map(Accuracy.vertical(epv95:)) : nil,
+            verticalAccuracy: threeD ? FixLimits.errorFigure(finite(fix.epv)).map(Accuracy.vertical(epv95:)) : nil,
             provider: .gpsd)
+        if checked == nil {
+            logger.debug("\(name) reported coordinates out of range (\(fix.latitude), \(fix.longitude)); not a fix")
+        }
+        return checked
     }
 
     private func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
@@ -183,15 +207,15 @@ private final class PendingConnection: @unchecked Sendable {
 
     private init(data: UnsafeMutablePointer<gps_data_t>) { self.data = data }
 
-    static func open(host: String, port: String, name: String,
-                     timeoutMilliseconds: Int) throws -> UnsafeMutablePointer<gps_data_t> {
+    static func open(host: String, port: String, name: String, timeoutMilliseconds: Int,
+                     deadline: Deadline) throws -> UnsafeMutablePointer<gps_data_t> {
         guard let memory = calloc(1, MemoryLayout<gps_data_t>.size) else {
             throw SourceError.unavailable("\(name): out of memory")
         }
         let pending = PendingConnection(data: memory.bindMemory(to: gps_data_t.self, capacity: 1))
         let thread = Thread { pending.connect(host: host, port: port) }
         thread.start()
-        _ = pending.finished.wait(timeout: .now() + .milliseconds(timeoutMilliseconds))
+        _ = pending.finished.wait(timeout: .now() + .microseconds(Int(max(deadline.remainingMicroseconds, 0))))
         pending.lock.lock()
         defer { pending.lock.unlock() }
         switch pending.result {
@@ -223,7 +247,7 @@ private final class PendingConnection: @unchecked Sendable {
 }
 
 /// A point in monotonic time a wait must end by.
-private struct Deadline {
+fileprivate struct Deadline {
     private let end: ContinuousClock.Instant
 
     init(milliseconds: Int) { end = .now + .milliseconds(max(milliseconds, 0)) }

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+/// `geolocate trigger` against a scripted gpsd (`fake-gpsd.py`) reporting what a real gpsd
+/// cannot be made to: values out of range, a fix dated 2099, or nothing at all.
+@Suite(.serialized) struct ScriptedGPSDTests {
+    let geolocate = GeolocateProcess()
+
+    /// 2026-11-22T12:00:00Z and one second later, as `--now`, so the fixes are current.
+    static let fixTime = "2026-11-22T12:00:00.000Z"
+    static let now = "1795348801000"
+
+    func trigger(_ gpsd: ScriptedGPSD, _ extra: [String] = []) throws -> GeolocateProcess.Result {
+        try geolocate.run(["trigger", "login", "--source", gpsd.source, "--permission", "fine",
+                           "--mode", "force-current"] + extra)
+    }
+
+    /// The record of a trigger whose gpsd holds `held` (?POLL;) and then streams `streamed`.
+    func record(held: [[String: Any]], streamed: [[String: Any]] = [], timeout: String = "1500ms",
+                now: String? = ScriptedGPSDTests.now) throws -> [String: Any] {
+        let gpsd = try ScriptedGPSD(["poll": held, "stream": streamed])
+        defer { gpsd.stop() }
+        let result = try trigger(gpsd, ["--timeout", timeout] + (now.map { ["--now", $0] } ?? []))
+        #expect(result.status == 0, "\(result.stderr)")
+        return try result.json()
+    }
+
+    @Test func aValidHeldFixIsReportedAsGpsdSentIt() throws {
+        let record = try record(held: [ScriptedGPSD.tpv(time: Self.fixTime)])
+        let location = try #require(record["location"] as? [String: Any], "\(record)")
+        #expect(record["locationSource"] as? String == "current")
+        #expect(location["latitude"] as? String == "53.3613367")
+        #expect(location["longitude"] as? String == "-6.5056200")
+        #expect(location["accuracy"] as? String == "12.1")  // eph 19.6 × 0.617
+        #expect(location["speed"] as? String == "1.25")
+        #expect(location["course"] as? String == "45.5")
+    }
+
+    @Test(arguments: [("lat", 91.0), ("lat", -90.5), ("lon", 500.0), ("lon", -180.25)])
+    func coordinatesOutOfRangeAreNoFix(_ key: String, _ value: Double) throws {
+        // Before: printed as "91.0000000". Now no fix at all: nothing held, nothing arrives.
+        let bad = ScriptedGPSD.tpv(time: Self.fixTime, [key: value])
+        let record = try record(held: [bad], streamed: [bad], timeout: "500ms")
+        #expect(record["location"] is NSNull, "\(key) \(value): \(record)")
+        #expect(record["fallbackReason"] as? String == "timeout")
+        #expect(record["errorCode"] as? Int == 1056)
+    }
+
+    @Test func aBadReportDoesNotHideTheGoodOneAfterIt() throws {
+        let bad = ScriptedGPSD.tpv(time: Self.fixTime, ["lat": 91.0])
+        let good = ScriptedGPSD.tpv(time: "2026-11-22T12:00:01.000Z", ["lat": 53.25])
+        let record = try record(held: [bad], streamed: [bad, good], timeout: "5s")
+        let location = try #require(record["location"] as? [String: Any], "\(record)")
+        #expect(location["latitude"] as? String == "53.2500000")
+        #expect(record["locationSource"] as? String == "current")
+    }
+
+    @Test func valuesOutOfRangeAreLeftOut() throws {
+        // Before: accuracy "-30.9" from eph -50, speed "-5.00", course "999.0".
+        let record = try record(held: [ScriptedGPSD.tpv(time: Self.fixTime, [
+            "eph": -50.0, "epx": -1.0, "epy": -1.0, "epv": -3.0, "speed": -5.0, "track": 999.0,
+            "altHAE": 250_000.0, "altMSL": 249_950.0,
+        ])])
+        let location = try #require(record["location"] as? [String: Any], "\(record)")
+        #expect(location["latitude"] as? String == "53.3613367")
+        for key in ["accuracy", "verticalAccuracy", "speed", "course", "altitude"] {
+            #expect(location[key] == nil, "\(key): \(location[key] ?? "")")
+        }
+    }
+
+    @Test func aFixDatedInTheFutureIsNoFix() throws {
+        // 2099 is more than a day ahead of the system clock (FixLimits.maxFutureSkewMilliseconds).
+        let future = ScriptedGPSD.tpv(time: "2099-01-01T00:00:00.000Z")
+        let record = try record(held: [future], streamed: [future], timeout: "500ms", now: nil)
+        #expect(record["location"] is NSNull, "\(record)")
+        #expect(record["errorCode"] as? Int == 1056)
+        #expect(!FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known.json"))
+    }
+
+    @Test func aFixDatedWithinTheSkewIsReported() throws {
+        // Ten minutes ahead of the system clock is a clock difference, not a wrong date.
+        let soon = Date().addingTimeInterval(600)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let record = try record(held: [ScriptedGPSD.tpv(time: formatter.string(from: soon))], now: nil)
+        #expect(record["location"] is [String: Any], "\(record)")
+    }
+
+    /// D15: a gpsd that accepts and never reports costs the timeout, plus at most 100 ms.
+    @Test(arguments: [true, false])
+    func forceCurrentOnASilentGpsdReturnsWithinTheTimeout(_ greets: Bool) throws {
+        let gpsd = try ScriptedGPSD(greets ? ["poll": [], "stream": [], "greeting": true, "pollSilent": true]
+                                           : ["silent": true])
+        defer { gpsd.stop() }
+        let started = ContinuousClock.now
+        let result = try trigger(gpsd, ["--timeout", "1s"])
+        let elapsed = started.duration(to: .now)
+        #expect(result.status == 0, "\(result.stderr)")
+        let record = try result.json()
+        #expect(record["location"] is NSNull)
+        #expect(elapsed < .milliseconds(1100), "took \(elapsed)")
+        #expect(!gpsd.commands.isEmpty, "geolocate never reached the scripted gpsd")
+    }
+}
