@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(
             name: "GeolocateIntegrationTests",
             dependencies: ["GeolocateCore", "geolocate"],
-            exclude: ["Support/collector.py"]
+            exclude: ["Support/collector.py", "Support/fake-gpsd.py"]
         ),
     ]
 )

@@ -59,4 +59,23 @@ import Testing
         #expect(known["recordTimestamp"] as? Int64 == fix["recordTimestamp"] as? Int64)
         #expect(known["latitude"] as? String == "53.3613367")
     }
+
+    /// `lastKnownMaxAge` bounds the fallback after an unavailable source; the action's own
+    /// value wins; force-last-known is not a fallback and is not bounded.
+    @Test func lastKnownMaxAgeBoundsTheFallback() throws {
+        try store("last-known.json", timestamp: nowMilliseconds - 2 * 3_600_000, provider: "GPSD")
+        let login = ["trigger", "login", "--source", noGpsd, "--permission", "fine"]
+        let unlimited = try geolocate.run(login).json()
+        #expect(unlimited["location"] as? [String: Any] != nil && unlimited["fallbackReason"] as? String == "unavailable")
+
+        #expect(try geolocate.run(["config", "set", "lastKnownMaxAge", "1h"]).status == 0)
+        let bounded = try geolocate.run(login).json()
+        #expect(bounded["location"] is NSNull && bounded["errorCode"] as? Int == 1054)
+        #expect(bounded["fallbackReason"] as? String == "unavailable")
+        let logout = try geolocate.run(["trigger", "logout", "--source", noGpsd, "--permission", "fine"]).json()
+        #expect(logout["location"] as? [String: Any] != nil)
+
+        #expect(try geolocate.run(["config", "set", "actions.login.lastKnownMaxAge", "3h"]).status == 0)
+        #expect(try geolocate.run(login).json()["location"] as? [String: Any] != nil)
+    }
 }

@@ -77,6 +77,7 @@ public struct Trigger {
             store: LastKnownStore(stateDirectory: stateDirectory, for: source, logger: logger), clock: clock,
             nowOverride: request.now,
             currentMaxAgeMilliseconds: settings.currentMaxAgeMilliseconds ?? Defaults.currentMaxAgeMilliseconds,
+            lastKnownMaxAgeMilliseconds: resolveLastKnownMaxAge(action: request.action),
             logger: logger)
         let decision = try resolver.decide(mode: mode, timeoutMilliseconds: timeout)
         var fix = decision.fix
@@ -100,6 +101,12 @@ public struct Trigger {
     public func resolveTimeout(_ flag: Int64?, action: String) -> Int64 {
         flag ?? settings.actions[action]?.timeoutMilliseconds ?? settings.queryTimeoutMilliseconds
             ?? Defaults.queryTimeoutMilliseconds
+    }
+
+    /// The oldest last-known fallback: `actions.NAME.lastKnownMaxAge`, else `lastKnownMaxAge`,
+    /// else unlimited (`nil`).
+    public func resolveLastKnownMaxAge(action: String) -> Int64? {
+        settings.actions[action]?.lastKnownMaxAgeMilliseconds ?? settings.lastKnownMaxAgeMilliseconds
     }
 
     /// The permissions in force: `--permission`, else config `permissions`, else none.

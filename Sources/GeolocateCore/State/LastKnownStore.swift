@@ -6,7 +6,8 @@ import Logging
 /// Live fixes and replayed ones are kept apart (`last-known.json`, `last-known-replay.json`):
 /// a test log must never answer a real login, and a replay falls back only to replays.
 /// Only a fresher fix replaces the stored one, so replaying an old log never makes the last
-/// known location older; but a stored fix dated more than `maxFutureSkew` after "now" is
+/// known location older; but a stored fix dated more than `FixLimits.maxFutureSkewMilliseconds`
+/// after "now" is
 /// ignored and replaced, so one bad timestamp cannot wedge the store forever.
 public struct LastKnownStore {
     /// Which fixes a store keeps.
@@ -16,9 +17,6 @@ public struct LastKnownStore {
         /// Fixes from NMEA replays, judged against the replay's own (virtual) clock.
         case replay
     }
-
-    /// How far ahead of "now" a stored fix may be dated before it counts as a bad timestamp.
-    public static let maxFutureSkewMilliseconds: Int64 = 86_400_000
 
     public let path: String
     public let kind: Kind
@@ -44,7 +42,7 @@ public struct LastKnownStore {
     /// before 1970 or implausibly far after `now`, or when the file cannot be decoded (with a warning).
     public func load(now: Int64) -> Fix? {
         guard let fix = stored(), fix.provider == provider, fix.timestamp >= 0,
-              fix.timestamp <= now.addingClamped(LastKnownStore.maxFutureSkewMilliseconds) else { return nil }
+              fix.timestamp <= now.addingClamped(FixLimits.maxFutureSkewMilliseconds) else { return nil }
         return fix
     }
 
