@@ -21,8 +21,13 @@ struct GeolocateProcess {
     static let projectRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The binary beside the test bundle (SwiftPM builds both into one folder).
+    /// `$GEOLOCATE_TEST_BINARY` (to run these tests against another build, such as an older
+    /// one to see a test fail), else the binary beside the test bundle (SwiftPM builds both
+    /// into one folder).
     static let binary: URL = {
+        if let path = ProcessInfo.processInfo.environment["GEOLOCATE_TEST_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
         let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("geolocate")
         if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
