@@ -140,7 +140,7 @@ extension TrackCommand {
     /// The flush track runs on its cadence: `--transmit-interval`, else `transmissionInterval`,
     /// else 6 h; none when it is off, when records are not spooled, or with no endpoint configured.
     func transmission(settings: Settings, environment: [String: String],
-                      logger: Logger) throws -> (intervalMilliseconds: Int64, flush: (StopFlag) -> Void)? {
+                      logger: Logger) throws -> (intervalMilliseconds: Int64, flush: BackgroundFlush)? {
         let interval: Int64?
         if let transmitInterval {
             interval = transmitInterval == "off" ? nil : try DurationText.milliseconds(transmitInterval, bareUnit: .seconds)
@@ -149,17 +149,11 @@ extension TrackCommand {
         }
         guard let interval, !noSpool, !settings.endpoints.isEmpty else { return nil }
         let configPath = globalOptions.configPath
-        return (interval, { stop in
-            // The tracking loop is synchronous: it waits here while the flush runs, or until a
-            // stop, which abandons the flush (what it did not mark delivered is sent again).
+        return (interval, BackgroundFlush {
             do {
-                let report = try BlockingTask.run(stoppingWhen: stop) {
-                    try await Delivery.flush(settings: settings, configPath: configPath, environment: environment, logger: logger,
-                                             waitForTurn: false)
-                }
-                if let report {
-                    logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
-                }
+                let report = try await Delivery.flush(settings: settings, configPath: configPath, environment: environment,
+                                                      logger: logger, waitForTurn: false)
+                logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
             } catch {
                 logger.warning("transmission failed: \(error)")
             }

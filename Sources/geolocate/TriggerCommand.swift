@@ -99,7 +99,7 @@ struct TriggerCommand: AsyncParsableCommand {
             FileHandleOutput.stdout(format.render(record) + "\n")
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint),
                let failure = try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
-                                                     environment: ProcessInfo.processInfo.environment) {
+                                                     environment: ProcessInfo.processInfo.environment, logger: logger) {
                 logger.warning("could not send the record to \(post.map(ConfigStore.redactedURL) ?? endpoint ?? "") (\(failure)); it is in the spool for the next flush")
             }
             if requireLocation && record.fix == nil {

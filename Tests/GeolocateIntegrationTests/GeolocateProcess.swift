@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Runs the built `geolocate` binary with its own state and config, as a user's shell would.
 struct GeolocateProcess {
     struct Result {
@@ -141,7 +145,8 @@ struct GeolocateProcess {
         /// Waits up to `limit` for the process to exit; `nil` (and the process killed) if it did not.
         func finish(within limit: Duration) -> Result? {
             guard waitUntil(limit, { !process.isRunning }) else {
-                process.terminate()
+                // SIGKILL: a process that ignores SIGTERM must not hang the test.
+                kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
                 closeStdin()
                 return nil

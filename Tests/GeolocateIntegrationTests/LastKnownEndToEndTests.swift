@@ -49,15 +49,31 @@ import Testing
         #expect(try result.json()["errorCode"] as? Int == 1054)
     }
 
-    /// A replay dated 2068 leaves a fix that a later replay of an older log replaces.
-    @Test func aFutureDatedReplayDoesNotWedgeTheReplayStore() throws {
-        try store("last-known-replay.json", timestamp: 3_093_206_400_000, provider: "NMEA_REPLAY")  // 2068-01-07
+    /// The drive log with its dates moved to 2068, checksums recomputed: a log dated wrong.
+    func driveDated2068() throws -> String {
+        let text = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent(drive), encoding: .utf8)
+        let lines = text.split(separator: "\n").map { line -> String in
+            guard line.hasPrefix("$"), let star = line.lastIndex(of: "*") else { return String(line) }
+            let body = line[line.index(after: line.startIndex)..<star].replacingOccurrences(of: ",211126,", with: ",211168,")
+            let checksum = body.utf8.reduce(UInt8(0), ^)
+            return "$" + body + "*" + String(format: "%02X", checksum)
+        }
+        let path = geolocate.home.appendingPathComponent("drive-2068.nmea").path
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// A replay dated 2068 leaves a fix that a later replay of a log of today replaces.
+    @Test func aFutureDatedReplayDoesNotWedgeTheStore() throws {
+        let future = try geolocate.run(["trigger", "login", "--replay", try driveDated2068(), "--timeout", "10s", "--permission", "fine"])
+        let wrong = try #require(future.json()["location"] as? [String: Any])
+        #expect(wrong["recordTimestamp"] as? Int64 ?? 0 > 3_000_000_000_000)
         let first = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine"])
         let fix = try #require(first.json()["location"] as? [String: Any])
         let later = try geolocate.run(["trigger", "logout", "--replay", drive, "--permission", "fine"])
         let known = try #require(later.json()["location"] as? [String: Any])
         #expect(known["recordTimestamp"] as? Int64 == fix["recordTimestamp"] as? Int64)
-        #expect(known["latitude"] as? String == "53.3613367")
     }
 
     /// `lastKnownMaxAge` bounds the fallback after an unavailable source; the action's own

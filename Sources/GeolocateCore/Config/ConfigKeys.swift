@@ -9,6 +9,9 @@ public enum ConfigKeys {
     enum Kind {
         case permissions, mode, duration, source, boolean, positiveNumber
         case url, text, endpointFormat, durationOrOff, precision, countryCode, attributeList
+        /// A duration above zero: a timeout, a retention or an interval of 0 would make every
+        /// request fail or every record expire.
+        case positiveDuration
         /// A whole number within the range, such as a count of records.
         case integer(ClosedRange<Int64>)
         /// A whole number of milliseconds within the range; `config set` also takes `2s`.
@@ -33,23 +36,23 @@ public enum ConfigKeys {
         Spec(pattern: ["currentMaxAge"], kind: .duration,
              help: "how old a fix gpsd holds may be and still count as current (built-in 2s)"),
         Spec(pattern: ["actions", "*", "mode"], kind: .mode, help: "collection mode for action NAME"),
-        Spec(pattern: ["actions", "*", "timeout"], kind: .duration, help: "query timeout for action NAME"),
+        Spec(pattern: ["actions", "*", "timeout"], kind: .positiveDuration, help: "query timeout for action NAME"),
         Spec(pattern: ["actions", "*", "lastKnownMaxAge"], kind: .duration,
              help: "lastKnownMaxAge for action NAME"),
         Spec(pattern: ["source"], kind: .source, help: "gpsd, gpsd://HOST:PORT or nmea:FILE (built-in gpsd)"),
-        Spec(pattern: ["spool", "maxRetention"], kind: .duration,
+        Spec(pattern: ["spool", "maxRetention"], kind: .positiveDuration,
              help: "records older than this are expired from the spool, never sent (built-in 10d)"),
         Spec(pattern: ["spool", "maxRecords"], kind: .integer(1...1_000_000_000),
              help: "the spool keeps at most this many records, expiring the oldest, 1 to 1000000000 (built-in 1000000)"),
         Spec(pattern: ["visits", "enabled"], kind: .boolean, help: "detect stays for location_context (built-in true)"),
         Spec(pattern: ["visits", "radius"], kind: .positiveNumber, help: "metres a stay stays within (built-in 200)"),
-        Spec(pattern: ["visits", "minDuration"], kind: .duration, help: "how long a stay lasts before it is a visit (built-in 10m)"),
+        Spec(pattern: ["visits", "minDuration"], kind: .positiveDuration, help: "how long a stay lasts before it is a visit (built-in 10m)"),
         Spec(pattern: ["endpoints", "*", "url"], kind: .url, help: "where flush POSTs records for endpoint NAME (http or https)"),
         Spec(pattern: ["endpoints", "*", "headers", "*"], kind: .text, help: "a header sent to endpoint NAME (shown redacted)"),
         Spec(pattern: ["endpoints", "*", "format"], kind: .endpointFormat,
-             help: "openlocate ({\"locations\":[...]}, built-in) or mosaic-ndjson"),
+             help: "openlocate ({\"locations\":[...]}, built-in), mosaic-ndjson, or mosaic (one record per request)"),
         Spec(pattern: ["endpoints", "*", "batchSize"], kind: .integer(1...100_000), help: "records per request, 1 to 100000 (built-in 500)"),
-        Spec(pattern: ["endpoints", "*", "timeout"], kind: .duration, help: "request timeout (built-in 10s)"),
+        Spec(pattern: ["endpoints", "*", "timeout"], kind: .positiveDuration, help: "request timeout (built-in 10s)"),
         Spec(pattern: ["transmissionInterval"], kind: .durationOrOff,
              help: "how often track runs a flush (built-in 6h; off)"),
         Spec(pattern: ["privacy", "precision"], kind: .precision,
@@ -64,7 +67,7 @@ public enum ConfigKeys {
              help: "a Nominatim server for street and number (/reverse is appended; built-in none)"),
         Spec(pattern: ["geocoder", "minInterval"], kind: .duration,
              help: "at most one geocoder request this often (built-in 60s)"),
-        Spec(pattern: ["geocoder", "timeout"], kind: .duration, help: "geocoder request timeout (built-in 2s)"),
+        Spec(pattern: ["geocoder", "timeout"], kind: .positiveDuration, help: "geocoder request timeout (built-in 2s)"),
     ] + RecordFields.keys.map { field in
         Spec(pattern: ["fields", field.name], kind: .boolean, help: "records carry \(field.name) (built-in true)")
     }
@@ -113,6 +116,9 @@ public enum ConfigKeys {
         case .duration:
             _ = try DurationText.milliseconds(text, bareUnit: .milliseconds)
             return .string(text)
+        case .positiveDuration:
+            try checkedPositive(text)
+            return .string(text)
         case .source:
             _ = try SourceSpecifier(parsing: text)
             return .string(text)
@@ -136,11 +142,11 @@ public enum ConfigKeys {
             return .string(text)
         case .endpointFormat:
             guard EndpointFormat(rawValue: text) != nil else {
-                throw GeolocateError.usage("invalid format '\(text)' (use openlocate or mosaic-ndjson)")
+                throw GeolocateError.usage("invalid format '\(text)' (use \(EndpointFormat.validValues))")
             }
             return .string(text)
         case .durationOrOff:
-            if text != "off" { _ = try DurationText.milliseconds(text, bareUnit: .milliseconds) }
+            if text != "off" { try checkedPositive(text) }
             return .string(text)
         case .precision:
             guard LocationPrecision(rawValue: text.uppercased()) != nil else {
@@ -182,6 +188,14 @@ public enum ConfigKeys {
     }
 
     /// Checks a value read from the file; returns the reason when it is invalid.
+    /// A duration above zero.
+    /// - Throws: `GeolocateError.usage` naming what is wrong.
+    static func checkedPositive(_ text: String) throws {
+        guard try DurationText.milliseconds(text, bareUnit: .milliseconds) > 0 else {
+            throw GeolocateError.usage("invalid duration '\(text)' (use a duration above 0, such as 500ms, 30s or 10d)")
+        }
+    }
+
     static func problem(with value: JSONValue, as kind: Kind) -> String? {
         do {
             switch (kind, value) {
@@ -200,6 +214,12 @@ public enum ConfigKeys {
                 guard ConfigKeys.isWhole(number, in: 0...DurationText.maximumMilliseconds) else {
                     return "must be a duration such as \"1500ms\" or \"2s\", or whole milliseconds up to \(DurationText.maximumMilliseconds)"
                 }
+            case (.positiveDuration, .string(let text)):
+                try checkedPositive(text)
+            case (.positiveDuration, .number(let number)):
+                guard ConfigKeys.isWhole(number, in: 1...DurationText.maximumMilliseconds) else {
+                    return "must be a duration above 0 such as \"1500ms\" or \"2s\", or whole milliseconds from 1 to \(DurationText.maximumMilliseconds)"
+                }
             case (.source, .string(let text)):
                 _ = try SourceSpecifier(parsing: text)
             case (.boolean, .bool):
@@ -211,9 +231,9 @@ public enum ConfigKeys {
             case (.text, .string):
                 break
             case (.endpointFormat, .string(let text)):
-                guard EndpointFormat(rawValue: text) != nil else { return "must be openlocate or mosaic-ndjson" }
+                guard EndpointFormat(rawValue: text) != nil else { return "must be \(EndpointFormat.validValues)" }
             case (.durationOrOff, .string(let text)):
-                if text != "off" { _ = try DurationText.milliseconds(text, bareUnit: .milliseconds) }
+                if text != "off" { try checkedPositive(text) }
             case (.precision, .string(let text)):
                 guard LocationPrecision(rawValue: text) != nil else { return "must be one of \(LocationPrecision.validValues)" }
             case (.countryCode, .string(let text)):
@@ -226,7 +246,7 @@ public enum ConfigKeys {
             case (.attributeList, _): return "must be a list of field names such as [\"countryCode\", \"city\"]"
             case (.url, _): return "must be an http or https URL"
             case (.text, _): return "must be a string"
-            case (.endpointFormat, _): return "must be openlocate or mosaic-ndjson"
+            case (.endpointFormat, _): return "must be \(EndpointFormat.validValues)"
             case (.durationOrOff, _): return "must be a duration such as \"6h\", or \"off\""
             case (.boolean, _): return "must be true or false"
             case (.positiveNumber, _): return "must be a number above 0"
@@ -235,6 +255,7 @@ public enum ConfigKeys {
             case (.integer(let range), _), (.milliseconds(let range), _):
                 return "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
             case (.duration, _): return "must be a duration such as \"1500ms\" or \"2s\""
+            case (.positiveDuration, _): return "must be a duration above 0 such as \"1500ms\" or \"2s\""
             case (.source, _): return "must be a string such as \"gpsd\""
             }
             return nil

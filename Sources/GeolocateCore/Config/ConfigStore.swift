@@ -98,17 +98,31 @@ public struct ConfigStore {
         return backup
     }
 
-    /// The document with header values and URL credentials replaced by `***`.
-    /// `text` with any user and password of a URL replaced by `***`.
+    /// Query parameter names that carry credentials when a name contains one of them (SPEC §5).
+    static let credentialParameterNames = ["key", "token", "secret", "password", "passwd", "pwd", "sig", "auth", "credential", "session"]
+
+    /// `text` with a URL's user, password and credential-like query values (`api_key`,
+    /// `token`, `sig`, …) replaced by `***`; text that is no URL is `***` when it holds an `@`.
     public static func redactedURL(_ text: String) -> String {
-        guard var url = URLComponents(string: text), url.scheme != nil, url.password != nil || url.user != nil else {
-            return text
+        guard var url = URLComponents(string: text) else { return text.contains("@") ? "***" : text }
+        var changed = false
+        if url.user != nil || url.password != nil {
+            url.user = url.user.map { _ in "***" }
+            url.password = url.password.map { _ in "***" }
+            changed = true
         }
-        url.user = url.user.map { _ in "***" }
-        url.password = url.password.map { _ in "***" }
-        return url.string ?? "***"
+        if let items = url.queryItems {
+            url.queryItems = items.map { item in
+                let name = item.name.lowercased()
+                guard item.value != nil, credentialParameterNames.contains(where: name.contains) else { return item }
+                changed = true
+                return URLQueryItem(name: item.name, value: "***")
+            }
+        }
+        return changed ? (url.string ?? "***") : text
     }
 
+    /// The document with header values and URL credentials replaced by `***`.
     public static func redacted(_ document: JSONValue) -> JSONValue {
         var copy = document
         for (keyPath, value) in document.leaves() {

@@ -39,12 +39,18 @@ public enum Delivery {
         case endpoint(String)
     }
 
-    /// POSTs `record` once; when that fails, spools it for the next flush to the same
-    /// destination (a URL is remembered with the record).
+    /// How long `trigger --post` waits for another process's lock on the spool: a login hook
+    /// must not stall; the record is sent anyway.
+    static let postSpoolBusyTimeout: TimeInterval = 1
+
+    /// POSTs `record` once, spooled first for the next flush to the same destination (a URL is
+    /// remembered with the record) and taken out again when the POST delivered it: a record
+    /// that was printed is kept whatever happens to the POST (a kill, a hang, a refusal).
     /// - Returns: `nil` when delivered, else why not (the record is then in the spool).
-    /// - Throws: `GeolocateError` for an unknown endpoint (78) or a spool that cannot be written.
+    /// - Throws: `GeolocateError` for an unknown endpoint (78), or a spool that could not take
+    ///   the record when the POST did not deliver it either (73, 75).
     public static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
-                            environment: [String: String],
+                            environment: [String: String], logger: Logger,
                             transport: HTTPTransport = AsyncHTTPTransport()) async throws -> String? {
         let endpoint: Endpoint
         switch target {
@@ -54,18 +60,29 @@ public enum Delivery {
             endpoint = try settings.endpoint(named: name, configPath: configPath)
         }
         let line = MosaicRecord(record).jsonLine()
+        var spooled: (spool: Spool, seq: Int64)?
+        var notSpooled: GeolocateError?
+        do {
+            let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), busyTimeout: postSpoolBusyTimeout)
+            spooled = (spool, try spool.enqueue(SpoolEntry(record, body: line, destination: endpoint.name),
+                                                now: record.triggeredAt, limits: settings.spoolLimits))
+        } catch let error as GeolocateError {
+            notSpooled = error
+        }
         let failure: String
         switch DeliveryVerdict(await transport.post(endpoint.request(for: [line], idempotencyKey: record.id))) {
         case .delivered:
+            if let spooled {
+                // Left in the spool, it would only be sent again under the same key.
+                do { try spooled.spool.remove(seq: spooled.seq) } catch { logger.debug("\(error)") }
+            }
             return nil
         case .retry(let reason, _), .endpointRefused(let reason):
             failure = reason
         case .recordsRefused(let code):
             failure = "HTTP \(code)"
         }
-        let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment))
-        try spool.append([SpoolEntry(record, body: line, destination: endpoint.name)], now: record.triggeredAt,
-                         limits: settings.spoolLimits)
+        if let notSpooled { throw notSpooled }
         return failure
     }
 }

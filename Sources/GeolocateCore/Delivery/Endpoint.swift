@@ -9,6 +9,12 @@ public enum EndpointFormat: String, Sendable, CaseIterable {
     /// One §3.1 record per request, a JSON object, as `trigger --post` sends it.
     case mosaic
 
+    /// The formats, for messages: "openlocate, mosaic-ndjson or mosaic".
+    public static var validValues: String {
+        let names = allCases.map(\.rawValue)
+        return names.dropLast().joined(separator: ", ") + " or " + names.last!
+    }
+
     var contentType: String {
         switch self {
         case .openlocate, .mosaic: return "application/json"

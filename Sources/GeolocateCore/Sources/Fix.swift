@@ -92,7 +92,8 @@ public enum FixLimits {
 
     /// An error figure (DOP, sigma, 95 % radius) when it is finite and not negative, else `nil`.
     public static func errorFigure(_ value: Double?) -> Double? {
-        guard let value, value.isFinite, value >= 0 else { return nil }
+        // Zero is no figure either: no receiver is perfect, and 0 would claim it.
+        guard let value, value.isFinite, value > 0 else { return nil }
         return value
     }
 

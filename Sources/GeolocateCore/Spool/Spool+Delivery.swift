@@ -54,8 +54,9 @@ extension Spool {
         }
     }
 
-    /// The records of `endpoint`: those for every endpoint, and those spooled for it alone.
-    private static let forEndpoint = "(destination IS NULL OR destination = ?)"
+    /// The records of `endpoint`: those spooled for it alone and, for a configured endpoint
+    /// (not a `--post` URL), those for every endpoint.
+    private static let forEndpoint = "(destination = :endpoint OR (destination IS NULL AND :endpoint NOT LIKE '%://%'))"
 
     /// The endpoint's state; a new endpoint starts before the oldest record.
     public func state(of endpoint: String) throws -> EndpointState {
@@ -78,8 +79,9 @@ extension Spool {
     public func records(for endpoint: String, after seq: Int64, through horizon: Int64 = .max, limit: Int) throws -> [PendingRecord] {
         try read { db in
             try Row.fetchAll(db, sql: """
-                SELECT seq, id, recordedAt, body FROM records WHERE seq > ? AND seq <= ? AND \(Spool.forEndpoint) ORDER BY seq LIMIT ?
-                """, arguments: [seq, horizon, endpoint, limit]).map {
+                SELECT seq, id, recordedAt, body FROM records
+                WHERE seq > :after AND seq <= :horizon AND \(Spool.forEndpoint) ORDER BY seq LIMIT :limit
+                """, arguments: ["after": seq, "horizon": horizon, "endpoint": endpoint, "limit": limit]).map {
                 PendingRecord(seq: $0["seq"], id: $0["id"], recordedAt: $0["recordedAt"], body: $0["body"])
             }
         }
@@ -89,8 +91,8 @@ extension Spool {
     public func pendingCount(for endpoint: String, through horizon: Int64 = .max) throws -> Int {
         let through = try state(of: endpoint).deliveredThrough
         return try read {
-            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records WHERE seq > ? AND seq <= ? AND \(Spool.forEndpoint)",
-                             arguments: [through, horizon, endpoint]) ?? 0
+            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records WHERE seq > :after AND seq <= :horizon AND \(Spool.forEndpoint)",
+                             arguments: ["after": through, "horizon": horizon, "endpoint": endpoint]) ?? 0
         }
     }
 

@@ -47,19 +47,13 @@ public final class Spool {
     public let path: String
     private let database: DatabasePool
 
-    /// Thrown when another process holds the database's write lock past the busy timeout;
-    /// nothing was written, and the same write can be tried again.
-    public struct Locked: Error, Equatable {
-        public var path: String
-    }
-
     /// Opens (or creates) the spool in `stateDirectory`.
     ///
     /// - Parameter busyTimeout: how long a write waits for another process's write lock
     ///   before it fails: long for one-shot commands, short for track, which keeps its records
     ///   in memory and retries instead of blocking.
     /// - Throws: `GeolocateError.stateNotWritable` when it cannot be opened or is not a
-    ///   database; `Locked` when another process holds it locked past `busyTimeout`.
+    ///   database; `.spoolLocked` (75) when another process holds it locked past `busyTimeout`.
     public init(stateDirectory: String, busyTimeout: TimeInterval = 30) throws {
         path = stateDirectory + "/spool.sqlite"
         do {
@@ -119,6 +113,23 @@ public final class Spool {
         } catch {
             throw Spool.failure(error, path: path)
         }
+    }
+
+    /// Adds one record and expires what is past `limits` as of `now`.
+    /// - Returns: the record's `seq`, for `remove(seq:)`.
+    public func enqueue(_ entry: SpoolEntry, now: Int64, limits: SpoolLimits) throws -> Int64 {
+        try write { db in
+            try db.execute(sql: "INSERT INTO records (id, recordedAt, body, destination) VALUES (?, ?, ?, ?)",
+                           arguments: [entry.id, entry.recordedAt, entry.body, entry.destination])
+            let seq = db.lastInsertedRowID
+            try Spool.expire(db, now: now, limits: limits)
+            return seq
+        }
+    }
+
+    /// Removes one record, delivered by other means (`trigger --post`).
+    public func remove(seq: Int64) throws {
+        try write { try $0.execute(sql: "DELETE FROM records WHERE seq = ?", arguments: [seq]) }
     }
 
     private static func expire(_ db: Database, now: Int64, limits: SpoolLimits) throws -> Int {
@@ -185,10 +196,10 @@ public final class Spool {
         }
     }
 
-    /// `Locked` for a lock held by another process, else the 73 that names the file.
+    /// `.spoolLocked` for a lock held by another process, else the 73 that names the file.
     private static func failure(_ error: Error, path: String) -> Error {
         if let error = error as? DatabaseError {
-            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED { return Locked(path: path) }
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED { return GeolocateError.spoolLocked(path: path) }
             return GeolocateError.stateNotWritable(path: path, reason: error.message ?? error.description)
         }
         if let error = error as? GeolocateError { return error }
@@ -217,14 +228,14 @@ public final class SpoolWriter {
     public private(set) var expired = 0
 
     /// - Parameter open: opens the spool; called at once, and again after it was found locked.
-    /// - Throws: what `open` throws, other than `Spool.Locked`.
+    /// - Throws: what `open` throws, other than `.spoolLocked`.
     public init(limits: SpoolLimits, window: Duration = .milliseconds(200), logger: Logger? = nil,
                 open: @escaping () throws -> Spool) throws {
         self.limits = limits
         self.window = window
         self.logger = logger
         self.open = open
-        do { spool = try open() } catch let locked as Spool.Locked { noteLocked(locked) }
+        do { spool = try open() } catch GeolocateError.spoolLocked(let path) { noteLocked(path) }
     }
 
     public convenience init(spool: Spool, limits: SpoolLimits, window: Duration = .milliseconds(200)) {
@@ -247,13 +258,13 @@ public final class SpoolWriter {
         if let lastAttempt, lastAttempt.duration(to: .now) < window, pending.count < 10_000 { return }
         do {
             try commit(now: now)
-        } catch let locked as Spool.Locked {
-            noteLocked(locked)
+        } catch GeolocateError.spoolLocked(let path) {
+            noteLocked(path)
         }
     }
 
     /// Commits everything pending now.
-    /// - Throws: `GeolocateError.stateNotWritable` (73), or `Spool.Locked` while another
+    /// - Throws: `GeolocateError.stateNotWritable` (73), or `.spoolLocked` (75) while another
     ///   process holds the spool.
     public func flush(now: Int64) throws {
         guard !pending.isEmpty else { return }
@@ -262,18 +273,16 @@ public final class SpoolWriter {
 
     /// Commits everything pending, trying again while the spool is locked until `giveUp`
     /// says to stop trying.
-    /// - Throws: `GeolocateError.stateNotWritable` (73), naming how many records could not be
-    ///   committed when it gave up on a lock.
+    /// - Throws: `GeolocateError.stateNotWritable` (73), or `.uncommitted` (73) naming how
+    ///   many records could not be committed when it gave up on a lock.
     public func finish(now: Int64, giveUp: () -> Bool) throws {
         while !pending.isEmpty {
             do {
                 try commit(now: now)
-            } catch let locked as Spool.Locked {
-                noteLocked(locked)
+            } catch GeolocateError.spoolLocked(let path) {
+                noteLocked(path)
                 guard !giveUp() else {
-                    throw GeolocateError.stateNotWritable(
-                        path: locked.path,
-                        reason: "another process holds it locked; \(pending.count) record\(pending.count == 1 ? "" : "s") could not be committed")
+                    throw GeolocateError.uncommitted(path: path, count: pending.count)
                 }
                 Thread.sleep(forTimeInterval: 0.05)
             }
@@ -293,10 +302,10 @@ public final class SpoolWriter {
         }
     }
 
-    private func noteLocked(_ locked: Spool.Locked) {
+    private func noteLocked(_ path: String) {
         lastAttempt = .now
         guard lockedSince == nil else { return }
         lockedSince = .now
-        logger?.warning("\(locked.path) is locked by another process; records are kept in memory and committed when it is free")
+        logger?.warning("\(path) is locked by another process; records are kept in memory and committed when it is free")
     }
 }

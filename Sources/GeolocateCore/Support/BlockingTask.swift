@@ -7,25 +7,13 @@ import Foundation
 /// thread it would block while the work needs one.
 public enum BlockingTask {
     public static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
-        try run(stoppingWhen: nil, operation)!
-    }
-
-    /// Runs `operation`, checking `stop` every 50 ms: when it is raised, the task is cancelled
-    /// and `nil` returned at once, without waiting for the task to wind down.
-    public static func run<T: Sendable>(stoppingWhen stop: StopFlag?,
-                                        _ operation: @escaping @Sendable () async throws -> T) throws -> T? {
         let outcome = Outcome<T>()
         let done = DispatchSemaphore(value: 0)
-        let task = Task {
+        Task {
             do { outcome.result = .success(try await operation()) } catch { outcome.result = .failure(error) }
             done.signal()
         }
-        while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
-            if stop?.isRequested == true {
-                task.cancel()
-                return nil
-            }
-        }
+        done.wait()
         return try outcome.result!.get()
     }
 

@@ -16,6 +16,12 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case configuration(file: String, line: Int?, reason: String)
     /// A state file (last known location) that cannot be written (exit 73, EX_CANTCREAT).
     case stateNotWritable(path: String, reason: String)
+    /// Another process held the spool's write lock past the busy timeout; nothing was
+    /// written and the same write can be tried again (exit 75, EX_TEMPFAIL).
+    case spoolLocked(path: String)
+    /// A run ended with records it made but could not commit: another process kept the spool
+    /// locked (exit 73).
+    case uncommitted(path: String, count: Int)
     /// `--require-location` and the record has no location (exit 3).
     case locationRequired(reason: String)
     /// A command that collects nothing without a location permission (exit 78).
@@ -31,7 +37,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .unreadableInput: return 65
         case .inputMissing: return 66
         case .sourceUnavailable, .notImplemented: return 69
-        case .stateNotWritable: return 73
+        case .stateNotWritable, .uncommitted: return 73
+        case .spoolLocked: return 75
         case .configuration, .permissionRequired, .missingSetting, .endpointRefused: return 78
         case .locationRequired: return 3
         }
@@ -54,6 +61,10 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return "\(place): \(reason) (fix the file, or move it away to start over)"
         case .stateNotWritable(let path, let reason):
             return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
+        case .spoolLocked(let path):
+            return "\(path) is locked by another process; nothing was written, try again when it is free"
+        case .uncommitted(let path, let count):
+            return "\(count) record\(count == 1 ? "" : "s") could not be committed: another process kept \(path) locked"
         case .locationRequired(let reason):
             return "no location: \(reason)"
         case .permissionRequired(let message), .missingSetting(let message), .endpointRefused(let message):

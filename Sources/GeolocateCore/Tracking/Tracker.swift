@@ -73,15 +73,14 @@ public struct Tracker {
     public var output: (String) -> Void
     /// Opens a source; replaced in tests.
     public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
-    /// `--transmit-interval`: runs a flush this often (wall clock); the flush gives up when
-    /// the stop flag it is handed is raised.
-    public var transmission: (intervalMilliseconds: Int64, flush: (StopFlag) -> Void)?
+    /// `--transmit-interval`: starts a flush this often (wall clock), beside collection.
+    public var transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)?
 
     public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
                 timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
                 output: @escaping (String) -> Void,
                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) },
-                transmission: (intervalMilliseconds: Int64, flush: (StopFlag) -> Void)? = nil) {
+                transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)? = nil) {
         self.settings = settings
         self.environment = environment
         self.clock = clock
@@ -146,6 +145,7 @@ public struct Tracker {
             var wait = SourceWait.timedOut
             do {
                 wait = try source.waitForFix(timeoutMilliseconds: Tracker.waitSliceMilliseconds)
+                connection.answered()
             } catch let error as SourceError {
                 connection.lost(error)
             }
@@ -242,7 +242,7 @@ public struct Tracker {
             }
             if let transmission = tracker.transmission,
                lastTransmission.duration(to: .now) >= .milliseconds(transmission.intervalMilliseconds) {
-                transmission.flush(tracker.stop)
+                transmission.flush.startIfIdle()
                 lastTransmission = .now
             }
         }
@@ -314,14 +314,18 @@ struct SourceConnection {
             failed(error)
             return nil
         }
-        if let outageStarted {
-            let seconds = Double(outageStarted.duration(to: .now).components.seconds)
-            logger.notice("\(name): reconnected after \(Int(seconds)) s; tracking resumes")
-        }
-        outageStarted = nil
         retryAt = nil
-        backoff = .milliseconds(500)
         return current
+    }
+
+    /// The source answered a wait without failing: an outage is over only then, since a
+    /// server that accepts and closes at once must not look like a recovery each time.
+    mutating func answered() {
+        guard let outageStarted else { return }
+        let seconds = Double(outageStarted.duration(to: .now).components.seconds)
+        logger.notice("\(name): reconnected after \(Int(seconds)) s; tracking resumes")
+        self.outageStarted = nil
+        backoff = .milliseconds(500)
     }
 
     /// The source failed while in use.

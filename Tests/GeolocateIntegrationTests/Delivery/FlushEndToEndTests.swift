@@ -270,8 +270,8 @@ import Glibc
         #expect(try spooledCount() == 120 - delivered.count)
     }
 
-    /// SIGTERM while a flush inside track waits on a slow endpoint: track stops at once,
-    /// commits everything, and the batch whose 200 was never sent stays in the spool.
+    /// A flush inside track runs beside collection; SIGTERM while it waits on a slow endpoint
+    /// stops track at once, commits everything, and the batch whose 200 was never sent stays.
     @Test func sigtermDuringATransmissionStopsTrackPromptly() throws {
         let collector = try Collector()
         defer { collector.stop() }
@@ -280,6 +280,10 @@ import Glibc
         let running = try geolocate.start(["track", "--replay", drive, "--replay-speed", "20x", "--every-fix", "--stdout",
                                            "--permission", "fine", "--transmit-interval", "1s"])
         #expect(waitUntil(.seconds(20)) { !collector.requests("/a").isEmpty }, "\(running.stderr)")
+        // Collection goes on while the flush waits on the endpoint.
+        let atRequest = running.stdoutLines.count
+        #expect(waitUntil(.seconds(10)) { running.stdoutLines.count >= atRequest + 10 }, "track stopped collecting during its flush")
+        #expect(collector.requests("/a").allSatisfy { !$0.sent })
         #expect(running.isRunning)
         kill(running.pid, SIGTERM)
         let result = try #require(running.finish(within: .seconds(3)), "track waited for its flush after SIGTERM")
@@ -381,19 +385,46 @@ import Glibc
     @Test func aFailedPostIsDeliveredToItsURLLater() throws {
         let collector = try Collector()
         defer { collector.stop() }
+        // Track records for the (not yet configured) endpoints must not go to the URL.
+        let tracked = try spoolDrive()
         try collector.script(["/hook": ["default": ["status": 503]]])
         let posted = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
                                         "--post", collector.url("/hook")])
         #expect(posted.status == 0, "\(posted.stderr)")
         let id = try #require(try posted.json()["id"] as? String)
-        #expect(try spooledCount() == 1)
+        #expect(try spooledCount() == tracked.count + 1)
 
         try collector.script([:])
-        let (status, _, stderr) = try flush()
-        #expect(status == 0, "\(stderr)")
+        let (status, report, stderr) = try flush(["--dry-run"])
+        #expect(status == 0 && report[collector.url("/hook")]?["pending"] as? Int == 1, "\(stderr)")
+        #expect(try flush().status == 0)
         #expect(collector.acceptedIDs("/hook") == [id])
         let sent = try #require(collector.requests("/hook").last)
         #expect(sent.contentType == "application/json" && sent.key == id)
+        #expect(try spooledCount() == tracked.count)
+    }
+
+    /// A record `trigger --post` printed is spooled before the POST: killed while the
+    /// endpoint takes its time, nothing is lost; delivered, it leaves the spool.
+    @Test func aPostKilledInFlightKeepsItsRecord() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/hook": ["default": ["status": 200, "delay": 30]]])
+        let running = try geolocate.start(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                           "--post", collector.url("/hook")])
+        #expect(waitUntil(.seconds(20)) { !collector.requests("/hook").isEmpty })
+        #expect(kill(running.pid, SIGKILL) == 0)
+        let result = try #require(running.finish(within: .seconds(5)))
+        #expect(result.signal == SIGKILL)
+        let id = try #require(collector.requests("/hook").first?.ids.first)
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory).bodies().contains { $0.contains(id) })
+
+        try collector.script([:])
+        #expect(try flush().status == 0)
+        #expect(collector.acceptedIDs("/hook") == [id])
+        let delivered = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                           "--post", collector.url("/hook")])
+        #expect(delivered.status == 0 && delivered.stderr.isEmpty, "\(delivered.stderr)")
         #expect(try spooledCount() == 0)
     }
 
