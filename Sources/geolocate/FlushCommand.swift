@@ -87,8 +87,11 @@ struct FlushCommand: AsyncParsableCommand {
                 }
             }
             if let wrong = report.misconfigured.first {
+                let isPostURL = wrong.name.contains("://")
+                let place = isPostURL ? "the --post URL \(wrong.url)" : "endpoint \(wrong.name) (\(wrong.url))"
+                let check = isPostURL ? "the URL given to trigger --post" : "endpoints.\(wrong.name).url and its headers"
                 throw GeolocateError.endpointRefused(
-                    "endpoint \(wrong.name) (\(wrong.url)): \(wrong.endpointError ?? ""); its records stay pending (check endpoints.\(wrong.name).url and its headers)")
+                    "\(place): \(wrong.endpointError ?? ""); its records stay pending (check \(check))")
             }
             if !report.allDelivered && !dryRun { throw ExitCode(75) }
         }

@@ -27,25 +27,31 @@ public enum Paths {
 }
 
 /// Writes a file atomically: a temporary file in the same directory, fsync, then rename.
+///
+/// The temporary file has an unpredictable name and is created with `mkstemp` (`O_CREAT |
+/// O_EXCL`), so a symlink planted in the directory is never followed and never written through.
 enum AtomicFile {
     static func write(_ data: Data, to path: String, permissions: Int) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        let temporary = directory + "/.\(url.lastPathComponent).\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode_t(permissions))
+        var template = Array((directory + "/.\(url.lastPathComponent).XXXXXX").utf8CString)
+        let fd = mkstemp(&template)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let temporary = String(cString: template)
         defer { close(fd) }
         fchmod(fd, mode_t(permissions))
         let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(fd) == 0 else {
+            let code = errno
             unlink(temporary)
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
         guard rename(temporary, path) == 0 else {
+            let code = errno
             unlink(temporary)
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
     }
 }
