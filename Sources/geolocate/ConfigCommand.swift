@@ -34,13 +34,15 @@ struct ConfigCommand: ParsableCommand {
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print one value (the file's, else the built-in default).",
-            discussion: "Strings print as they are, lists and objects as JSON. Exit 1 when the key has no value.")
+            discussion: "Strings print as they are, lists and objects as JSON, secrets redacted as by show. Exit 1 when the key has no value.")
         @Argument(help: "Dotted key, such as actions.checkout.mode.") var key: String
+        @Flag(name: .customLong("show-secrets"), help: "Print header values and URL credentials as they are.")
+        var showSecrets = false
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
             try runReportingErrors {
-                guard let value = try ConfigStore(path: globalOptions.configPath).get(key) else {
+                guard let value = try ConfigStore(path: globalOptions.configPath).get(key, showingSecrets: showSecrets) else {
                     throw ExitCode(1)
                 }
                 FileHandleOutput.stdout(value.prettyPrinted() + "\n")

@@ -41,6 +41,9 @@ struct FlushCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print a JSON summary per endpoint on stdout.")
     var json = false
 
+    @Flag(name: .customLong("ignore-retry-after"), help: "Try endpoints now even if a Retry-After (at most 24 h) or a backoff parked them.")
+    var ignoreRetryAfter = false
+
     @Flag(name: .customLong("dead-letters"), help: "List the records endpoints refused, instead of flushing.")
     var listDeadLetters = false
 
@@ -78,12 +81,14 @@ struct FlushCommand: AsyncParsableCommand {
             let store = ConfigStore(path: globalOptions.configPath)
             let report = try await Delivery.flush(
                 settings: try store.settings(), configPath: store.path, environment: environment, logger: logger,
-                only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun)
+                only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun,
+                ignoringRetryAfter: ignoreRetryAfter)
             if json {
                 FileHandleOutput.stdout(report.json() + "\n")
             } else {
                 for endpoint in report.endpoints {
-                    logger.notice("\(endpoint.name): \(endpoint.sent) sent, \(endpoint.pending) pending, \(endpoint.deadLettered) dead-lettered, \(endpoint.expired) expired")
+                    let why = endpoint.pending > 0 ? endpoint.lastError.map { " (\($0))" } ?? "" : ""
+                    logger.notice("\(endpoint.name): \(endpoint.sent) sent, \(endpoint.pending) pending\(why), \(endpoint.deadLettered) dead-lettered, \(endpoint.expired) expired")
                 }
             }
             if let wrong = report.misconfigured.first {

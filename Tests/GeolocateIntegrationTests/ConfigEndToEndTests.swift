@@ -181,4 +181,26 @@ import Testing
         #expect(invalid.status == 78 && invalid.stderr.contains(":3:") && invalid.stderr.contains("actions.login.lastKnownMaxAge"),
                 "\(invalid.stderr)")
     }
+
+    /// A header value with a stray CR, or a header name that is no token, is refused without
+    /// echoing the secret; get redacts as show does.
+    @Test func headersAreCheckedAndSecretsRedacted() throws {
+        let crlf = try geolocate.run(["config", "set", "endpoints.a.headers.Authorization", "Bearer T0KEN\r"])
+        #expect(crlf.status == 64 && crlf.stderr.contains("CR") && !crlf.stderr.contains("T0KEN"), "\(crlf.stderr)")
+        let name = try geolocate.run(["config", "set", "endpoints.a.headers.Bad Name", "x"])
+        #expect(name.status == 64, "\(name.stderr)")
+
+        #expect(try geolocate.run(["config", "set", "endpoints.a.url", "https://bob:PW@example.org/in?token=TK"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "endpoints.a.headers.Authorization", "Bearer T0KEN"]).status == 0)
+        for key in ["endpoints", "endpoints.a", "endpoints.a.url", "endpoints.a.headers.Authorization"] {
+            let got = try geolocate.run(["config", "get", key])
+            #expect(got.status == 0 && !got.stdout.contains("T0KEN") && !got.stdout.contains("PW@") && !got.stdout.contains("TK"), "\(got.stdout)")
+        }
+        #expect(try geolocate.run(["config", "get", "--show-secrets", "endpoints.a.headers.Authorization"]).stdout == "Bearer T0KEN\n")
+
+        try Data(#"{"endpoints":{"a":{"url":"https://example.org/","headers":{"X-Key":"v\r\n"}}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: geolocate.configPath))
+        let validate = try geolocate.run(["config", "validate"])
+        #expect(validate.status == 78 && validate.stderr.contains("X-Key"), "\(validate.stderr)")
+    }
 }

@@ -12,6 +12,9 @@ public enum ConfigKeys {
         /// A duration above zero: a timeout, a retention or an interval of 0 would make every
         /// request fail or every record expire.
         case positiveDuration
+        /// An HTTP header value: no control characters (a CR from a CRLF token file would
+        /// split the request), never echoed in messages since it is a secret.
+        case headerValue
         /// A whole number within the range, such as a count of records.
         case integer(ClosedRange<Int64>)
         /// A whole number of milliseconds within the range; `config set` also takes `2s`.
@@ -48,7 +51,7 @@ public enum ConfigKeys {
         Spec(pattern: ["visits", "radius"], kind: .positiveNumber, help: "metres a stay stays within (built-in 200)"),
         Spec(pattern: ["visits", "minDuration"], kind: .positiveDuration, help: "how long a stay lasts before it is a visit (built-in 10m)"),
         Spec(pattern: ["endpoints", "*", "url"], kind: .url, help: "where flush POSTs records for endpoint NAME (http or https)"),
-        Spec(pattern: ["endpoints", "*", "headers", "*"], kind: .text, help: "a header sent to endpoint NAME (shown redacted)"),
+        Spec(pattern: ["endpoints", "*", "headers", "*"], kind: .headerValue, help: "a header sent to endpoint NAME (shown redacted)"),
         Spec(pattern: ["endpoints", "*", "format"], kind: .endpointFormat,
              help: "openlocate ({\"locations\":[...]}, built-in), mosaic-ndjson, or mosaic (one record per request)"),
         Spec(pattern: ["endpoints", "*", "batchSize"], kind: .integer(1...100_000), help: "records per request, 1 to 100000 (built-in 500)"),
@@ -140,6 +143,9 @@ public enum ConfigKeys {
             return .string(text)
         case .text:
             return .string(text)
+        case .headerValue:
+            if let problem = headerValueProblem(text) { throw GeolocateError.usage(problem) }
+            return .string(text)
         case .endpointFormat:
             guard EndpointFormat(rawValue: text) != nil else {
                 throw GeolocateError.usage("invalid format '\(text)' (use \(EndpointFormat.validValues))")
@@ -188,6 +194,19 @@ public enum ConfigKeys {
     }
 
     /// Checks a value read from the file; returns the reason when it is invalid.
+    /// Why `text` cannot be an HTTP header value, without quoting it (it is a secret).
+    static func headerValueProblem(_ text: String) -> String? {
+        let bad = text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }
+        return bad ? "a header value cannot hold control characters such as CR or LF (was it read from a file with CRLF line ends?)" : nil
+    }
+
+    /// Whether `name` is an HTTP header name (an RFC 9110 token).
+    static func isHeaderName(_ name: String) -> Bool {
+        !name.isEmpty && name.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "!#$%&'*+-.^_`|~".unicodeScalars.contains($0)
+        }
+    }
+
     /// A duration above zero.
     /// - Throws: `GeolocateError.usage` naming what is wrong.
     static func checkedPositive(_ text: String) throws {
@@ -230,6 +249,8 @@ public enum ConfigKeys {
                 guard checkedURL(text) else { return "must be an http or https URL" }
             case (.text, .string):
                 break
+            case (.headerValue, .string(let text)):
+                if let problem = headerValueProblem(text) { return problem }
             case (.endpointFormat, .string(let text)):
                 guard EndpointFormat(rawValue: text) != nil else { return "must be \(EndpointFormat.validValues)" }
             case (.durationOrOff, .string(let text)):
@@ -245,7 +266,7 @@ public enum ConfigKeys {
             case (.countryCode, _): return "must be two capital letters, such as \"XB\""
             case (.attributeList, _): return "must be a list of field names such as [\"countryCode\", \"city\"]"
             case (.url, _): return "must be an http or https URL"
-            case (.text, _): return "must be a string"
+            case (.text, _), (.headerValue, _): return "must be a string"
             case (.endpointFormat, _): return "must be \(EndpointFormat.validValues)"
             case (.durationOrOff, _): return "must be a duration such as \"6h\", or \"off\""
             case (.boolean, _): return "must be true or false"

@@ -32,7 +32,7 @@ public struct ConfigStore {
                 throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
                                                    reason: "unknown key '\(key)' (valid: \(ConfigKeys.validKeys))")
             }
-            if let problem = ConfigKeys.problem(with: value, as: spec.kind) {
+            if let problem = ConfigKeys.problem(with: value, as: spec.kind) ?? ConfigStore.keyProblem(keyPath, spec: spec) {
                 throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
                                                    reason: "\(key): \(problem)")
             }
@@ -49,6 +49,7 @@ public struct ConfigStore {
     public func set(_ key: String, to value: String) throws {
         let keyPath = try ConfigStore.checkedKey(key)
         guard let spec = ConfigKeys.spec(for: keyPath) else { throw ConfigStore.unknownKey(key) }
+        if let problem = ConfigStore.keyProblem(keyPath, spec: spec) { throw GeolocateError.usage("\(key): \(problem)") }
         let parsed: JSONValue
         do {
             parsed = try ConfigKeys.parse(value, as: spec.kind)
@@ -58,6 +59,12 @@ public struct ConfigStore {
         var document = try load()
         document.set(keyPath, to: parsed)
         try save(document)
+    }
+
+    /// What is wrong with the name part of a key, such as a header name that is no token.
+    static func keyProblem(_ keyPath: [String], spec: ConfigKeys.Spec) -> String? {
+        guard case .headerValue = spec.kind, let name = keyPath.last, !ConfigKeys.isHeaderName(name) else { return nil }
+        return "'\(name)' is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)"
     }
 
     /// Removes `key` (and objects it leaves empty).
@@ -72,10 +79,10 @@ public struct ConfigStore {
     }
 
     /// The value at `key` in the file, or the built-in default; `nil` when neither exists.
-    public func get(_ key: String) throws -> JSONValue? {
+    public func get(_ key: String, showingSecrets: Bool = false) throws -> JSONValue? {
         let keyPath = try ConfigStore.checkedKey(key)
         let document = try load()
-        if let value = document[keyPath] { return value }
+        if let value = (showingSecrets ? document : ConfigStore.redacted(document))[keyPath] { return value }
         guard ConfigKeys.spec(for: keyPath) != nil || keyPath.first == "actions" else {
             throw ConfigStore.unknownKey(key)
         }

@@ -10,7 +10,7 @@ public enum Delivery {
     /// - Throws: `GeolocateError.configuration` when no endpoint is configured (78).
     public static func flush(settings: Settings, configPath: String, environment: [String: String], logger: Logger,
                              only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
-                             waitForTurn: Bool = true,
+                             waitForTurn: Bool = true, ignoringRetryAfter: Bool = false,
                              transport: HTTPTransport = AsyncHTTPTransport()) async throws -> FlushReport {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         // Without endpoints there may still be records `trigger --post URL` left for their URL.
@@ -30,6 +30,7 @@ public enum Delivery {
         var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory), endpoints: settings.endpoints,
                               transport: transport, limits: settings.spoolLimits, logger: logger)
         flusher.locationAttributes = settings.privacy.attributes
+        flusher.ignoresRetryAt = ignoringRetryAfter
         return try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
     }
 

@@ -111,6 +111,8 @@ public struct Flusher {
     /// The location fields the privacy settings in force allow: a record spooled under a
     /// wider level leaves without the rest.
     public var locationAttributes: LocationAttributes = .all
+    /// `flush --ignore-retry-after`: try endpoints an earlier `Retry-After` or backoff parked.
+    public var ignoresRetryAt = false
 
     public init(spool: Spool, endpoints: [Endpoint], transport: HTTPTransport, limits: SpoolLimits = SpoolLimits(),
                 retry: RetryPolicy = RetryPolicy(),
@@ -163,8 +165,8 @@ public struct Flusher {
             report.lastError = state.lastError
             return report
         }
-        if let retryAt = state.retryAt, retryAt > clock.nowMilliseconds {
-            report.lastError = "\(state.lastError ?? "failed"); not retried before \(TimeText.iso8601(retryAt))"
+        if !ignoresRetryAt, let retryAt = state.retryAt, retryAt > clock.nowMilliseconds {
+            report.lastError = "\(state.lastError ?? "failed"); not retried before \(TimeText.iso8601(retryAt)) (flush --ignore-retry-after tries now)"
             return report
         }
         let all = endpoints.map(\.name)
@@ -230,6 +232,9 @@ public struct Flusher {
             case .retry(let reason, let after):
                 message = reason
                 retryAfter = after
+                if after == RetryAfter.maximumMilliseconds {
+                    logger.warning("endpoint \(endpoint.name) asked to wait a day or more (Retry-After); it is parked for 24 h at most (flush --ignore-retry-after tries at once)")
+                }
             }
             let wait = retryAfter ?? retry.delay(afterAttempt: attempt)
             if attempt >= retry.maxAttempts || wait > retry.maxWaitMilliseconds {

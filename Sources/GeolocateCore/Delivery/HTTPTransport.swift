@@ -68,9 +68,11 @@ public struct AsyncHTTPTransport: HTTPTransport {
     public init(client: HTTPClient = AsyncHTTPTransport.client) { self.client = client }
 
     public func post(_ request: DeliveryRequest) async -> DeliveryResponse {
-        var http = HTTPClientRequest(url: request.url)
+        let (url, basic) = AsyncHTTPTransport.credentials(in: request.url)
+        var http = HTTPClientRequest(url: url)
         http.method = .POST
         for (name, value) in request.headers { http.headers.add(name: name, value: value) }
+        if let basic, !http.headers.contains(name: "Authorization") { http.headers.add(name: "Authorization", value: basic) }
         http.body = .bytes(ByteBuffer(string: request.body))
         // The timeout bounds the whole exchange: AsyncHTTPClient's deadline ends with the head.
         let deadline = NIODeadline.now() + .milliseconds(request.timeoutMilliseconds)
@@ -85,6 +87,17 @@ public struct AsyncHTTPTransport: HTTPTransport {
         } catch {
             return .failed(String(describing: error))
         }
+    }
+
+    /// `url` without its user info, and that user info as a Basic `Authorization` value: a
+    /// URL such as `https://alice:PW@host/` means those credentials, which are never sent in
+    /// the request line.
+    static func credentials(in url: String) -> (url: String, authorization: String?) {
+        guard var components = URLComponents(string: url), let user = components.user else { return (url, nil) }
+        let pair = (user.removingPercentEncoding ?? user) + ":" + (components.password.map { $0.removingPercentEncoding ?? $0 } ?? "")
+        components.user = nil
+        components.password = nil
+        return (components.string ?? url, "Basic " + Data(pair.utf8).base64EncodedString())
     }
 
     /// Up to 1 MiB of `body`.
@@ -131,16 +144,23 @@ public struct AsyncHTTPTransport: HTTPTransport {
     }
 }
 
-/// `Retry-After`: seconds, or an HTTP date.
+/// `Retry-After`: seconds, or an HTTP date, held to at most a day.
 enum RetryAfter {
+    /// The longest wait an endpoint can ask for: a date in year 9999 must not park it forever
+    /// (`flush --ignore-retry-after` overrides any wait).
+    static let maximumMilliseconds: Int64 = 86_400_000
+
     static func milliseconds(_ text: String, now: Date = Date()) -> Int64? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int64(trimmed), seconds >= 0 { return seconds * 1000 }
+        if let seconds = Int64(trimmed), seconds >= 0 { return min(seconds, maximumMilliseconds / 1000) * 1000 }
+        if trimmed.allSatisfy(\.isNumber), !trimmed.isEmpty { return maximumMilliseconds }  // beyond Int64
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(0, Int64((date.timeIntervalSince(now) * 1000).rounded()))
+        let seconds = date.timeIntervalSince(now)
+        guard seconds.isFinite else { return nil }
+        return Int64(min(max(0, seconds * 1000), Double(maximumMilliseconds)).rounded())
     }
 }

@@ -446,4 +446,27 @@ import Glibc
         let triggered = try #require(trigger.finish(within: .seconds(20)), "trigger --post waited on a trickling body")
         #expect(triggered.status == 0, "\(triggered.stderr)")
     }
+
+    /// Credentials in the URL are sent as Basic auth, never shown; a Retry-After of centuries
+    /// parks the endpoint a day at most, and --ignore-retry-after tries it at once.
+    @Test func urlCredentialsAndAbsurdRetryAfter() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        let url = collector.url("/a").replacingOccurrences(of: "http://", with: "http://alice:S3CRET@") + "?api_key=K3Y"
+        _ = try geolocate.run(["config", "set", "endpoints.a.url", url])
+        try collector.script(["/a": ["default": ["status": 503, "retryAfter": "9223372036854775"]]])
+        let ids = try spoolDrive()
+        let result = try geolocate.run(["flush", "--json"])
+        #expect(result.status == 75 && result.signal == nil, "\(result.status) \(result.stdout) \(result.stderr)")
+        #expect(!(result.stdout + result.stderr).contains("S3CRET") && !(result.stdout + result.stderr).contains("K3Y"))
+        #expect(result.stderr.contains("24 h"), "\(result.stderr)")
+        let request = try #require(collector.requests("/a").first)
+        #expect(request.headers["Authorization"] == "Basic " + Data("alice:S3CRET".utf8).base64EncodedString())
+
+        try collector.script([:])
+        #expect(try flush().status == 75)  // parked: not tried
+        #expect(collector.requests("/a").count == 1)
+        #expect(try flush(["--ignore-retry-after"]).status == 0)
+        #expect(collector.acceptedIDs("/a") == ids)
+    }
 }

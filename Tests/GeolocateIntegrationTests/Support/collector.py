@@ -69,7 +69,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         ids = record_ids(body)
-        self.answer(self.path, ids, {}, None, body)
+        path, _, query_text = self.path.partition("?")
+        self.answer(path, ids, dict(parse_qsl(query_text)), None, body)
 
     def do_GET(self):
         path, _, query_text = self.path.partition("?")
