@@ -1,0 +1,57 @@
+import Foundation
+import GeolocateCore
+import Testing
+
+/// Every numeric flag and every config key, fed the numbers careless and hostile users type:
+/// a clean exit (0, or 64/78 with one line), never a signal, and nothing accepted that the
+/// commands then cannot use (SPEC §8).
+@Suite struct NumericSweepTests {
+    static let values = ["0", "-1", "0.5", "1e30", "9223372036854775808", "nan", "inf"]
+    let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
+
+    func expectClean(_ result: GeolocateProcess.Result, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.signal == nil && [0, 64, 78].contains(result.status), "\(what): exit \(result.status) \(result.stderr)",
+                sourceLocation: sourceLocation)
+        if result.status != 0 {
+            #expect(result.stdout.isEmpty, "\(what): output on failure", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(arguments: values) func numericFlags(value: String) throws {
+        let geolocate = GeolocateProcess()
+        let trigger = ["trigger", "login", "--replay", kiosk, "--permission", "fine"]
+        let track = ["track", "--replay", kiosk, "--stdout", "--no-spool", "--permission", "fine", "--count", "2"]
+        let runs: [[String]] = [
+            trigger + ["--timeout", value], trigger + ["--timeout", value + "s"], trigger + ["--mode", "last-known:" + value],
+            trigger + ["--now", value], trigger + ["--replay-speed", value + "x"],
+            track + ["--interval", value], track + ["--distance", value], track + ["--duration", value],
+            track + ["--transmit-interval", value], track + ["--replay-speed", value + "x"],
+            ["track", "--replay", kiosk, "--stdout", "--no-spool", "--permission", "fine", "--count", value],
+            ["flush", "--batch-size", value],
+        ]
+        for arguments in runs {
+            expectClean(try geolocate.run(arguments), arguments.joined(separator: " "))
+        }
+    }
+
+    /// Each key (`NAME` as `a`) with each value: refused with 64, or accepted and then usable by
+    /// `config validate` and by a trigger and a track.
+    @Test(arguments: ConfigKeys.validKeys.components(separatedBy: ", ")) func configKeys(pattern: String) throws {
+        let key = pattern.replacingOccurrences(of: "NAME", with: "a")
+        for value in Self.values {
+            let geolocate = GeolocateProcess()
+            if key.hasPrefix("endpoints.a.") && key != "endpoints.a.url" {
+                _ = try geolocate.run(["config", "set", "endpoints.a.url", "http://127.0.0.1:1/"])
+            }
+            let set = try geolocate.run(["config", "set", key, value])
+            expectClean(set, "config set \(key) \(value)")
+            guard set.status == 0 else { continue }
+            expectClean(try geolocate.run(["config", "validate"]), "validate after \(key) \(value)")
+            let trigger = try geolocate.run(["trigger", "login", "--replay", kiosk, "--permission", "fine"])
+            #expect(trigger.signal == nil && trigger.status == 0, "trigger after \(key) \(value): \(trigger.status) \(trigger.stderr)")
+            let track = try geolocate.run(["track", "--replay", kiosk, "--count", "2", "--stdout", "--permission", "fine",
+                                           "--transmit-interval", "off"])
+            #expect(track.signal == nil && track.status == 0, "track after \(key) \(value): \(track.status) \(track.stderr)")
+        }
+    }
+}
