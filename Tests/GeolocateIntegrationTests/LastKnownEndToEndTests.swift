@@ -2,6 +2,10 @@ import Foundation
 import GeolocateCore
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The last known location across commands: live and replayed fixes kept apart, and a store
 /// that one bad timestamp cannot wedge (SPEC §3, §8).
 @Suite struct LastKnownEndToEndTests {
@@ -93,5 +97,16 @@ import Testing
 
         #expect(try geolocate.run(["config", "set", "actions.login.lastKnownMaxAge", "3h"]).status == 0)
         #expect(try geolocate.run(login).json()["location"] as? [String: Any] != nil)
+    }
+
+    /// A state directory of ours open to others is made private, with one warning.
+    @Test func anOpenStateDirectoryIsTightened() throws {
+        try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
+        chmod(geolocate.stateDirectory, 0o777)
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("mode 777") && result.stderr.contains("0700"), "\(result.stderr)")
+        let mode = try FileManager.default.attributesOfItem(atPath: geolocate.stateDirectory)[.posixPermissions] as? Int
+        #expect(mode == 0o700)
     }
 }

@@ -48,6 +48,7 @@ public struct Trigger {
     /// - Throws: `GeolocateError` for input that cannot be opened (missing replay file: 66).
     public func run(_ request: TriggerRequest) async throws -> Record {
         let stateDirectory = Paths.stateDirectory(environment: environment)
+        Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         let privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
         return await privacy.apply(to: try collect(request, stateDirectory: stateDirectory))
     }

@@ -13,6 +13,7 @@ public enum Delivery {
                              waitForTurn: Bool = true, ignoringRetryAfter: Bool = false,
                              transport: HTTPTransport = AsyncHTTPTransport()) async throws -> FlushReport {
         let stateDirectory = Paths.stateDirectory(environment: environment)
+        Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         // Without endpoints there may still be records `trigger --post URL` left for their URL.
         let hasWork = try !settings.endpoints.isEmpty
             || (names == nil && !Spool(stateDirectory: stateDirectory).postDestinations().isEmpty)

@@ -21,6 +21,20 @@ public enum Paths {
         return home(environment) + "/.config/geolocate/config.json"
     }
 
+    /// Makes an existing state directory private: locations are personal. A directory of
+    /// ours that others may read or write is tightened to 0700; one that is not ours is left
+    /// alone. Either way `warn` gets one line.
+    public static func secureStateDirectory(_ path: String, warn: (String) -> Void) {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_mode & 0o077 != 0 else { return }
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        if info.st_uid == geteuid(), chmod(path, 0o700) == 0 {
+            warn("the state directory \(path) was open to other users (mode \(mode)); it is now 0700")
+        } else {
+            warn("the state directory \(path) is open to other users (mode \(mode)) and not ours to change; others may read or replace its locations")
+        }
+    }
+
     private static func home(_ environment: [String: String]) -> String {
         environment["HOME"] ?? NSHomeDirectory()
     }

@@ -119,6 +119,7 @@ public struct Tracker {
                 "no location permission is granted, so track would collect nothing; to consent, run: geolocate config set permissions fine (or pass --permission fine)")
         }
         let stateDirectory = Paths.stateDirectory(environment: environment)
+        Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         let specifier = try settings.resolvedSource(flag: request.source, environment: environment)
         let device = try settings.fields.wantsDevice ? deviceInfo(stateDirectory: stateDirectory, required: request.toSpool) : nil
         let writer = try request.toSpool ? SpoolWriter(limits: settings.spoolLimits, window: Tracker.commitWindow, logger: logger) {
