@@ -2,6 +2,10 @@ import Foundation
 import GeolocateCore
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite struct ConfigEndToEndTests {
     let geolocate = GeolocateProcess()
 
@@ -202,5 +206,26 @@ import Testing
             .write(to: URL(fileURLWithPath: geolocate.configPath))
         let validate = try geolocate.run(["config", "validate"])
         #expect(validate.status == 78 && validate.stderr.contains("X-Key"), "\(validate.stderr)")
+    }
+
+    /// Symlinks planted under the temporary names earlier versions used (`.NAME.PID.tmp`, for
+    /// the next 3000 process ids) are never written through: the victim keeps its content and mode.
+    @Test func plantedSymlinksAreNeverFollowed() throws {
+        let directory = geolocate.home.path
+        try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
+        let victim = geolocate.home.appendingPathComponent("victim").path
+        try Data("precious\n".utf8).write(to: URL(fileURLWithPath: victim))
+        chmod(victim, 0o644)
+        let lastPID = Int(try String(contentsOfFile: "/proc/sys/kernel/ns_last_pid", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        for pid in lastPID + 1...lastPID + 3000 {
+            symlink(victim, directory + "/.config.json.\(pid).tmp")
+            symlink(victim, geolocate.stateDirectory + "/.last-known-replay.json.\(pid).tmp")
+        }
+        #expect(try geolocate.run(["config", "set", "permissions", "fine"]).status == 0)
+        #expect(try geolocate.run(["trigger", "login", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")]).status == 0)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+        #expect(try FileManager.default.attributesOfItem(atPath: victim)[.posixPermissions] as? Int == 0o644)
+        #expect(FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known-replay.json"))
     }
 }
