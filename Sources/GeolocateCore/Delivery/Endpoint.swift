@@ -69,6 +69,9 @@ public struct Endpoint: Sendable, Equatable {
     /// Whether this is a `trigger --post` URL rather than a configured endpoint.
     var isPostDestination: Bool { name.contains("://") }
 
+    /// The name for messages and reports: a `--post` URL without its secrets.
+    var displayName: String { isPostDestination ? redactedURL : name }
+
     /// The POST of records, given as their Mosaic JSON lines, in this endpoint's format.
     func request(for lines: [String], idempotencyKey: String) -> DeliveryRequest {
         DeliveryRequest(url: url, headers: headers, contentType: format.contentType, idempotencyKey: idempotencyKey,

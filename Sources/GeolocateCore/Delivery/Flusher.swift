@@ -157,7 +157,8 @@ public struct Flusher {
     /// Delivers the records up to `horizon` to `endpoint`.
     private func flush(_ endpoint: Endpoint, batchSize: Int, through horizon: Int64, dryRun: Bool) async throws -> EndpointReport {
         // A --post URL is its own name; reports never show its secrets.
-        var report = EndpointReport(name: endpoint.isPostDestination ? endpoint.redactedURL : endpoint.name, url: endpoint.redactedURL)
+        var report = EndpointReport(name: endpoint.displayName, url: endpoint.redactedURL)
+        let label = endpoint.isPostDestination ? "the --post URL \(endpoint.redactedURL)" : "endpoint \(endpoint.name) (\(endpoint.redactedURL))"
         report.expired = try spool.expiredCount()
         report.pending = try spool.pendingCount(for: endpoint.name, through: horizon)
         var state = try spool.state(of: endpoint.name)
@@ -189,13 +190,13 @@ public struct Flusher {
                 if failure.retryAt == nil {
                     report.endpointError = failure.message
                 } else {
-                    logger.warning("endpoint \(report.name) (\(endpoint.redactedURL)): \(failure.message); records stay in the spool for the next flush")
+                    logger.warning("\(label): \(failure.message); records stay in the spool for the next flush")
                 }
                 break
             }
         }
         if report.deadLettered > 0 {
-            logger.warning("endpoint \(endpoint.name) refused \(report.deadLettered) records; they are in the dead-letter table (flush --json)")
+            logger.warning("\(label) refused \(report.deadLettered) records; they are in the dead-letter table (flush --dead-letters)")
         }
         report.pending = try spool.pendingCount(for: endpoint.name, through: horizon)
         return report
@@ -233,7 +234,7 @@ public struct Flusher {
                 message = reason
                 retryAfter = after
                 if after == RetryAfter.maximumMilliseconds {
-                    logger.warning("endpoint \(endpoint.name) asked to wait a day or more (Retry-After); it is parked for 24 h at most (flush --ignore-retry-after tries at once)")
+                    logger.warning("endpoint \(endpoint.displayName) asked to wait a day or more (Retry-After); it is parked for 24 h at most (flush --ignore-retry-after tries at once)")
                 }
             }
             let wait = retryAfter ?? retry.delay(afterAttempt: attempt)
@@ -241,7 +242,7 @@ public struct Flusher {
                 return Outcome(failure: ("\(message) after \(attempt) attempt\(attempt == 1 ? "" : "s")",
                                          clock.nowMilliseconds + wait))
             }
-            logger.debug("endpoint \(endpoint.name): \(message); attempt \(attempt + 1) in \(wait) ms")
+            logger.debug("endpoint \(endpoint.displayName): \(message); attempt \(attempt + 1) in \(wait) ms")
             await sleep(wait)
             attempt += 1
         }

@@ -243,9 +243,6 @@ public final class SpoolWriter {
         try! self.init(limits: limits, window: window, open: { spool })
     }
 
-    /// Records made but not yet committed.
-    public var uncommitted: Int { pending.count }
-
     public func add(_ entry: SpoolEntry, now: Int64) throws {
         pending.append(entry)
         try tick(now: now)
