@@ -1,7 +1,7 @@
 # geolocate: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build release install demo gpsd-demo test bench man clean
+.PHONY: deps build release install demo gpsd-demo test bench man fuzz clean
 
 PREFIX ?= /usr/local
 
@@ -40,6 +40,18 @@ test: deps
 bench:
 	./scripts/install-deps --bench
 	python3 ./scripts/bench
+
+# Fuzzes the NMEA reader and epoch assembler with libFuzzer and AddressSanitizer, seeded with the
+# gpsd corpus and the examples (FUZZ_SECONDS=60); a finding is saved under .build/fuzz/.
+FUZZ_SECONDS ?= 60
+fuzz:
+	mkdir -p .build/fuzz/corpus
+	cp ../shared/corpus/gpsd/*.log Examples/nmea/*.nmea .build/fuzz/corpus/
+	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -O Sources/GeolocateCore/NMEA/*.swift \
+		Sources/GeolocateCore/Sources/Fix.swift Sources/GeolocateCore/Support/GeolocateError.swift \
+		Fuzz/fuzz-nmea.swift -o .build/fuzz/fuzz-nmea
+	.build/fuzz/fuzz-nmea -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
+		-artifact_prefix=.build/fuzz/ .build/fuzz/corpus
 
 # Regenerates man/geolocate.1 from the argument parser (commit the result).
 man: deps

@@ -177,9 +177,10 @@ public struct CivilDate: Sendable, Hashable, Codable {
         self.day = day
     }
 
-    /// Whether the fields form a real Gregorian date.
+    /// Whether the fields form a real Gregorian date of years 1 to 9999 (NMEA's four digits;
+    /// a wider year would overflow the day arithmetic).
     public var isValid: Bool {
-        guard (1...12).contains(month), day >= 1 else { return false }
+        guard (1...9999).contains(year), (1...12).contains(month), day >= 1 else { return false }
         return day <= CivilDate.daysIn(month: month, year: year)
     }
 

@@ -23,6 +23,15 @@ import Testing
         #expect(separation == 46.9)
     }
 
+    /// Found by `make fuzz`: a ZDA year of 28 digits overflowed the day arithmetic (a trap).
+    @Test func aZDAYearBeyondFourDigitsIsNoDate() throws {
+        let sentence = try parse(NMEATestInput.sentence("GPZDA,193922.00,07,09,3333333333333333333333332018,00,00"))
+        #expect(sentence == .zda(time: 70_762_000, date: nil))
+        let epochs = try NMEATestInput.epochs(NMEATestInput.sentence("GPZDA,193922.00,07,09,3333333333333333333333332018,00,00") + "\r\n"
+            + NMEATestInput.sentence("GPZDA,193923.00,07,09,2018,00,00") + "\r\n")
+        #expect(epochs.count == 2)
+    }
+
     @Test func rmcSouthWestWithDate() throws {
         let sentence = try parse(NMEATestInput.sentence("GNRMC,030719.250,A,3747.0873,S,17518.8938,W,0.69,181.39,311214,,,A"))
         guard case let .rmc(time, valid, latitude, longitude, speed, course, date, mode)? = sentence else {
