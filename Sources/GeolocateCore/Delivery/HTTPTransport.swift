@@ -52,6 +52,8 @@ public protocol HTTPTransport: Sendable {
 /// `HTTPTransport` on AsyncHTTPClient.
 public struct AsyncHTTPTransport: HTTPTransport {
     private let client: HTTPClient
+    /// "Now" for a `Retry-After` given as a date.
+    private let clock: WallClock
 
     /// A client that fails at once when a connection is refused (delivery retries with its own
     /// backoff) instead of retrying until the request's deadline, and never follows a
@@ -65,7 +67,10 @@ public struct AsyncHTTPTransport: HTTPTransport {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    public init(client: HTTPClient = AsyncHTTPTransport.client) { self.client = client }
+    public init(client: HTTPClient = AsyncHTTPTransport.client, clock: WallClock = SystemClock()) {
+        self.client = client
+        self.clock = clock
+    }
 
     public func post(_ request: DeliveryRequest) async -> DeliveryResponse {
         let (url, basic) = AsyncHTTPTransport.credentials(in: request.url)
@@ -81,7 +86,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
             // The status decides; the body is drained only so the connection can be reused,
             // and only while the deadline lasts (a server trickling it must not stall us).
             await AsyncHTTPTransport.drain(response.body, until: deadline)
-            let retryAfter = response.headers.first(name: "Retry-After").flatMap { RetryAfter.milliseconds($0) }
+            let retryAfter = response.headers.first(name: "Retry-After").flatMap { RetryAfter.milliseconds($0, nowMilliseconds: clock.nowMilliseconds) }
             return .status(Int(response.status.code), retryAfterMilliseconds: retryAfter,
                            location: response.headers.first(name: "Location"))
         } catch {
@@ -150,7 +155,7 @@ enum RetryAfter {
     /// (`flush --ignore-retry-after` overrides any wait).
     static let maximumMilliseconds: Int64 = 86_400_000
 
-    static func milliseconds(_ text: String, now: Date = Date()) -> Int64? {
+    static func milliseconds(_ text: String, nowMilliseconds: Int64) -> Int64? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let seconds = Int64(trimmed), seconds >= 0 { return min(seconds, maximumMilliseconds / 1000) * 1000 }
         if trimmed.allSatisfy(\.isNumber), !trimmed.isEmpty { return maximumMilliseconds }  // beyond Int64
@@ -159,7 +164,7 @@ enum RetryAfter {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
-        let seconds = date.timeIntervalSince(now)
+        let seconds = date.timeIntervalSince1970 - Double(nowMilliseconds) / 1000
         guard seconds.isFinite else { return nil }
         return Int64(min(max(0, seconds * 1000), Double(maximumMilliseconds)).rounded())
     }

@@ -14,12 +14,12 @@ import Testing
     }
 
     @Test func retryAfterInSecondsOrAsAnHTTPDate() {
-        #expect(RetryAfter.milliseconds("120") == 120_000)
-        let now = Date(timeIntervalSince1970: 1_795_348_800)  // Sun, 22 Nov 2026 12:00:00 GMT
-        #expect(RetryAfter.milliseconds("Sun, 22 Nov 2026 12:00:30 GMT", now: now) == 30_000)
-        #expect(RetryAfter.milliseconds("Sun, 22 Nov 2026 11:59:00 GMT", now: now) == 0)
-        #expect(RetryAfter.milliseconds("soon") == nil)
-        #expect(RetryAfter.milliseconds("-5") == nil)
+        let now: Int64 = 1_795_348_800_000  // Sun, 22 Nov 2026 12:00:00 GMT
+        #expect(RetryAfter.milliseconds("120", nowMilliseconds: now) == 120_000)
+        #expect(RetryAfter.milliseconds("Sun, 22 Nov 2026 12:00:30 GMT", nowMilliseconds: now) == 30_000)
+        #expect(RetryAfter.milliseconds("Sun, 22 Nov 2026 11:59:00 GMT", nowMilliseconds: now) == 0)
+        #expect(RetryAfter.milliseconds("soon", nowMilliseconds: now) == nil)
+        #expect(RetryAfter.milliseconds("-5", nowMilliseconds: now) == nil)
     }
 
     @Test func backoffDoublesWithJitterUpToItsCap() {

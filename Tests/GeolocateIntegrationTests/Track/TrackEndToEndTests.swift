@@ -172,16 +172,24 @@ import Glibc
         #expect(try Spool(stateDirectory: geolocate.stateDirectory).isIntact())
     }
 
+    /// SIGTERM to a track still running in the state `what` names: it stops within 3 s,
+    /// exit 0 by itself (not killed), with every printed record in the spool.
+    func expectCleanStopOnSIGTERM(_ running: GeolocateProcess.Running, while what: String,
+                                  sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(running.isRunning, sourceLocation: sourceLocation)
+        kill(running.pid, SIGTERM)
+        let result = try #require(running.finish(within: .seconds(3)), "track ignored SIGTERM while \(what)",
+                                  sourceLocation: sourceLocation)
+        #expect(result.status == 0 && result.signal == nil, "\(result.stderr)", sourceLocation: sourceLocation)
+        #expect(try spooledIDs() == ids(result.stdout.split(separator: "\n").map(String.init)), sourceLocation: sourceLocation)
+    }
+
     /// SIGTERM while track blocks on an idle stdin: it stops, commits and exits 0.
     @Test func sigtermWhileStdinIsIdleStopsCleanly() throws {
         let running = try geolocate.start(["track", "--replay", "-", "--every-fix", "--stdout", "--permission", "fine"], stdin: true)
         running.write(try driveStart())
         #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 20 }, "\(running.stderr)")
-        #expect(running.isRunning)
-        kill(running.pid, SIGTERM)
-        let result = try #require(running.finish(within: .seconds(3)), "track ignored SIGTERM while stdin was idle")
-        #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
-        #expect(try spooledIDs() == ids(result.stdout.split(separator: "\n").map(String.init)))
+        try expectCleanStopOnSIGTERM(running, while: "stdin was idle")
     }
 
     /// SIGTERM while replay pacing waits for the next epoch (an hour away at 0.001x).
@@ -189,11 +197,7 @@ import Glibc
         let running = try geolocate.start(["track", "--replay", GeolocateProcess.example("kiosk-gnss.nmea"), "--replay-speed", "0.001x",
                                            "--every-fix", "--stdout", "--permission", "fine"])
         #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 1 }, "\(running.stderr)")
-        #expect(running.isRunning)
-        kill(running.pid, SIGTERM)
-        let result = try #require(running.finish(within: .seconds(3)), "track ignored SIGTERM while pacing")
-        #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
-        #expect(try spooledIDs() == ids(result.stdout.split(separator: "\n").map(String.init)))
+        try expectCleanStopOnSIGTERM(running, while: "pacing")
 
         let absurd = try geolocate.run(["track", "--replay", drive, "--replay-speed", "1e-300x", "--stdout", "--permission", "fine"])
         #expect(absurd.status == 64 && absurd.stderr.contains("0.001x"), "\(absurd.stderr)")
