@@ -33,6 +33,18 @@ final class ScriptedGPSD {
         self.port = port
     }
 
+    /// Seconds from the first client's connection to its close, as the server saw them: how
+    /// long geolocate waited on gpsd, whatever its own start-up took on a loaded machine.
+    var firstSessionSeconds: Double? {
+        guard let text = try? String(contentsOf: directory.appendingPathComponent("commands.jsonl"), encoding: .utf8) else { return nil }
+        let events = text.split(whereSeparator: \.isNewline).compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        guard let connected = events.first(where: { $0["event"] as? String == "connected" })?["time"] as? Double,
+              let closed = events.first(where: { $0["event"] as? String == "closed" })?["time"] as? Double else { return nil }
+        return closed - connected
+    }
+
     /// The commands clients sent, in order (`?WATCH={...}`, `?POLL`).
     var commands: [String] {
         guard let text = try? String(contentsOf: directory.appendingPathComponent("commands.jsonl"), encoding: .utf8) else { return [] }

@@ -70,6 +70,7 @@ def stream(conn, script, stop):
 def serve(conn):
     script = load_script()
     stop = threading.Event()
+    log({"event": "connected", "time": time.monotonic()})
     try:
         if not script.get("silent") and script.get("greeting", True):
             send(conn, {"class": "VERSION", "release": "3.22", "rev": "3.22",
@@ -78,6 +79,7 @@ def serve(conn):
         while True:
             data = conn.recv(4096)
             if not data:
+                log({"event": "closed", "time": time.monotonic()})
                 return
             buffer += data
             # Commands end with ";" (libgps sends "?WATCH={...};" and "?POLL;").
