@@ -1,7 +1,7 @@
 # geolocate: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build release install demo gpsd-demo test bench man fuzz clean
+.PHONY: deps build release install demo gpsd-demo test bench man fuzz tsan clean
 
 PREFIX ?= /usr/local
 
@@ -41,21 +41,23 @@ bench:
 	./scripts/install-deps --bench
 	python3 ./scripts/bench
 
-# Fuzzes the NMEA reader and epoch assembler with libFuzzer and AddressSanitizer, seeded with the
-# gpsd corpus and the examples (FUZZ_SECONDS=60); a finding is saved under .build/fuzz/.
+# Fuzzes every parser of outside input (Fuzz/FuzzTargets.swift: NMEA, gpsd reports, config
+# files, flag and config values, state files, spooled records, geocoder answers) with libFuzzer
+# and AddressSanitizer, FUZZ_SECONDS each (60), from the seeds in Fuzz/corpus.
 FUZZ_SECONDS ?= 60
-fuzz:
-	mkdir -p .build/fuzz/corpus
-	cp ../shared/corpus/gpsd/*.log Examples/nmea/*.nmea .build/fuzz/corpus/
-	$(SWIFT)c -sanitize=fuzzer,address -parse-as-library -O Sources/GeolocateCore/NMEA/*.swift \
-		Sources/GeolocateCore/Sources/Fix.swift Sources/GeolocateCore/Support/GeolocateError.swift \
-		Fuzz/fuzz-nmea.swift -o .build/fuzz/fuzz-nmea
-	.build/fuzz/fuzz-nmea -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
-		-artifact_prefix=.build/fuzz/ .build/fuzz/corpus
+FUZZ_TARGETS ?= nmea gpsd config text state spool geocoder
+fuzz: deps
+	$(SWIFT) build --product geolocate-fuzz --scratch-path .build-fuzz \
+		-Xswiftc -sanitize=fuzzer,address -Xswiftc -DGEOLOCATE_FUZZING
+	./scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The whole test suite once under ThreadSanitizer (a build of its own in .build-tsan).
+tsan: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 # Regenerates man/geolocate.1 from the argument parser (commit the result).
 man: deps
 	$(SWIFT) package plugin --allow-writing-to-package-directory generate-manual --output-directory man
 
 clean:
-	rm -rf .build bench-data
+	rm -rf .build .build-fuzz .build-tsan bench-data

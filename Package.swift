@@ -41,6 +41,13 @@ let package = Package(
             name: "geolocate-bench",
             dependencies: ["GeolocateCore"]
         ),
+        // A runner of inputs in the ordinary build; the libFuzzer target in `make fuzz`.
+        .executableTarget(
+            name: "geolocate-fuzz",
+            dependencies: ["GeolocateCore"],
+            path: "Fuzz",
+            exclude: ["corpus"]
+        ),
         .testTarget(
             name: "GeolocateCoreTests",
             dependencies: ["GeolocateCore"],
@@ -48,7 +55,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeolocateIntegrationTests",
-            dependencies: ["GeolocateCore", "geolocate"],
+            dependencies: ["GeolocateCore", "geolocate", "geolocate-fuzz"],
             exclude: ["Support/collector.py", "Support/fake-gpsd.py"]
         ),
     ]

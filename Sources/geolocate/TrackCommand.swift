@@ -155,7 +155,7 @@ extension TrackCommand {
                                                       logger: logger, waitForTurn: false)
                 logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
             } catch {
-                logger.warning("transmission failed: \(error)")
+                logger.warning("transmission failed: \(ErrorText.plain(error))")
             }
         })
     }

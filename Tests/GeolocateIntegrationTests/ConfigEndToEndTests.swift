@@ -31,6 +31,26 @@ import Glibc
         #expect(try geolocate.run(["config", "path"]).stdout == geolocate.configPath + "\n")
     }
 
+    /// A group of keys (an endpoint, an action, `privacy`) is unset whole; a key that names
+    /// no group is still refused.
+    @Test func unsetRemovesAGroupOfKeys() throws {
+        for (key, value) in [("endpoints.p.url", "http://127.0.0.1:9/in"), ("endpoints.p.batchSize", "10"),
+                             ("endpoints.p.headers.X-Key", "k"), ("endpoints.q.url", "http://127.0.0.1:9/q"),
+                             ("privacy.precision", "CITY"), ("actions.login.mode", "disabled")] {
+            try #require(try geolocate.run(["config", "set", key, value]).status == 0)
+        }
+        for group in ["endpoints.p", "privacy", "actions.login"] {
+            let result = try geolocate.run(["config", "unset", group])
+            #expect(result.status == 0, "\(group): \(result.stderr)")
+        }
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: geolocate.configPath))) as? [String: Any])
+        #expect((document["endpoints"] as? [String: Any])?.keys.sorted() == ["q"])
+        #expect(document["privacy"] == nil)
+        #expect(document["actions"] == nil)
+        #expect(try geolocate.run(["config", "unset", "endpoints.q.nonsense"]).status == 64)
+        #expect(try geolocate.run(["config", "unset", "nonsense"]).status == 64)
+    }
+
     @Test func refusedValuesNameTheValidOnes() throws {
         let mode = try geolocate.run(["config", "set", "actions.login.mode", "sometimes"])
         #expect(mode.status == 64)

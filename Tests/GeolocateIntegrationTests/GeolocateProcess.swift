@@ -38,6 +38,16 @@ struct GeolocateProcess {
         return projectRoot.appendingPathComponent(".build/debug/geolocate")
     }()
 
+    /// The program run: `binary`, or another of the package's executables.
+    var executable: URL = GeolocateProcess.binary
+
+    /// The package's executable `name` from the same build as the tests.
+    static func builtExecutable(_ name: String) -> URL {
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+        if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+        return projectRoot.appendingPathComponent(".build/debug/\(name)")
+    }
+
     /// A fresh state directory and config path under the temporary directory.
     let home: URL = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-e2e-\(UUID().uuidString)")
     var configPath: String { home.appendingPathComponent("config.json").path }
@@ -67,7 +77,7 @@ struct GeolocateProcess {
 
     private func makeProcess(_ arguments: [String], environment extra: [String: String]) -> (Process, Pipe, Pipe, Pipe) {
         let process = Process()
-        process.executableURL = Self.binary
+        process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = Self.projectRoot
         var environment = ProcessInfo.processInfo.environment

@@ -138,6 +138,27 @@ import Testing
         #expect(try result.json()["locationSource"] as? String == "current")
     }
 
+    /// `--now` in ISO 8601 is read strictly: an offset or a date out of range is refused, not
+    /// read as another time (`+25:00` used to be accepted). Expected values from Python's
+    /// `datetime.fromisoformat`.
+    @Test(arguments: [
+        ("2026-11-22T05:00:00.123+01:00", 1_795_320_000_123), ("1969-12-31T23:59:59.5-00:30", 1_799_500),
+        ("2026-11-22T05:00:00+25:00", nil), ("2026-11-22T05:00:00+01:60", nil), ("2026-02-30T05:00:00Z", nil),
+        ("2026-11-22T24:00:00Z", nil), ("2026-11-22T05:00:00", nil), ("2026-11-22T05:00:00Zjunk", nil),
+    ] as [(String, Int?)])
+    func nowIsReadStrictly(_ text: String, _ expected: Int?) throws {
+        try #require(try geolocate.run(["config", "set", "permissions", "fine"]).status == 0)
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--now", text])
+        if let expected {
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try result.json()["triggeredAt"] as? Int == expected)
+        } else {
+            #expect(result.status == 64, "\(text) accepted")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.contains("invalid time '\(text)'"))
+        }
+    }
+
     @Test func version() throws {
         let result = try geolocate.run(["--version"])
         #expect(result.status == 0)

@@ -6,7 +6,7 @@ import Foundation
 /// row here and a field to `Settings`.
 public enum ConfigKeys {
     /// What kind of value a key takes.
-    enum Kind {
+    package enum Kind {
         case permissions, mode, duration, source, boolean, positiveNumber
         case url, text, endpointFormat, durationOrOff, precision, countryCode, attributeList
         /// A duration above zero: a timeout, a retention or an interval of 0 would make every
@@ -75,6 +75,9 @@ public enum ConfigKeys {
         Spec(pattern: ["fields", field.name], kind: .boolean, help: "records carry \(field.name) (built-in true)")
     }
 
+    /// The kinds of value keys take, for the fuzz target.
+    package static var allKinds: [Kind] { all.map(\.kind) }
+
     /// The valid key patterns, for error messages.
     public static var validKeys: String { all.map { $0.pattern.joined(separator: ".").replacingOccurrences(of: "*", with: "NAME") }.joined(separator: ", ") }
 
@@ -91,8 +94,17 @@ public enum ConfigKeys {
         }
     }
 
+    /// Whether `path` names a group of keys, such as `endpoints.primary` or `privacy`: the
+    /// start of at least one key pattern.
+    static func isGroup(_ path: [String]) -> Bool {
+        all.contains { spec in
+            spec.pattern.count > path.count
+                && zip(spec.pattern, path).allSatisfy { pattern, part in pattern == "*" ? !part.isEmpty : pattern == part }
+        }
+    }
+
     /// Parses the text given to `config set` into the value stored, or explains the refusal.
-    static func parse(_ text: String, as kind: Kind) throws -> JSONValue {
+    package static func parse(_ text: String, as kind: Kind) throws -> JSONValue {
         switch kind {
         case .permissions:
             return .array(try Permission.parseList(text).map { .string($0.rawValue) })

@@ -13,9 +13,18 @@ public struct ConfigStore {
     /// - Throws: `GeolocateError.configuration` naming the file, line and reason (exit 78).
     public func load() throws -> JSONValue {
         guard FileManager.default.fileExists(atPath: path) else { return .object([:]) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file")
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: \(ErrorText.plain(error))")
         }
+        return try ConfigStore.document(parsing: data, file: path)
+    }
+
+    /// The validated document in `data`, the contents of `file`.
+    /// - Throws: `GeolocateError.configuration` naming `file`, the line and the reason.
+    package static func document(parsing data: Data, file path: String) throws -> JSONValue {
         let document: JSONValue
         do {
             document = try JSONValue(parsing: data)
@@ -67,10 +76,11 @@ public struct ConfigStore {
         return "'\(name)' is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)"
     }
 
-    /// Removes `key` (and objects it leaves empty).
+    /// Removes `key` (and objects it leaves empty). A key may also name a group of keys,
+    /// such as `endpoints.primary` or `privacy`, which is removed whole.
     public func unset(_ key: String) throws {
         let keyPath = try ConfigStore.checkedKey(key)
-        guard ConfigKeys.spec(for: keyPath) != nil || keyPath.first == "actions" else {
+        guard ConfigKeys.spec(for: keyPath) != nil || ConfigKeys.isGroup(keyPath) else {
             throw ConfigStore.unknownKey(key)
         }
         var document = try load()
@@ -147,7 +157,7 @@ public struct ConfigStore {
         do {
             try AtomicFile.write(Data((document.prettyPrinted() + "\n").utf8), to: path, permissions: 0o600)
         } catch {
-            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot write: \(error)")
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot write: \(ErrorText.plain(error))")
         }
     }
 

@@ -70,7 +70,7 @@ public struct Endpoint: Sendable, Equatable {
     var isPostDestination: Bool { name.contains("://") }
 
     /// The name for messages and reports: a `--post` URL without its secrets.
-    var displayName: String { isPostDestination ? redactedURL : name }
+    package var displayName: String { isPostDestination ? redactedURL : name }
 
     /// The POST of records, given as their Mosaic JSON lines, in this endpoint's format.
     func request(for lines: [String], idempotencyKey: String) -> DeliveryRequest {

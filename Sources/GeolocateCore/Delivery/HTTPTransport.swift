@@ -90,8 +90,25 @@ public struct AsyncHTTPTransport: HTTPTransport {
             return .status(Int(response.status.code), retryAfterMilliseconds: retryAfter,
                            location: response.headers.first(name: "Location"))
         } catch {
-            return .failed(String(describing: error))
+            return .failed(AsyncHTTPTransport.plain(error))
         }
+    }
+
+    /// What went wrong with an exchange, in our words: "connection refused", "no answer
+    /// within the timeout", never a library's type names.
+    static func plain(_ error: Error) -> String {
+        if let error = error as? IOError { return ErrorText.posix(error.errnoCode) }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout, .socksHandshakeTimeout, .tlsHandshakeTimeout: return "no connection within the timeout"
+            case .deadlineExceeded, .readTimeout, .writeTimeout: return "no answer within the timeout"
+            case .remoteConnectionClosed: return "the server closed the connection"
+            case .invalidURL, .emptyHost, .emptyScheme: return "the URL cannot be used"
+            default: break
+            }
+        }
+        if error is ChannelError { return "the connection failed" }
+        return ErrorText.plain(error)
     }
 
     /// `url` without its user info, and that user info as a Basic `Authorization` value: a
@@ -144,18 +161,18 @@ public struct AsyncHTTPTransport: HTTPTransport {
             let body = try await AsyncHTTPTransport.collect(response.body, until: deadline)
             return .status(Int(response.status.code), body: Array(buffer: body))
         } catch {
-            return .failed(String(describing: error))
+            return .failed(AsyncHTTPTransport.plain(error))
         }
     }
 }
 
 /// `Retry-After`: seconds, or an HTTP date, held to at most a day.
-enum RetryAfter {
+package enum RetryAfter {
     /// The longest wait an endpoint can ask for: a date in year 9999 must not park it forever
     /// (`flush --ignore-retry-after` overrides any wait).
-    static let maximumMilliseconds: Int64 = 86_400_000
+    package static let maximumMilliseconds: Int64 = 86_400_000
 
-    static func milliseconds(_ text: String, nowMilliseconds: Int64) -> Int64? {
+    package static func milliseconds(_ text: String, nowMilliseconds: Int64) -> Int64? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let seconds = Int64(trimmed), seconds >= 0 { return min(seconds, maximumMilliseconds / 1000) * 1000 }
         if trimmed.allSatisfy(\.isNumber), !trimmed.isEmpty { return maximumMilliseconds }  // beyond Int64

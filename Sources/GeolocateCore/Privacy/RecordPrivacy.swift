@@ -110,7 +110,7 @@ public struct RecordPrivacy: Sendable {
         } catch let error as GeocodingError {
             failure = error
         } catch {
-            failure = .serviceFailed("\(error)")
+            failure = .serviceFailed(ErrorText.plain(error))
         }
         return Address()
     }

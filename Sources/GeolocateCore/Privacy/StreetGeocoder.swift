@@ -56,13 +56,12 @@ public struct StreetGeocoder: Sendable {
         } catch let error as GeocodingError {
             throw error
         } catch {
-            throw GeocodingError.cacheNotWritable("\(error)")
+            throw GeocodingError.cacheNotWritable(ErrorText.plain(error))
         }
         if let cached { return cached }
-        var base = baseURL
-        while base.hasSuffix("/") { base.removeLast() }
-        let url = base + "/reverse?format=jsonv2&lat=\(MosaicRecord.decimal(latitude, digits: 7))"
-            + "&lon=\(MosaicRecord.decimal(longitude, digits: 7))&zoom=18&addressdetails=1"
+        guard let url = StreetGeocoder.reverseURL(base: baseURL, latitude: latitude, longitude: longitude) else {
+            throw GeocodingError.serviceFailed("\(ConfigStore.redactedURL(baseURL)) is not a URL that can be used")
+        }
         let response = await transport.get(url, headers: [("Accept", "application/json"), ("User-Agent", "geolocate/\(Defaults.version)")],
                                            timeoutMilliseconds: timeoutMilliseconds)
         let address: StreetAddress
@@ -79,9 +78,26 @@ public struct StreetGeocoder: Sendable {
         return address
     }
 
+    /// The `/reverse` request for a point: `/reverse` is appended to the base URL's path, and
+    /// the base URL's own query (an API key, say) is kept beside the request's parameters.
+    static func reverseURL(base: String, latitude: Double, longitude: Double) -> String? {
+        guard var components = URLComponents(string: base), components.scheme != nil, components.host != nil else { return nil }
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        components.percentEncodedPath = path + "/reverse"
+        components.queryItems = (components.queryItems ?? []) + [
+            URLQueryItem(name: "format", value: "jsonv2"),
+            URLQueryItem(name: "lat", value: MosaicRecord.decimal(latitude, digits: 7)),
+            URLQueryItem(name: "lon", value: MosaicRecord.decimal(longitude, digits: 7)),
+            URLQueryItem(name: "zoom", value: "18"),
+            URLQueryItem(name: "addressdetails", value: "1"),
+        ]
+        return components.string
+    }
+
     /// Reads a Nominatim `jsonv2` answer: `address.road` (or the footway, pedestrian street…
     /// Nominatim names instead) and `address.house_number`; `{"error": …}` means no address here.
-    static func parse(_ body: [UInt8]) throws(GeocodingError) -> StreetAddress {
+    package static func parse(_ body: [UInt8]) throws(GeocodingError) -> StreetAddress {
         guard let document = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             throw GeocodingError.serviceFailed("the answer is not a JSON object")
         }
@@ -170,7 +186,7 @@ public struct GeocoderCache: Sendable {
         do {
             try AtomicFile.write(try JSONEncoder().encode(document), to: path, permissions: 0o600)
         } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: "\(error)")
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
         }
     }
 }

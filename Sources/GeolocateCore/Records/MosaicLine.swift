@@ -3,7 +3,7 @@
 /// In geolocate's own output the text `"key":` can only be that key (a quote inside a string
 /// value is always escaped), and the location's field names appear nowhere else in a record,
 /// so a field is found by a byte search, several times faster than a parse.
-enum MosaicLine {
+package enum MosaicLine {
     /// Where `key` is: the index of its opening quote and the range of its value (a quoted
     /// string with its quotes, or a bare token).
     static func field(_ key: String, in bytes: [UInt8]) -> (key: Int, value: Range<Int>)? {
@@ -32,7 +32,7 @@ enum MosaicLine {
 
     /// `line` without the location fields outside `attributes`: what flush sends of a record
     /// spooled under a wider privacy level than the one in force now.
-    static func narrowed(_ line: String, to attributes: LocationAttributes) -> String {
+    package static func narrowed(_ line: String, to attributes: LocationAttributes) -> String {
         var bytes = Array(line.utf8)
         for (name, attribute) in LocationAttributes.names where attribute.rawValue.nonzeroBitCount == 1 && !attributes.contains(attribute) {
             guard let found = field(name, in: bytes) else { continue }

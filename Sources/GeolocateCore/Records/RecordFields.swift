@@ -34,7 +34,7 @@ public struct DeviceInfo: Sendable, Equatable {
         do {
             try AtomicFile.write(Data((UUID().uuidString.lowercased() + "\n").utf8), to: temporary, permissions: 0o600)
         } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: "\(error)")
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
         }
         defer { unlink(temporary) }
         if link(temporary, path) != 0 && errno != EEXIST {

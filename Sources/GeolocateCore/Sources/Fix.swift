@@ -132,6 +132,14 @@ extension Fix {
                    horizontalAccuracy: FixLimits.errorFigure(horizontalAccuracy),
                    verticalAccuracy: FixLimits.errorFigure(verticalAccuracy), provider: provider)
     }
+
+    /// `fix` range-checked again, for fixes read back from state files.
+    public static func checked(_ fix: Fix) -> Fix? {
+        checked(timestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude, mode: fix.mode,
+                altitudeHAE: fix.altitudeHAE, altitudeMSL: fix.altitudeMSL, speed: fix.speed, course: fix.course,
+                horizontalAccuracy: fix.horizontalAccuracy, verticalAccuracy: fix.verticalAccuracy,
+                provider: fix.provider)
+    }
 }
 
 /// Conversions from receiver error figures to the 68 % radius records report.

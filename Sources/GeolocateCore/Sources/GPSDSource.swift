@@ -9,10 +9,14 @@ import Glibc
 /// gpsd as a live location source, through libgps: the only file that touches C types.
 ///
 /// It opens a JSON watch (`gps_stream(WATCH_ENABLE|WATCH_JSON)`), asks for the fix gpsd holds
-/// with `?POLL;` and otherwise waits on `gps_waiting`/`gps_read` for the next TPV report. Only
-/// reports with `MODE_SET` (2D or 3D) and `TIME_SET` and finite coordinates become fixes; the
-/// altitude is `altHAE`, never the deprecated `altitude`. Every wait has a deadline, so a gpsd
-/// that is gone, refuses, stalls or dies mid-read gives `SourceError.unavailable` promptly.
+/// with `?POLL;` and otherwise waits for the next TPV report. Only reports with `MODE_SET` (2D
+/// or 3D) and `TIME_SET` and finite coordinates become fixes; the altitude is `altHAE`, never the
+/// deprecated `altitude`. Every wait has a deadline, so a gpsd that is gone, refuses, stalls or
+/// dies mid-read gives `SourceError.unavailable` promptly.
+///
+/// Lines are read from the socket here, not with `gps_read`, and only well-formed JSON objects
+/// reach libgps's decoder (`gps_unpack`): libgps 3.22 loops forever on a line such as
+/// `{s"class":"TPV"}` (found by `make fuzz`), and `gps_read` would hand it every line.
 public final class GPSDSource: LocationSource {
     public let provider = Fix.Provider.gpsd
     public let name: String
@@ -29,8 +33,10 @@ public final class GPSDSource: LocationSource {
     private var firstPollDeadline: Deadline?
     /// Complete lines read from gpsd so far: its VERSION greeting is the first.
     private var linesRead = 0
-    /// One JSON line from `gps_read`; gpsd keeps its responses under 10 KiB.
-    private var line = [CChar](repeating: 0, count: 32 * 1024)
+    /// Bytes read from the socket and not yet a whole line.
+    private var received: [UInt8] = []
+    /// gpsd keeps its lines under 10 KiB; a longer one is dropped unread, not buffered forever.
+    private static let maximumLineLength = 64 * 1024
 
     /// Connects to gpsd at `host`:`port` and starts a JSON watch.
     ///
@@ -52,7 +58,7 @@ public final class GPSDSource: LocationSource {
         data = try PendingConnection.open(host: host, port: String(port), name: name,
                                           timeoutMilliseconds: self.responseTimeoutMilliseconds,
                                           deadline: deadline)
-        // gps_read must never block on a half-received line past our deadlines.
+        // Reads must never block on a half-received line past our deadlines.
         let flags = fcntl(data.pointee.gps_fd, F_GETFL)
         _ = fcntl(data.pointee.gps_fd, F_SETFL, flags | O_NONBLOCK)
         guard gps_stream(data, geolocate_watch_json, nil) == 0 else {
@@ -112,32 +118,58 @@ public final class GPSDSource: LocationSource {
 
     /// Reads lines until a TPV or POLL arrives; `nil` when the deadline passes first.
     private func nextReport(before deadline: Deadline) throws -> Report? {
-        while true {
-            let remaining = deadline.remainingMicroseconds
-            // gps_waiting is true at once when libgps still buffers part of a line.
-            guard gps_waiting(data, Int32(clamping: max(remaining, 0))) else {
-                if remaining <= 0 { return nil }
+        while let line = try nextLine(before: deadline) {
+            linesRead += 1
+            guard GPSDSource.isJSONObject(line) else {
+                logger.debug("\(name) sent a line that is not a JSON object; ignored")
                 continue
+            }
+            let text = line.map { CChar(bitPattern: $0) } + [0]
+            if let tpvs = GPSDPollResponse.tpvObjects(in: text) {
+                return .poll(tpvs.compactMap(unpack))
             }
             data.pointee.set = 0
-            let status = gps_read(data, &line, Int32(line.count))
-            if status < 0 {
-                let reason = errno == 0 ? "gpsd closed the connection" : String(cString: strerror(errno))
-                throw SourceError.unavailable("\(name): lost gpsd while reading (\(reason))")
-            }
-            if status > 0 { linesRead += 1 }
-            if status == 0 {
-                // Part of a line: gps_waiting would now report it at once, so wait on the socket.
-                guard remaining > 0, waitReadable(microseconds: remaining) else { return nil }
-                continue
-            }
+            var buffer = text
+            _ = gps_unpack(&buffer, data)
             if data.pointee.set & geolocate_mode_set != 0 {
                 return .position(currentFix())
             }
-            if let tpvs = GPSDPollResponse.tpvObjects(in: line) {
-                return .poll(tpvs.compactMap(unpack))
+        }
+        return nil
+    }
+
+    /// The next whole line from gpsd, without its line end; `nil` when the deadline passes first.
+    /// - Throws: `SourceError.unavailable` when gpsd closes the connection or the read fails.
+    private func nextLine(before deadline: Deadline) throws -> [UInt8]? {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            if let end = received.firstIndex(of: UInt8(ascii: "\n")) {
+                var line = Array(received[..<end])
+                received.removeSubrange(...end)
+                if line.last == UInt8(ascii: "\r") { line.removeLast() }
+                return line
+            }
+            if received.count > GPSDSource.maximumLineLength {
+                logger.debug("\(name) sent a line longer than \(GPSDSource.maximumLineLength) bytes; dropped")
+                received.removeAll()
+            }
+            let remaining = deadline.remainingMicroseconds
+            guard remaining > 0, waitReadable(microseconds: remaining) else { return nil }
+            let count = chunk.withUnsafeMutableBytes { recv(data.pointee.gps_fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                received.append(contentsOf: chunk[..<count])
+            } else if count == 0 {
+                throw SourceError.unavailable("\(name): lost gpsd while reading (gpsd closed the connection)")
+            } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                throw SourceError.unavailable("\(name): lost gpsd while reading (\(ErrorText.posix(errno)))")
             }
         }
+    }
+
+    /// Whether `line` is one well-formed JSON object: the only lines libgps's decoder is given.
+    private static func isJSONObject(_ line: [UInt8]) -> Bool {
+        guard line.first == UInt8(ascii: "{") else { return false }
+        return (try? JSONSerialization.jsonObject(with: Data(line))) is [String: Any]
     }
 
     private func waitReadable(microseconds: Int64) -> Bool {
@@ -153,20 +185,42 @@ public final class GPSDSource: LocationSource {
         return data.pointee.set & geolocate_mode_set != 0 ? currentFix() : nil
     }
 
-    /// The fix in `data` after a TPV, or `nil` when it is not a usable fix: no 2D/3D mode or no
-    /// time, simulated, coordinates out of range (`Fix.checked`), or dated more than
-    /// `FixLimits.maxFutureSkewMilliseconds` ahead of the system clock.
+    /// The fix in `data` after a TPV, or `nil` when it is not a usable fix (logged at debug).
     private func currentFix() -> Fix? {
+        switch GPSDSource.decodedFix(data, now: clock.nowMilliseconds) {
+        case .fix(let fix):
+            return fix
+        case .noFix:
+            return nil
+        case .refused(let reason):
+            logger.debug("\(name) reported \(reason); not a fix")
+            return nil
+        }
+    }
+
+    /// What a decoded TPV says.
+    private enum DecodedFix {
+        case fix(Fix)
+        /// No 2D/3D mode, no time, or a simulated fix.
+        case noFix
+        /// A fix whose values are out of range, with what was wrong.
+        case refused(String)
+    }
+
+    /// The fix in a decoded report, judged against the system time `now`: a usable fix needs
+    /// a 2D/3D mode and a time, is not simulated, has coordinates in range (`Fix.checked`) and
+    /// is dated at most `FixLimits.maxFutureSkewMilliseconds` ahead of `now`.
+    private static func decodedFix(_ data: UnsafePointer<gps_data_t>, now: Int64) -> DecodedFix {
         let fix = data.pointee.fix
         guard data.pointee.set & geolocate_time_set != 0,
               fix.mode == geolocate_mode_2d || fix.mode == geolocate_mode_3d,
               fix.status != geolocate_status_simulated
-        else { return nil }
-        let timestamp = Int64(fix.time.tv_sec) * 1000 + Int64(fix.time.tv_nsec) / 1_000_000
-        let now = clock.nowMilliseconds
-        guard timestamp <= now + FixLimits.maxFutureSkewMilliseconds else {
-            logger.debug("\(name) reported a fix dated \(timestamp), more than a day ahead of the system clock (\(now)); not a fix")
-            return nil
+        else { return .noFix }
+        // gpsd's date parser takes any year, so the seconds can be beyond what milliseconds hold.
+        let (secondsAsMilliseconds, overflow) = Int64(fix.time.tv_sec).multipliedReportingOverflow(by: 1000)
+        let timestamp = secondsAsMilliseconds.addingClamped(Int64(fix.time.tv_nsec) / 1_000_000)
+        guard !overflow, timestamp <= now.addingClamped(FixLimits.maxFutureSkewMilliseconds) else {
+            return .refused("a fix dated \(fix.time.tv_sec) s after 1970, more than a day ahead of the system clock (\(now / 1000) s)")
         }
         let threeD = fix.mode == geolocate_mode_3d
         var horizontal: Double?
@@ -185,13 +239,30 @@ public final class GPSDSource: LocationSource {
             horizontalAccuracy: horizontal,
             verticalAccuracy: threeD ? FixLimits.errorFigure(finite(fix.epv)).map(Accuracy.vertical(epv95:)) : nil,
             provider: .gpsd)
-        if checked == nil {
-            logger.debug("\(name) reported coordinates out of range (\(fix.latitude), \(fix.longitude)); not a fix")
-        }
-        return checked
+        guard let checked else { return .refused("coordinates out of range (\(fix.latitude), \(fix.longitude))") }
+        return .fix(checked)
     }
 
-    private func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
+    /// The fixes in one JSON line from gpsd (a TPV, or a POLL answer's TPVs), decoded by
+    /// libgps as a live connection decodes them: the entry point of the `gpsd` fuzz target.
+    package static func fixes(inReport line: [UInt8], now: Int64) -> [Fix] {
+        let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
+        defer { data.deallocate() }
+        guard isJSONObject(line) else { return [] }
+        let text = line.map { CChar(bitPattern: $0) } + [0]
+        func decode(_ object: [CChar]) -> Fix? {
+            memset(data, 0, MemoryLayout<gps_data_t>.size)
+            var buffer = object
+            _ = gps_unpack(&buffer, data)
+            guard data.pointee.set & geolocate_mode_set != 0,
+                  case .fix(let fix) = decodedFix(data, now: now) else { return nil }
+            return fix
+        }
+        if let objects = GPSDPollResponse.tpvObjects(in: text) { return objects.compactMap(decode) }
+        return decode(text).map { [$0] } ?? []
+    }
+
+    private static func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
 }
 
 /// A `gps_open` with a deadline: it runs on its own thread, because libgps connects with a

@@ -57,8 +57,7 @@ public final class Spool {
     public init(stateDirectory: String, busyTimeout: TimeInterval = 30) throws {
         path = stateDirectory + "/spool.sqlite"
         do {
-            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try Paths.makeDirectories(stateDirectory)
             // Locations are personal: SQLite gives the -wal and -shm files the database file's mode.
             let fd = open(path, O_RDWR | O_CREAT, 0o600)
             if fd >= 0 { close(fd) }
@@ -203,7 +202,7 @@ public final class Spool {
             return GeolocateError.stateNotWritable(path: path, reason: error.message ?? error.description)
         }
         if let error = error as? GeolocateError { return error }
-        return GeolocateError.stateNotWritable(path: path, reason: "\(error)")
+        return GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
     }
 }
 

@@ -27,8 +27,7 @@ public final class FileLock {
 
     private init?(path: String, wait: Bool) throws {
         let directory = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        try? Paths.makeDirectories(directory)
         fd = open(path, O_RDWR | O_CREAT, 0o600)
         guard fd >= 0 else {
             throw GeolocateError.stateNotWritable(path: path, reason: String(cString: strerror(errno)))

@@ -56,7 +56,7 @@ public struct LastKnownStore {
             encoder.outputFormatting = .sortedKeys
             try AtomicFile.write(try encoder.encode(fix), to: path, permissions: 0o600)
         } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: "\(error)")
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
         }
     }
 
@@ -64,12 +64,18 @@ public struct LastKnownStore {
 
     private func stored() -> Fix? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        do {
-            return try JSONDecoder().decode(Fix.self, from: data)
-        } catch {
+        guard let fix = LastKnownStore.fix(decoding: data) else {
             logger.warning("ignoring unreadable last known location in \(path)")
             return nil
         }
+        return fix
+    }
+
+    /// The fix a last-known file holds, or `nil` when it is not one. Values out of range are
+    /// unreadable too: a state file is input like any other (SPEC §8).
+    package static func fix(decoding data: Data) -> Fix? {
+        guard let fix = try? JSONDecoder().decode(Fix.self, from: data) else { return nil }
+        return Fix.checked(fix)
     }
 }
 

@@ -35,6 +35,22 @@ public enum Paths {
         }
     }
 
+    /// Creates `path` and its missing parents, mode 0700.
+    ///
+    /// - Throws: `POSIXError` with the cause a user can act on: `ENOTDIR` when a part of the
+    ///   path is a file (Foundation says "file exists" there), `EACCES`, `EROFS`…
+    public static func makeDirectories(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            prefix += "/" + part
+            guard mkdir(prefix, 0o700) != 0 else { continue }
+            let code = errno
+            var info = stat()
+            guard code == EEXIST, stat(prefix, &info) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO) }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw POSIXError(.ENOTDIR) }
+        }
+    }
+
     private static func home(_ environment: [String: String]) -> String {
         environment["HOME"] ?? NSHomeDirectory()
     }
@@ -48,8 +64,7 @@ enum AtomicFile {
     static func write(_ data: Data, to path: String, permissions: Int) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try Paths.makeDirectories(directory)
         var template = Array((directory + "/.\(url.lastPathComponent).XXXXXX").utf8CString)
         let fd = mkstemp(&template)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }

@@ -37,7 +37,7 @@ public struct TrackPolicy: Sendable, Equatable {
     public static func checkedDistance(_ metres: Double) -> (value: Double, warning: String?) {
         if distanceRange.contains(metres) { return (metres, nil) }
         return (defaultDistanceMetres,
-                "--distance \(MosaicRecord.decimal(metres, digits: 0)) is outside 200-500 m; using the default 300 m")
+                "--distance \(String(format: "%.6g", metres)) is outside 200-500 m; using the default 300 m")
     }
 }
 

@@ -86,6 +86,22 @@ import Testing
         #expect(record["location"] is [String: Any], "\(record)")
     }
 
+    /// Malformed lines from gpsd are skipped, and the fix after them is reported. libgps 3.22
+    /// loops forever decoding `{s"class":"TPV"}` (found by `make fuzz`): read with `gps_read`,
+    /// such a line hung trigger past any timeout.
+    @Test func malformedLinesDoNotHangTheSource() throws {
+        let good = ScriptedGPSD.tpv(time: Self.fixTime)
+        let gpsd = try ScriptedGPSD(["poll": [], "stream": [good],
+                                     "raw": [#"{s"class":"TPV"}"#, "not json", #"{"class":"TPV","mode":3"#, "{}"]])
+        defer { gpsd.stop() }
+        let running = try geolocate.start(["trigger", "login", "--source", gpsd.source, "--permission", "fine",
+                                           "--mode", "force-current", "--timeout", "3s", "--now", Self.now])
+        let result = try #require(running.finish(within: .seconds(30)), "trigger hung on a malformed line")
+        #expect(result.status == 0, "\(result.stderr)")
+        let location = try #require(try result.json()["location"] as? [String: Any], "\(result.stdout)")
+        #expect(location["latitude"] as? String == "53.3613367")
+    }
+
     /// D15: a gpsd that accepts and never reports costs the timeout, plus at most 100 ms: the
     /// time from connect to close as the server saw it, so the process's own start-up on a
     /// loaded machine does not count.

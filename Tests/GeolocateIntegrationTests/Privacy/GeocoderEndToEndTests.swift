@@ -67,6 +67,25 @@ import Testing
         #expect(collector.requests("/reverse").count == 1)
     }
 
+    /// A base URL with a path and its own query (an API key): `/reverse` goes after the path,
+    /// and the key stays in the query (it used to be sent as `/base?key=K/reverse?format=…`).
+    @Test func aBaseURLWithAPathAndAQueryKeepsBoth() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/nominatim/reverse": ["places": Self.places]])
+        try configure([("geocoder.url", collector.url("/nominatim/?key=K3Y"))])
+
+        let result = try trigger(drive)
+        #expect(result.status == 0, "\(result.stderr)")
+        let location = try #require(try result.json()["location"] as? [String: Any])
+        #expect(location["street"] as? String == "Straffan Road")
+        let requests = collector.requests("/nominatim/reverse")
+        try #require(requests.count == 1, "\(collector.requests().map(\.path))")
+        #expect(requests[0].query["key"] == "K3Y")
+        #expect(requests[0].query["format"] == "jsonv2")
+        #expect(requests[0].query["lat"] == "53.3613367")
+    }
+
     @Test func aFailingOrUnreachableGeocoderGives1053AndTheRecordStillPrints() throws {
         let collector = try Collector()
         defer { collector.stop() }

@@ -13,6 +13,7 @@ and serves each client by the script:
    "pollSilent": false,         # never answer ?POLL; (gpsd opening a device, or hung)
    "poll": [TPV, ...],          # the "tpv" list of the POLL object answering ?POLL;
    "stream": [TPV, ...],        # TPVs sent after ?WATCH=...;, one every "interval" seconds
+   "raw": ["text", ...],        # lines sent as they are after ?WATCH=...;, before the stream
    "interval": 0.05}
 
 A TPV is written as given, after {"class":"TPV","device":"/dev/fake",...}. With "silent" the
@@ -57,6 +58,11 @@ def now_iso():
 
 
 def stream(conn, script, stop):
+    for line in script.get("raw", []):
+        try:
+            conn.sendall(line.encode("utf-8", "surrogateescape") + b"\r\n")
+        except OSError:
+            return
     for fields in script.get("stream", []):
         if stop.is_set():
             return

@@ -1,0 +1,188 @@
+import Foundation
+import GeolocateCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The inputs geolocate parses, each as a fuzz target: bytes in, no trap, no sanitizer report,
+/// and nothing out of range coming out.
+///
+/// `make fuzz` builds this target with `-sanitize=fuzzer,address -D GEOLOCATE_FUZZING`, where
+/// libFuzzer drives `LLVMFuzzerTestOneInput` and `GEOLOCATE_FUZZ_TARGET` names the target. The
+/// ordinary build is a runner instead (`geolocate-fuzz TARGET FILE|DIR…`), with which the tests
+/// replay the committed corpora and every past finding.
+enum FuzzTarget: String, CaseIterable {
+    /// NMEA bytes through the reader and the epoch assembler.
+    case nmea
+    /// One JSON line from gpsd (TPV or POLL) through libgps's decoder and our checks.
+    case gpsd
+    /// A configuration file, with every numeric key, resolved into settings.
+    case config
+    /// A line of text through every parser of flags and `config set` values: durations,
+    /// modes, times, sources, windows, replay speeds, `Retry-After`.
+    case text
+    /// A last-known state file.
+    case state
+    /// A spooled record read back and rendered for each endpoint format and privacy level.
+    case spool
+    /// A Nominatim `/reverse` answer.
+    case geocoder
+
+    /// Runs one input; a finding is a trap (a failed `check` included).
+    func run(_ bytes: [UInt8]) {
+        switch self {
+        case .nmea: FuzzTarget.nmea(bytes)
+        case .gpsd: FuzzTarget.gpsd(bytes)
+        case .config: FuzzTarget.config(bytes)
+        case .text: FuzzTarget.text(bytes)
+        case .state: FuzzTarget.state(bytes)
+        case .spool: FuzzTarget.spool(bytes)
+        case .geocoder: _ = try? StreetGeocoder.parse(bytes)
+        }
+    }
+
+    /// A fix that left a parser must be in range, whatever went in.
+    private static func check(_ fix: Fix) {
+        precondition(FixLimits.isValidPosition(latitude: fix.latitude, longitude: fix.longitude), "position out of range")
+        precondition(fix.speed.map { $0 >= 0 && $0 <= FixLimits.maxSpeed } ?? true, "speed out of range")
+        precondition(fix.course.map { $0 >= 0 && $0 < 360 } ?? true, "course out of range")
+        precondition(fix.horizontalAccuracy.map { $0.isFinite && $0 > 0 } ?? true, "accuracy out of range")
+    }
+
+    private static func nmea(_ bytes: [UInt8]) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return }
+        defer { close(fds[0]) }
+        // The fuzzer keeps inputs under the pipe's 64 KiB buffer (-max_len), so one write fits.
+        _ = bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, min($0.count, 60_000)) }
+        close(fds[1])
+        let stream = NMEAEpochStream(fileDescriptor: fds[0])
+        while let epoch = try? stream.next() {
+            if let fix = epoch.fix { check(fix) }
+        }
+    }
+
+    private static func gpsd(_ bytes: [UInt8]) {
+        for fix in GPSDSource.fixes(inReport: bytes, now: 1_795_000_000_000) {
+            check(fix)
+            precondition(fix.timestamp <= 1_795_000_000_000 + FixLimits.maxFutureSkewMilliseconds, "future fix")
+        }
+    }
+
+    private static func config(_ bytes: [UInt8]) {
+        guard let document = try? ConfigStore.document(parsing: Data(bytes), file: "fuzz.json") else { return }
+        let settings = Settings(document)
+        _ = ConfigStore.redacted(document).prettyPrinted()
+        for endpoint in settings.endpoints {
+            precondition(endpoint.batchSize >= 1 && endpoint.timeoutMilliseconds > 0, "endpoint settings out of range")
+            _ = endpoint.displayName
+        }
+        _ = settings.permissionsInForce(flag: nil)
+        _ = try? settings.resolvedSource(flag: nil, environment: [:])
+        _ = settings.privacy.attributes
+    }
+
+    private static func text(_ bytes: [UInt8]) {
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+            let text = String(line)
+            for unit in [DurationText.BareUnit.milliseconds, .seconds, .minutes] {
+                if let value = try? DurationText.milliseconds(text, bareUnit: unit) {
+                    precondition((0...DurationText.maximumMilliseconds).contains(value), "duration out of range")
+                }
+            }
+            _ = try? CollectionMode(parsing: text)
+            _ = try? TimeText.milliseconds(text)
+            _ = try? SourceSpecifier(parsing: text)
+            _ = try? CollectionWindow(parsing: text)
+            _ = try? ReplaySpeed(parsing: text)
+            _ = try? Permission.parseList(text)
+            if let wait = RetryAfter.milliseconds(text, nowMilliseconds: 1_795_000_000_000) {
+                precondition((0...RetryAfter.maximumMilliseconds).contains(wait), "Retry-After out of range")
+            }
+            for kind in ConfigKeys.allKinds { _ = try? ConfigKeys.parse(text, as: kind) }
+        }
+    }
+
+    private static func state(_ bytes: [UInt8]) {
+        if let fix = LastKnownStore.fix(decoding: Data(bytes)) { check(fix) }
+    }
+
+    private static func spool(_ bytes: [UInt8]) {
+        let line = String(decoding: bytes, as: UTF8.self)
+        for format in EndpointFormat.allCases { _ = format.body(for: [line, line]) }
+        for precision in LocationPrecision.allCases {
+            _ = MosaicLine.narrowed(line, to: PrivacyPolicy(precision: precision).attributes)
+        }
+    }
+}
+
+/// One line on stderr.
+private func complain(_ message: String) {
+    FileHandle.standardError.write(Data(message.utf8))
+}
+
+/// libFuzzer's entry: the target named by `GEOLOCATE_FUZZ_TARGET` (default `nmea`).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    selectedTarget.run(Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+
+private let selectedTarget: FuzzTarget = {
+    let name = ProcessInfo.processInfo.environment["GEOLOCATE_FUZZ_TARGET"] ?? "nmea"
+    guard let target = FuzzTarget(rawValue: name) else {
+        complain("geolocate-fuzz: unknown target '\(name)' (use \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")))\n")
+        exit(64)
+    }
+    return target
+}()
+
+/// libFuzzer's driver, linked in by `-sanitize=fuzzer` (`make fuzz`).
+@_silgen_name("LLVMFuzzerRunDriver")
+private func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
+
+@main
+struct FuzzMain {
+    static func main() {
+#if GEOLOCATE_FUZZING
+        // SwiftPM gives an executable its own entry point, so libFuzzer's `main` is not used:
+        // its driver is called instead, with the command line libFuzzer expects.
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(runFuzzerDriver(&argc, &argv, fuzzOneInput))
+#else
+        runInputs()
+#endif
+    }
+
+    /// The runner: `geolocate-fuzz TARGET FILE|DIR…` runs every input once and counts them.
+    static func runInputs() {
+        let arguments = CommandLine.arguments.dropFirst()
+        guard let name = arguments.first, let target = FuzzTarget(rawValue: name) else {
+            complain("usage: geolocate-fuzz \(FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")) FILE|DIR...\n")
+            exit(64)
+        }
+        var count = 0
+        for path in arguments.dropFirst() {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                complain("geolocate-fuzz: no such file: \(path)\n")
+                exit(66)
+            }
+            let files = isDirectory.boolValue
+                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { path + "/" + $0 }
+                : [path]
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file) else { continue }
+                target.run(Array(data))
+                count += 1
+            }
+        }
+        print("\(name): \(count) inputs, no finding")
+    }
+}

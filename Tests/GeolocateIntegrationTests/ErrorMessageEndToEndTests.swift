@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+/// Errors read as one line in our words: the path or URL, and the cause as a person says it
+/// ("not a directory", "connection refused"), never a library's dump (`Error Domain=…`,
+/// `(errno: 111)`) and never the same words twice (SPEC §8).
+@Suite struct ErrorMessageEndToEndTests {
+    let geolocate = GeolocateProcess()
+    let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
+    static let libraryText = ["Error Domain", "NSCocoaErrorDomain", "NSPOSIXErrorDomain", "UserInfo", "errno:",
+                              "error set", "HTTPClientError", "NIO", "SQLite error"]
+
+    func expectPlain(_ stderr: String, naming cause: String, oneLinePerMessage: Bool = true,
+                     sourceLocation: SourceLocation = #_sourceLocation) {
+        for text in Self.libraryText {
+            #expect(!stderr.contains(text), "library text '\(text)' in: \(stderr)", sourceLocation: sourceLocation)
+        }
+        #expect(stderr.lowercased().contains(cause), "expected '\(cause)' in: \(stderr)", sourceLocation: sourceLocation)
+        for line in stderr.split(separator: "\n") where oneLinePerMessage {
+            let words = line.split(separator: ":").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.count > 8 }
+            #expect(Set(words).count == words.count, "a part said twice: \(line)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A state directory under a regular file: Foundation's NSError used to reach stderr whole.
+    @Test func aStateDirectoryThatCannotBeMadeIsNamedWithItsCause() throws {
+        try FileManager.default.createDirectory(atPath: geolocate.home.path, withIntermediateDirectories: true)
+        let file = geolocate.home.appendingPathComponent("a-file").path
+        FileManager.default.createFile(atPath: file, contents: Data())
+        let result = try geolocate.run(["track", "--replay", kiosk, "--permission", "fine", "--count", "1"],
+                                       environment: ["GEOLOCATE_STATE_DIR": file + "/state"])
+        #expect(result.status == 73)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains(file + "/state"))
+        expectPlain(result.stderr, naming: "not a directory")
+    }
+
+    /// A config file that cannot be written or read: the path and the cause.
+    @Test func aConfigFileThatCannotBeWrittenOrReadIsNamedWithItsCause() throws {
+        try FileManager.default.createDirectory(atPath: geolocate.home.path, withIntermediateDirectories: true)
+        let file = geolocate.home.appendingPathComponent("a-file").path
+        FileManager.default.createFile(atPath: file, contents: Data())
+        let unwritable = try geolocate.run(["config", "set", "permissions", "fine", "--config", file + "/config.json"])
+        #expect(unwritable.status == 78)
+        expectPlain(unwritable.stderr, naming: "not a directory")
+
+        let directory = geolocate.home.appendingPathComponent("config-dir").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let unreadable = try geolocate.run(["trigger", "login", "--replay", kiosk, "--config", directory])
+        #expect(unreadable.status == 78)
+        #expect(unreadable.stdout.isEmpty)
+        expectPlain(unreadable.stderr, naming: "is a directory")
+    }
+
+    /// A refused connection is "connection refused", in `--post` warnings, flush's lines and
+    /// `flush --json`.
+    @Test func aRefusedConnectionIsSaidPlainly() throws {
+        let port = try Loopback.freePort()
+        let url = "http://127.0.0.1:\(port)/in"
+        let post = try geolocate.run(["trigger", "login", "--replay", kiosk, "--permission", "fine", "--post", url])
+        #expect(post.status == 0)
+        expectPlain(post.stderr, naming: "connection refused")
+
+        #expect(try geolocate.run(["config", "set", "endpoints.a.url", url]).status == 0)
+        let flush = try geolocate.run(["flush"])
+        #expect(flush.status == 75)
+        expectPlain(flush.stderr, naming: "connection refused")
+        let json = try geolocate.run(["flush", "--json"])
+        expectPlain(json.stdout, naming: "connection refused", oneLinePerMessage: false)
+    }
+}
