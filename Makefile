@@ -46,10 +46,11 @@ bench:
 # and AddressSanitizer, FUZZ_SECONDS each (60), from the seeds in Fuzz/corpus.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= nmea gpsd config text state spool geocoder
+FUZZ_SEED ?= 0
 fuzz: deps
 	$(SWIFT) build --product geolocate-fuzz --scratch-path .build-fuzz \
 		-Xswiftc -sanitize=fuzzer,address -Xswiftc -DGEOLOCATE_FUZZING
-	./scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	FUZZ_SEED=$(FUZZ_SEED) ./scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # The whole test suite once under ThreadSanitizer (a build of its own in .build-tsan).
 tsan: deps

@@ -14,9 +14,10 @@ import Glibc
 /// deprecated `altitude`. Every wait has a deadline, so a gpsd that is gone, refuses, stalls or
 /// dies mid-read gives `SourceError.unavailable` promptly.
 ///
-/// Lines are read from the socket here, not with `gps_read`, and only well-formed JSON objects
-/// reach libgps's decoder (`gps_unpack`): libgps 3.22 loops forever on a line such as
-/// `{s"class":"TPV"}` (found by `make fuzz`), and `gps_read` would hand it every line.
+/// Lines are read from the socket here, not with `gps_read`, and libgps's decoder (`gps_unpack`)
+/// is only given TPV objects rewritten by `GPSDReport`: libgps 3.22 loops forever on lines
+/// such as `{s"class":"TPV"}` or a TPV nested in another object (found by `make fuzz`), and
+/// `gps_read` would hand it every line.
 public final class GPSDSource: LocationSource {
     public let provider = Fix.Provider.gpsd
     public let name: String
@@ -120,19 +121,13 @@ public final class GPSDSource: LocationSource {
     private func nextReport(before deadline: Deadline) throws -> Report? {
         while let line = try nextLine(before: deadline) {
             linesRead += 1
-            guard GPSDSource.isJSONObject(line) else {
-                logger.debug("\(name) sent a line that is not a JSON object; ignored")
+            switch GPSDReport(line: line) {
+            case .position(let tpv):
+                return .position(decode(tpv))
+            case .poll(let tpvs):
+                return .poll(tpvs.compactMap(decode))
+            case .other:
                 continue
-            }
-            let text = line.map { CChar(bitPattern: $0) } + [0]
-            if let tpvs = GPSDPollResponse.tpvObjects(in: text) {
-                return .poll(tpvs.compactMap(unpack))
-            }
-            data.pointee.set = 0
-            var buffer = text
-            _ = gps_unpack(&buffer, data)
-            if data.pointee.set & geolocate_mode_set != 0 {
-                return .position(currentFix())
             }
         }
         return nil
@@ -166,19 +161,13 @@ public final class GPSDSource: LocationSource {
         }
     }
 
-    /// Whether `line` is one well-formed JSON object: the only lines libgps's decoder is given.
-    private static func isJSONObject(_ line: [UInt8]) -> Bool {
-        guard line.first == UInt8(ascii: "{") else { return false }
-        return (try? JSONSerialization.jsonObject(with: Data(line))) is [String: Any]
-    }
-
     private func waitReadable(microseconds: Int64) -> Bool {
         var descriptor = pollfd(fd: data.pointee.gps_fd, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, Int32(clamping: (microseconds + 999) / 1000)) > 0
     }
 
-    /// Decodes one TPV object of a POLL answer with libgps's own decoder.
-    private func unpack(_ tpv: [CChar]) -> Fix? {
+    /// The fix in a TPV object that `GPSDReport` wrote, decoded by libgps.
+    private func decode(_ tpv: [CChar]) -> Fix? {
         var buffer = tpv
         data.pointee.set = 0
         _ = gps_unpack(&buffer, data)
@@ -248,8 +237,6 @@ public final class GPSDSource: LocationSource {
     package static func fixes(inReport line: [UInt8], now: Int64) -> [Fix] {
         let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
         defer { data.deallocate() }
-        guard isJSONObject(line) else { return [] }
-        let text = line.map { CChar(bitPattern: $0) } + [0]
         func decode(_ object: [CChar]) -> Fix? {
             memset(data, 0, MemoryLayout<gps_data_t>.size)
             var buffer = object
@@ -258,8 +245,11 @@ public final class GPSDSource: LocationSource {
                   case .fix(let fix) = decodedFix(data, now: now) else { return nil }
             return fix
         }
-        if let objects = GPSDPollResponse.tpvObjects(in: text) { return objects.compactMap(decode) }
-        return decode(text).map { [$0] } ?? []
+        switch GPSDReport(line: line) {
+        case .position(let tpv): return decode(tpv).map { [$0] } ?? []
+        case .poll(let tpvs): return tpvs.compactMap(decode)
+        case .other: return []
+        }
     }
 
     private static func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
@@ -329,49 +319,60 @@ fileprivate struct Deadline {
     }
 }
 
-/// The TPV objects inside gpsd's answer to `?POLL;`, which libgps itself does not decode.
-enum GPSDPollResponse {
-    /// The `tpv` array's objects as NUL-terminated lines for `gps_unpack`, or `nil` when
-    /// `line` is not a POLL answer. An object cut short (a truncated line) is left out.
-    static func tpvObjects(in line: [CChar]) -> [[CChar]]? {
-        let prefix = Array(#"{"class":"POLL""#.utf8CString.dropLast())
-        guard line.count > prefix.count, Array(line[0..<prefix.count]) == prefix else { return nil }
-        let key = Array(#""tpv":["#.utf8CString.dropLast())
-        let end = line.firstIndex(of: 0) ?? line.count
-        guard let start = find(key, in: line[..<end]) else { return [] }
-        var objects: [[CChar]] = []
-        var depth = 0
-        var inString = false
-        var escaped = false
-        var objectStart = 0
-        var index = start + key.count
-        while index < end {
-            let byte = UInt8(bitPattern: line[index])
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-            } else if byte == UInt8(ascii: "\"") {
-                inString = true
-            } else if byte == UInt8(ascii: "{") {
-                if depth == 0 { objectStart = index }
-                depth += 1
-            } else if byte == UInt8(ascii: "}") {
-                depth -= 1
-                if depth == 0 { objects.append(Array(line[objectStart...index]) + [0]) }
-            } else if byte == UInt8(ascii: "]"), depth == 0 {
-                break
-            }
-            index += 1
+/// A line from gpsd as libgps may safely decode it: its TPV objects rewritten flat.
+///
+/// libgps 3.22's `gps_unpack` loops forever when its parser stops without moving on (an
+/// attribute name without its quote, a TPV inside an object of another kind), so it never
+/// sees gpsd's text: each TPV is parsed here with `JSONSerialization` and written again with
+/// only the fields geolocate reads, each of the JSON type gpsd gives it. libgps still does the
+/// decoding (time, flags, NaN for what is missing); libgps does not decode POLL answers at all,
+/// so their TPVs arrive here the same way.
+enum GPSDReport {
+    /// A TPV report.
+    case position([CChar])
+    /// The answer to `?POLL;`: its TPVs, one per device that has one.
+    case poll([[CChar]])
+    /// Anything else: another class, or not one JSON object.
+    case other
+
+    /// TPV fields read as numbers (gpsd's `ep*` are 95 % figures).
+    private static let numberFields = ["lat", "lon", "altHAE", "altMSL", "eph", "epx", "epy", "epv", "speed", "track"]
+    /// TPV fields read as whole numbers.
+    private static let integerFields = ["mode", "status"]
+
+    init(line: [UInt8]) {
+        guard line.first == UInt8(ascii: "{"),
+              let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+            self = .other
+            return
         }
-        return objects
+        switch object["class"] as? String {
+        case "TPV":
+            self = .position(GPSDReport.flatTPV(object))
+        case "POLL":
+            let tpvs = object["tpv"] as? [Any] ?? []
+            self = .poll(tpvs.compactMap { ($0 as? [String: Any]).flatMap { $0["class"] as? String == "TPV" ? GPSDReport.flatTPV($0) : nil } })
+        default:
+            self = .other
+        }
     }
 
-    private static func find(_ needle: [CChar], in haystack: ArraySlice<CChar>) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        var index = haystack.startIndex
-        while index + needle.count <= haystack.endIndex {
-            if haystack[index] == needle[0], Array(haystack[index..<index + needle.count]) == needle { return index }
-            index += 1
+    /// `{"class":"TPV",…}` with the fields geolocate reads that have the right type, as a
+    /// NUL-terminated line for `gps_unpack`.
+    static func flatTPV(_ object: [String: Any]) -> [CChar] {
+        var text = #"{"class":"TPV""#
+        for key in integerFields {
+            guard let number = object[key] as? NSNumber, let value = Int32(exactly: number.doubleValue) else { continue }
+            text += #","\#(key)":\#(value)"#
         }
-        return nil
+        if let time = object["time"] as? String, time.utf8.count <= 40,
+           time.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            text += #","time":"\#(time)""#
+        }
+        for key in numberFields {
+            guard let number = object[key] as? NSNumber, number.doubleValue.isFinite else { continue }
+            text += #","\#(key)":\#(number.doubleValue)"#
+        }
+        return Array((text + "}").utf8CString)
     }
 }

@@ -1,0 +1,59 @@
+@testable import GeolocateCore
+import Testing
+
+/// gpsd's lines as libgps is given them: TPVs (alone or in a POLL answer, which libgps does
+/// not decode) rewritten flat with the fields geolocate reads, everything else left out.
+@Suite struct GPSDReportTests {
+    func text(_ tpv: [CChar]) -> String { String(decoding: tpv.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+
+    func polled(_ line: String) -> [String]? {
+        guard case .poll(let tpvs) = GPSDReport(line: Array(line.utf8)) else { return nil }
+        return tpvs.map(text)
+    }
+
+    func position(_ line: String) -> String? {
+        guard case .position(let tpv) = GPSDReport(line: Array(line.utf8)) else { return nil }
+        return text(tpv)
+    }
+
+    @Test func everyTPVOfAPollAnswerIsRewrittenFlat() {
+        let line = #"{"class":"POLL","active":2,"tpv":[{"class":"TPV","device":"/dev/a{b}\"]c","mode":3,"lat":53.5,"time":"2026-11-22T05:28:51.000Z"},{"class":"TPV","mode":1}],"sky":[{"class":"SKY"}]}"#
+        #expect(polled(line) == [#"{"class":"TPV","mode":3,"time":"2026-11-22T05:28:51.000Z","lat":53.5}"#, #"{"class":"TPV","mode":1}"#])
+    }
+
+    @Test func fieldsOfTheWrongTypeAreLeftOut() {
+        #expect(position(#"{"class":"TPV","mode":"3","status":2.5,"lat":"53","lon":-6.25,"time":7,"eph":[1],"speed":null}"#)
+                == #"{"class":"TPV","lon":-6.25}"#)
+        #expect(position(#"{"class":"TPV","mode":3,"time":"2026-11-22T05:28:51\"Z"}"#) == #"{"class":"TPV","mode":3}"#)
+    }
+
+    @Test func aTruncatedOrMalformedLineIsNothing() {
+        for line in [#"{"class":"POLL","tpv":[{"class":"TPV","mode":2},{"class":"TPV","mode":3,"lat":5"#,
+                     #"{s"class":"TPV"}"#, "not json", "[]", ""] {
+            #expect(polled(line) == nil && position(line) == nil, "\(line)")
+        }
+    }
+
+    /// A TPV inside another kind of object made libgps loop forever (a fuzz finding).
+    @Test func aTPVInsideAnotherObjectIsNothing() {
+        #expect(position(#"{"":[{"class":"TPV","mode":1},{"class":"TPV","status":8,"mode":1}],"gst":[],"sky":[]}"#) == nil)
+    }
+
+    @Test func noDeviceMeansNoObjects() {
+        #expect(polled(#"{"class":"POLL","time":"2026-11-22T05:28:51.303Z","active":0,"tpv":[],"gst":[],"sky":[]}"#) == [])
+    }
+
+    @Test func otherReportsAreNotPositions() {
+        #expect(position(#"{"class":"SKY","tpv":[{"class":"TPV"}]}"#) == nil)
+        #expect(polled(#"{"class":"SKY","tpv":[{"class":"TPV"}]}"#) == nil)
+    }
+
+    @Test func gpsdErrorFiguresBecome68PercentFigures() {
+        #expect(abs(Accuracy.horizontal(eph95: 22.23) - 13.716) < 0.001)
+        // epx/epy per-axis 95 %: sigma = ep / 1.96, r68 = 1.5096 x rms(sigma).
+        #expect(abs(Accuracy.horizontal(epx95: 11.839, epy95: 22.993) - 1.5096 * ((pow2(11.839) + pow2(22.993)) / 2).squareRoot() / 1.96) < 1e-9)
+        #expect(abs(Accuracy.vertical(epv95: 37.95) - 19.362) < 0.001)
+    }
+
+    private func pow2(_ x: Double) -> Double { x * x }
+}
