@@ -52,9 +52,16 @@ fuzz: deps
 		-Xswiftc -sanitize=fuzzer,address -Xswiftc -DGEOLOCATE_FUZZING
 	FUZZ_SEED=$(FUZZ_SEED) ./scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# The whole test suite once under ThreadSanitizer (a build of its own in .build-tsan).
+# The whole test suite once under ThreadSanitizer (a build of its own in .build-tsan). Every
+# process writes its reports to .build-tsan/reports/, the binaries the tests start included;
+# any report fails the run.
 tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
+	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan; \
+	status=$$?; \
+	if ls .build-tsan/reports/tsan.* >/dev/null 2>&1; then \
+		echo "make tsan: ThreadSanitizer reports in .build-tsan/reports/" >&2; exit 1; fi; \
+	exit $$status
 
 # Regenerates man/geolocate.1 from the argument parser (commit the result).
 man: deps
