@@ -83,7 +83,7 @@ struct TrackCommand: ParsableCommand {
         do {
             _ = try policy(warn: { _ in })
             if let transmitInterval, transmitInterval != "off" {
-                _ = try DurationText.milliseconds(transmitInterval, bareUnit: .seconds)
+                _ = try Self.positiveMilliseconds(transmitInterval, flag: "--transmit-interval")
             }
         } catch let error as GeolocateError {
             throw ValidationError(error.description)
@@ -110,8 +110,15 @@ struct TrackCommand: ParsableCommand {
         if let window { policy.window = try CollectionWindow(parsing: window) }
         policy.everyFix = everyFix
         policy.count = count
-        policy.durationMilliseconds = try duration.map { try DurationText.milliseconds($0, bareUnit: .seconds) }
+        policy.durationMilliseconds = try duration.map { try Self.positiveMilliseconds($0, flag: "--duration") }
         return policy
+    }
+
+    /// A duration flag's milliseconds; 0 is refused, as it would stop at once or flush without pause.
+    static func positiveMilliseconds(_ text: String, flag: String) throws -> Int64 {
+        let milliseconds = try DurationText.milliseconds(text, bareUnit: .seconds)
+        guard milliseconds > 0 else { throw GeolocateError.usage("\(flag) must be above 0 (such as 30s or 10m)") }
+        return milliseconds
     }
 
     func run() throws {
@@ -143,7 +150,7 @@ extension TrackCommand {
                       logger: Logger) throws -> (intervalMilliseconds: Int64, flush: BackgroundFlush)? {
         let interval: Int64?
         if let transmitInterval {
-            interval = transmitInterval == "off" ? nil : try DurationText.milliseconds(transmitInterval, bareUnit: .seconds)
+            interval = transmitInterval == "off" ? nil : try Self.positiveMilliseconds(transmitInterval, flag: "--transmit-interval")
         } else {
             interval = settings.transmissionIntervalMilliseconds ?? Defaults.transmissionIntervalMilliseconds
         }

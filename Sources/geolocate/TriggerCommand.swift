@@ -68,8 +68,8 @@ struct TriggerCommand: AsyncParsableCommand {
 
     func validate() throws {
         if post != nil && endpoint != nil { throw ValidationError("--post and --endpoint cannot be used together") }
-        if let post, !(post.hasPrefix("http://") || post.hasPrefix("https://")) || URL(string: post)?.host == nil {
-            throw ValidationError("invalid URL '\(post)' for --post (use http://HOST[:PORT]/PATH or https://...)")
+        if let post, !ConfigKeys.isHTTPURL(post) {
+            throw ValidationError("invalid URL '\(ConfigStore.redactedURL(post))' for --post (use http://HOST[:PORT]/PATH or https://...)")
         }
         do {
             try Trigger.validate(action: action)

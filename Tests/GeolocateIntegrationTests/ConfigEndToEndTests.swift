@@ -107,6 +107,11 @@ import Glibc
         #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "STREET_NUMBER\n")
         #expect(try geolocate.run(["config", "set", "privacy.locationAttributeFilter", "coordinates, city"]).status == 0)
         #expect(try geolocate.run(["config", "get", "privacy.locationAttributeFilter"]).stdout.contains("\"coordinates\""))
+        // The group: the file's values over the built-in defaults (before: "unknown key").
+        let group = try geolocate.run(["config", "get", "privacy"])
+        let members = try JSONSerialization.jsonObject(with: Data(group.stdout.utf8)) as? [String: Any]
+        #expect(members?["precision"] as? String == "STREET_NUMBER", "\(group.stdout) \(group.stderr)")
+        #expect(members?["accuracyThreshold"] as? Double == 50 && members?["countryCodeReplacement"] as? String == "XB")
         // A hand-edited file with a bad value is refused with its line.
         try "{\n  \"privacy\": {\n    \"precision\": \"TOWN\"\n  }\n}\n".write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
         let invalid = try geolocate.run(["config", "validate"])
@@ -135,6 +140,7 @@ import Glibc
         ("endpoints.primary.batchSize", "2.5", "1 to 100000"), ("endpoints.primary.batchSize", "100001", "1 to 100000"),
         ("triggerActionQueryTimeout", "1500.5", "1 to 600000"), ("triggerActionQueryTimeout", "0", "1 to 600000"),
         ("triggerActionQueryTimeout", "11m", "1 to 600000"),
+        ("visits.radius", "1e308", "1 to 20000000"), ("privacy.accuracyThreshold", "0", "0.01 to 20000000"),
     ])
     func integerKeysRefuseFractionsAndOutOfRange(_ key: String, _ value: String, _ range: String) throws {
         let refused = try geolocate.run(["config", "set", key, value])
@@ -156,6 +162,7 @@ import Glibc
         #"{"spool": {"maxRecords": 0.5}}"#, #"{"spool": {"maxRecords": 0}}"#,
         #"{"endpoints": {"primary": {"url": "http://127.0.0.1:9/x", "batchSize": 1.5}}}"#,
         #"{"triggerActionQueryTimeout": 1e300}"#, #"{"lastKnownMaxAge": 1e300}"#,
+        #"{"visits": {"radius": 1e308}}"#,
     ])
     func anOutOfRangeNumberInTheFileIsAConfigurationError(_ text: String) throws {
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
@@ -221,6 +228,15 @@ import Glibc
             #expect(got.status == 0 && !got.stdout.contains("T0KEN") && !got.stdout.contains("PW@") && !got.stdout.contains("TK"), "\(got.stdout)")
         }
         #expect(try geolocate.run(["config", "get", "--show-secrets", "endpoints.a.headers.Authorization"]).stdout == "Bearer T0KEN\n")
+
+        // A URL refused for its scheme is quoted without its secrets too.
+        for refused in [["config", "set", "endpoints.b.url", "ftp://bob:PW@example.org/in?token=TK"],
+                        ["config", "set", "geocoder.url", "ftp://bob:PW@example.org/?api_key=TK"],
+                        ["trigger", "login", "--post", "ftp://bob:PW@example.org/in?token=TK"]] {
+            let result = try geolocate.run(refused)
+            #expect(result.status == 64 && result.stderr.contains("invalid URL") && !result.stderr.contains("PW") && !result.stderr.contains("TK"),
+                    "\(refused): \(result.stderr)")
+        }
 
         try Data(#"{"endpoints":{"a":{"url":"https://example.org/","headers":{"X-Key":"v\r\n"}}}}"#.utf8)
             .write(to: URL(fileURLWithPath: geolocate.configPath))

@@ -68,4 +68,17 @@ import Testing
         let json = try geolocate.run(["flush", "--json"])
         expectPlain(json.stdout, naming: "connection refused", oneLinePerMessage: false)
     }
+
+    /// Input that never ends and never holds a sentence (`/dev/zero`) is refused once 64 MiB
+    /// pass without an epoch; before, trigger read it forever, its log clock never moving.
+    @Test func endlessInputWithoutNMEAIsRefused() throws {
+        for command in [["trigger", "login"], ["track", "--count", "1"]] {
+            let running = try geolocate.start(command + ["--replay", "/dev/zero", "--permission", "fine"])
+            let result = try #require(running.finish(within: .seconds(60)), "\(command[0]) read /dev/zero forever")
+            #expect(result.status == 65, "\(result.stderr)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.contains("/dev/zero: 64 MiB without a timed NMEA sentence"), "\(result.stderr)")
+            expectPlain(result.stderr, naming: "nmea log")
+        }
+    }
 }

@@ -53,6 +53,15 @@ import Glibc
         #expect(try result.json()["errorCode"] as? Int == 1054)
     }
 
+    /// A stored fix dated before the GPS epoch (1980-01-06), as earlier versions kept one from
+    /// a gpsd report dated year 1, is no last known location either.
+    @Test func aLiveFixDatedBeforeTheGPSEpochIsNotReported() throws {
+        try store("last-known.json", timestamp: 315_964_799_999, provider: "GPSD")
+        let result = try geolocate.run(["trigger", "logout", "--source", noGpsd, "--permission", "fine"])
+        #expect(result.status == 0)
+        #expect(try result.json()["location"] is NSNull)
+    }
+
     /// The drive log with its dates moved to 2068, checksums recomputed: a log dated wrong.
     func driveDated2068() throws -> String {
         let text = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent(drive), encoding: .utf8)
@@ -108,5 +117,19 @@ import Glibc
         #expect(result.stderr.contains("mode 777") && result.stderr.contains("0700"), "\(result.stderr)")
         let mode = try FileManager.default.attributesOfItem(atPath: geolocate.stateDirectory)[.posixPermissions] as? Int
         #expect(mode == 0o700)
+    }
+
+    /// A shared directory (sticky, or holding files that are not ours) keeps its mode: the
+    /// user pointed us at it, and tightening it would break what else lives there.
+    @Test(arguments: [(0o1777, false), (0o777, true)])
+    func aSharedStateDirectoryKeepsItsMode(mode: Int, withForeignFile: Bool) throws {
+        try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
+        if withForeignFile { FileManager.default.createFile(atPath: geolocate.stateDirectory + "/notes.txt", contents: Data()) }
+        chmod(geolocate.stateDirectory, mode_t(mode))
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("mode \(String(mode, radix: 8))") && result.stderr.contains("left as it is"), "\(result.stderr)")
+        let after = try FileManager.default.attributesOfItem(atPath: geolocate.stateDirectory)[.posixPermissions] as? Int
+        #expect(after == mode)
     }
 }

@@ -33,8 +33,16 @@ import Testing
             let result = try geolocate.run(arguments)
             expectClean(result, arguments.joined(separator: " "))
             // A number is echoed as it can be read: 1e30 m used to be printed with 31 digits.
+            // (The value as typed may be echoed once.)
             for line in result.stderr.split(separator: "\n") where !line.hasPrefix("Usage:") {
-                #expect(line.count < 200, "\(arguments.joined(separator: " ")): \(line)")
+                #expect(line.count < 200 + value.count, "\(arguments.joined(separator: " ")): \(line)")
+            }
+        }
+        // A zero duration would stop track at once, or flush without a pause.
+        if value == "0" {
+            for flag in ["--duration", "--transmit-interval"] {
+                let zero = try geolocate.run(track + [flag, value])
+                #expect(zero.status == 64 && zero.stderr.contains("\(flag) must be above 0"), "\(flag) 0: \(zero.stderr)")
             }
         }
     }

@@ -7,7 +7,7 @@ import Foundation
 public enum ConfigKeys {
     /// What kind of value a key takes.
     package enum Kind {
-        case permissions, mode, duration, source, boolean, positiveNumber
+        case permissions, mode, duration, source, boolean
         case url, text, endpointFormat, durationOrOff, precision, countryCode, attributeList
         /// A duration above zero: a timeout, a retention or an interval of 0 would make every
         /// request fail or every record expire.
@@ -19,6 +19,9 @@ public enum ConfigKeys {
         case integer(ClosedRange<Int64>)
         /// A whole number of milliseconds within the range; `config set` also takes `2s`.
         case milliseconds(ClosedRange<Int64>)
+        /// A distance in metres within the range: a radius or threshold beyond the Earth's
+        /// half circumference (20,000 km) means nothing, and overflows what uses it.
+        case metres(ClosedRange<Double>)
     }
 
     struct Spec {
@@ -48,7 +51,8 @@ public enum ConfigKeys {
         Spec(pattern: ["spool", "maxRecords"], kind: .integer(1...1_000_000_000),
              help: "the spool keeps at most this many records, expiring the oldest, 1 to 1000000000 (built-in 1000000)"),
         Spec(pattern: ["visits", "enabled"], kind: .boolean, help: "detect stays for location_context (built-in true)"),
-        Spec(pattern: ["visits", "radius"], kind: .positiveNumber, help: "metres a stay stays within (built-in 200)"),
+        Spec(pattern: ["visits", "radius"], kind: .metres(1...20_000_000),
+             help: "metres a stay stays within, 1 to 20000000 (built-in 200)"),
         Spec(pattern: ["visits", "minDuration"], kind: .positiveDuration, help: "how long a stay lasts before it is a visit (built-in 10m)"),
         Spec(pattern: ["endpoints", "*", "url"], kind: .url, help: "where flush POSTs records for endpoint NAME (http or https)"),
         Spec(pattern: ["endpoints", "*", "headers", "*"], kind: .headerValue, help: "a header sent to endpoint NAME (shown redacted)"),
@@ -60,8 +64,8 @@ public enum ConfigKeys {
              help: "how often track runs a flush (built-in 6h; off)"),
         Spec(pattern: ["privacy", "precision"], kind: .precision,
              help: "how much records tell: NONE, COUNTRY, DISTRICT, CITY, STREET, STREET_NUMBER or GPS_LOCATION (built-in GPS_LOCATION)"),
-        Spec(pattern: ["privacy", "accuracyThreshold"], kind: .positiveNumber,
-             help: "metres of accuracy a fix needs for its country code to be reported (built-in 50)"),
+        Spec(pattern: ["privacy", "accuracyThreshold"], kind: .metres(0.01...20_000_000),
+             help: "metres of accuracy a fix needs for its country code to be reported, 0.01 to 20000000 (built-in 50)"),
         Spec(pattern: ["privacy", "countryCodeReplacement"], kind: .countryCode,
              help: "reported instead of a country code from a less accurate fix (built-in XB)"),
         Spec(pattern: ["privacy", "locationAttributeFilter"], kind: .attributeList,
@@ -143,14 +147,14 @@ public enum ConfigKeys {
             case "false", "no", "off", "0": return .bool(false)
             default: throw GeolocateError.usage("invalid value '\(text)' (use true or false)")
             }
-        case .positiveNumber:
-            guard let number = Double(text), number.isFinite, number > 0 else {
-                throw GeolocateError.usage("invalid value '\(text)' (use a number above 0)")
+        case .metres(let range):
+            guard let number = Double(text), range.contains(number) else {
+                throw GeolocateError.usage("invalid value '\(text)' (use metres from \(range.lowerBound.shortText) to \(range.upperBound.shortText))")
             }
             return .number(number)
         case .url:
-            guard checkedURL(text) else {
-                throw GeolocateError.usage("invalid URL '\(text)' (use http://HOST[:PORT]/PATH or https://...)")
+            guard isHTTPURL(text) else {
+                throw GeolocateError.usage("invalid URL '\(ConfigStore.redactedURL(text))' (use http://HOST[:PORT]/PATH or https://...)")
             }
             return .string(text)
         case .text:
@@ -199,7 +203,8 @@ public enum ConfigKeys {
         text.utf8.count == 2 && text.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
 
-    private static func checkedURL(_ text: String) -> Bool {
+    /// Whether `text` is an http or https URL with a host.
+    package static func isHTTPURL(_ text: String) -> Bool {
         guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else { return false }
         return true
@@ -255,10 +260,10 @@ public enum ConfigKeys {
                 _ = try SourceSpecifier(parsing: text)
             case (.boolean, .bool):
                 break
-            case (.positiveNumber, .number(let number)):
-                guard number > 0 else { return "must be a number above 0" }
+            case (.metres(let range), .number(let number)):
+                guard range.contains(number) else { return "must be metres from \(range.lowerBound.shortText) to \(range.upperBound.shortText)" }
             case (.url, .string(let text)):
-                guard checkedURL(text) else { return "must be an http or https URL" }
+                guard isHTTPURL(text) else { return "must be an http or https URL" }
             case (.text, .string):
                 break
             case (.headerValue, .string(let text)):
@@ -282,7 +287,7 @@ public enum ConfigKeys {
             case (.endpointFormat, _): return "must be \(EndpointFormat.validValues)"
             case (.durationOrOff, _): return "must be a duration such as \"6h\", or \"off\""
             case (.boolean, _): return "must be true or false"
-            case (.positiveNumber, _): return "must be a number above 0"
+            case (.metres(let range), _): return "must be metres from \(range.lowerBound.shortText) to \(range.upperBound.shortText)"
             case (.permissions, _): return "must be a list such as [\"fine\"]"
             case (.mode, _): return "must be a mode string (\(CollectionMode.validValues))"
             case (.integer(let range), _), (.milliseconds(let range), _):
@@ -359,4 +364,9 @@ public enum SourceSpecifier: Sendable, Equatable, CustomStringConvertible {
         case .nmea(let path): return "nmea:\(path)"
         }
     }
+}
+
+private extension Double {
+    /// Up to eight significant digits and no trailing `.0`: `0.01`, `20000000`.
+    var shortText: String { String(format: "%.8g", self) }
 }

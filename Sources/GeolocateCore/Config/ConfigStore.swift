@@ -89,10 +89,23 @@ public struct ConfigStore {
     }
 
     /// The value at `key` in the file, or the built-in default; `nil` when neither exists.
+    ///
+    /// A group such as `privacy` is an object of its keys' built-in defaults with the file's
+    /// values over them, so it shows what the commands use.
     public func get(_ key: String, showingSecrets: Bool = false) throws -> JSONValue? {
         let keyPath = try ConfigStore.checkedKey(key)
         let document = try load()
-        if let value = (showingSecrets ? document : ConfigStore.redacted(document))[keyPath] { return value }
+        let stored = (showingSecrets ? document : ConfigStore.redacted(document))[keyPath]
+        if ConfigKeys.isGroup(keyPath) {
+            var group = JSONValue.object([:])
+            for spec in ConfigKeys.all where spec.pattern.count > keyPath.count && Array(spec.pattern.prefix(keyPath.count)) == keyPath {
+                if let value = Settings.builtInDefault(for: spec.pattern) { group.set(Array(spec.pattern.dropFirst(keyPath.count)), to: value) }
+            }
+            for (path, value) in stored?.leaves() ?? [] { group.set(path, to: value) }
+            if case .object(let members) = group, members.isEmpty { return stored }
+            return group
+        }
+        if let stored { return stored }
         guard ConfigKeys.spec(for: keyPath) != nil || keyPath.first == "actions" else {
             throw ConfigStore.unknownKey(key)
         }
@@ -107,7 +120,7 @@ public struct ConfigStore {
         if FileManager.default.fileExists(atPath: path) {
             let target = path + ".bak"
             guard rename(path, target) == 0 else {
-                throw GeolocateError.configuration(file: path, line: nil, reason: "cannot move the file to \(target): \(String(cString: strerror(errno)))")
+                throw GeolocateError.configuration(file: path, line: nil, reason: "cannot move the file to \(target): \(ErrorText.posix(errno))")
             }
             backup = target
         }

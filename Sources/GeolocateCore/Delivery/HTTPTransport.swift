@@ -108,6 +108,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
             }
         }
         if error is ChannelError { return "the connection failed" }
+        if error is NIOTooManyBytesError { return "an answer over 1 MiB" }
         return ErrorText.plain(error)
     }
 

@@ -46,6 +46,11 @@ public final class NMEAReader {
     /// `Idle` instead of blocking on.
     private let idleMilliseconds: Int32?
 
+    /// With a value, one `forEachSentence` call that reads this many bytes without its body
+    /// asking to stop throws `unreadableInput`: input such as `/dev/zero` never ends and never
+    /// holds a sentence, and would otherwise be read forever.
+    private let maximumBytesPerCall: Int?
+
     /// Thrown by `forEachSentence` when the input stayed silent for the idle limit; calling
     /// it again continues where it stopped.
     public struct Idle: Error {}
@@ -55,11 +60,15 @@ public final class NMEAReader {
     /// - Parameter idleMilliseconds: how long a read may wait for bytes before `Idle` is
     ///   thrown, so a caller reading an idle pipe, FIFO or tty can commit and check for a
     ///   stop meanwhile; `nil` blocks as long as the input does.
-    public init(fileDescriptor fd: Int32, blockSize: Int = 1 << 20, idleMilliseconds: Int32? = nil) {
+    /// - Parameter maximumBytesPerCall: the most a `forEachSentence` call may read before its
+    ///   body asks to stop; `nil` reads any amount.
+    public init(fileDescriptor fd: Int32, blockSize: Int = 1 << 20, idleMilliseconds: Int32? = nil,
+                maximumBytesPerCall: Int? = nil) {
         self.fd = fd
         capacity = blockSize + NMEAReader.maximumLineLength + 2
         base = .allocate(capacity: capacity)
         self.idleMilliseconds = idleMilliseconds
+        self.maximumBytesPerCall = maximumBytesPerCall
     }
 
     deinit { base.deallocate() }
@@ -67,8 +76,10 @@ public final class NMEAReader {
     /// Calls `body` with each valid sentence body until the input ends or `body` returns false.
     ///
     /// Calling it again after `body` returned false continues with the next sentence.
-    /// - Throws: `GeolocateError.unreadableInput` when the descriptor cannot be read.
+    /// - Throws: `GeolocateError.unreadableInput` when the descriptor cannot be read, or when
+    ///   `maximumBytesPerCall` bytes pass without `body` asking to stop.
     public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
+        let bytesBefore = statistics.bytes
         while true {
             while scanIndex < filled {
                 guard let newline = memchr(base + scanIndex, 0x0A, filled - scanIndex) else {
@@ -99,6 +110,10 @@ public final class NMEAReader {
                 discardingLongLine = true
                 lineStart = filled
             }
+            if let limit = maximumBytesPerCall, statistics.bytes - bytesBefore >= limit {
+                throw GeolocateError.unreadableInput(
+                    reason: "\(limit >> 20) MiB without a timed NMEA sentence (is it an NMEA log?)")
+            }
             try refill()
         }
     }
@@ -120,7 +135,7 @@ public final class NMEAReader {
             let n = read(fd, base + filled, capacity - filled)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw GeolocateError.unreadableInput(reason: String(cString: strerror(errno)))
+                throw GeolocateError.unreadableInput(reason: ErrorText.posix(errno))
             }
             if n == 0 { endOfInput = true }
             filled += n
@@ -261,8 +276,13 @@ public final class NMEAEpochStream {
 
     /// - Parameter idleMilliseconds: see `NMEAReader.init`: `next()` throws `NMEAReader.Idle`
     ///   after this long without input, and can be called again.
+    /// The most input read for one epoch: real logs have one every second or so, in a few
+    /// KiB, so this much without one is no NMEA log.
+    public static let maximumBytesPerEpoch = 64 << 20
+
     public init(fileDescriptor fd: Int32, provider: Fix.Provider = .nmeaReplay, idleMilliseconds: Int32? = nil) {
-        reader = NMEAReader(fileDescriptor: fd, idleMilliseconds: idleMilliseconds)
+        reader = NMEAReader(fileDescriptor: fd, idleMilliseconds: idleMilliseconds,
+                            maximumBytesPerCall: NMEAEpochStream.maximumBytesPerEpoch)
         assembler = EpochAssembler(provider: provider)
     }
 

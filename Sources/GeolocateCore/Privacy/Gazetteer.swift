@@ -47,7 +47,7 @@ public final class Gazetteer: @unchecked Sendable {
     /// - Throws: `GeocodingError.gazetteerUnavailable` when it is missing or not a gazetteer file.
     public init(path: String) throws {
         let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw GeocodingError.gazetteerUnavailable(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw GeocodingError.gazetteerUnavailable(path: path, reason: ErrorText.posix(errno)) }
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0, status.st_size >= Gazetteer.headerSize,

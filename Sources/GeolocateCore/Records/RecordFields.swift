@@ -38,7 +38,7 @@ public struct DeviceInfo: Sendable, Equatable {
         }
         defer { unlink(temporary) }
         if link(temporary, path) != 0 && errno != EEXIST {
-            throw GeolocateError.stateNotWritable(path: path, reason: String(cString: strerror(errno)))
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.posix(errno))
         }
         guard let id = read(path) else {
             throw GeolocateError.stateNotWritable(path: path, reason: "unreadable after writing")

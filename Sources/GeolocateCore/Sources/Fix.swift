@@ -84,6 +84,10 @@ public enum FixLimits {
     /// gpsd and receivers can report a wrong date after a GPS week rollover or a bad almanac,
     /// while a real clock difference is seconds.
     public static let maxFutureSkewMilliseconds: Int64 = 86_400_000
+    /// The GPS epoch, 1980-01-06, in milliseconds since 1970: no live fix or stored last-known
+    /// location is older. An earlier date is a receiver that lost its almanac or a forged
+    /// report, and as a last-known location it would outlive every real fix.
+    public static let earliestTimestamp: Int64 = 315_964_800_000
 
     /// Whether `latitude` and `longitude` are finite and within ±90° and ±180°.
     public static func isValidPosition(latitude: Double, longitude: Double) -> Bool {

@@ -63,7 +63,7 @@ public final class GPSDSource: LocationSource {
         let flags = fcntl(data.pointee.gps_fd, F_GETFL)
         _ = fcntl(data.pointee.gps_fd, F_SETFL, flags | O_NONBLOCK)
         guard gps_stream(data, geolocate_watch_json, nil) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = ErrorText.posix(errno)
             throw SourceError.unavailable("\(name): could not start a watch (\(reason))")
         }
         logger.debug("connected to \(name)")
@@ -77,7 +77,7 @@ public final class GPSDSource: LocationSource {
     /// The freshest fix gpsd holds, asked with `?POLL;` (answered in about 1 ms).
     public func heldFix() throws -> Fix? {
         guard geolocate_send(data, "?POLL;") == 0 else {
-            throw SourceError.unavailable("\(name): gpsd closed the connection (\(String(cString: strerror(errno))))")
+            throw SourceError.unavailable("\(name): gpsd closed the connection (\(ErrorText.posix(errno)))")
         }
         let deadline = firstPollDeadline ?? Deadline(milliseconds: responseTimeoutMilliseconds)
         firstPollDeadline = nil
@@ -198,7 +198,7 @@ public final class GPSDSource: LocationSource {
 
     /// The fix in a decoded report, judged against the system time `now`: a usable fix needs
     /// a 2D/3D mode and a time, is not simulated, has coordinates in range (`Fix.checked`) and
-    /// is dated at most `FixLimits.maxFutureSkewMilliseconds` ahead of `now`.
+    /// is dated from the GPS epoch to at most `FixLimits.maxFutureSkewMilliseconds` ahead of `now`.
     private static func decodedFix(_ data: UnsafePointer<gps_data_t>, now: Int64) -> DecodedFix {
         let fix = data.pointee.fix
         guard data.pointee.set & geolocate_time_set != 0,
@@ -210,6 +210,9 @@ public final class GPSDSource: LocationSource {
         let timestamp = secondsAsMilliseconds.addingClamped(Int64(fix.time.tv_nsec) / 1_000_000)
         guard !overflow, timestamp <= now.addingClamped(FixLimits.maxFutureSkewMilliseconds) else {
             return .refused("a fix dated \(fix.time.tv_sec) s after 1970, more than a day ahead of the system clock (\(now / 1000) s)")
+        }
+        guard timestamp >= FixLimits.earliestTimestamp else {
+            return .refused("a fix dated \(fix.time.tv_sec) s after 1970, before the GPS epoch (1980-01-06)")
         }
         let threeD = fix.mode == geolocate_mode_3d
         var horizontal: Double?
@@ -284,10 +287,23 @@ private final class PendingConnection: @unchecked Sendable {
             return pending.data
         case let code?:
             free(pending.data)
-            throw SourceError.unavailable("\(name): \(String(cString: gps_errstr(code))) (is gpsd running and listening there?)")
+            throw SourceError.unavailable("\(name): \(connectionFailure(code)) (is gpsd running and listening there?)")
         case nil:
             pending.abandoned = true
             throw SourceError.unavailable("\(name): no connection within \(timeoutMilliseconds) ms (host unreachable?)")
+        }
+    }
+
+    /// `gps_open`'s failure in our words: libgps's own (`gps_errstr`) read "can't connect to
+    /// host/port pair".
+    private static func connectionFailure(_ code: Int32) -> String {
+        switch code {
+        case NL_NOSERVICE: return "unknown port"
+        case NL_NOHOST: return "unknown host"
+        case NL_NOCONNECT: return "connection refused"
+        case NL_NOPROTO, NL_NOSOCK, NL_NOSOCKOPT: return "cannot open a socket"
+        case let errnoCode where errnoCode > 0: return ErrorText.posix(errnoCode)
+        default: return "cannot connect"
         }
     }
 

@@ -73,7 +73,7 @@ public final class NMEAReplaySource: LocationSource {
             if opened < 0 {
                 let code = errno
                 if code == ENOENT { throw GeolocateError.inputMissing(path: path) }
-                throw GeolocateError.unreadableInput(reason: "\(path): \(String(cString: strerror(code)))")
+                throw GeolocateError.unreadableInput(reason: "\(path): \(ErrorText.posix(code))")
             }
             var info = stat()
             if fstat(opened, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
@@ -131,8 +131,16 @@ public final class NMEAReplaySource: LocationSource {
     }
 
     /// The next epoch of the log, advancing virtual time (pacing is the caller's).
+    /// - Throws: `GeolocateError.unreadableInput` naming the file when it cannot be read or
+    ///   holds no NMEA.
     public func nextEpoch() throws -> Epoch? {
-        guard let epoch = try stream.next() else {
+        let next: Epoch?
+        do {
+            next = try stream.next()
+        } catch GeolocateError.unreadableInput(let reason) {
+            throw GeolocateError.unreadableInput(reason: "\(name.dropFirst("nmea:".count)): \(reason)")
+        }
+        guard let epoch = next else {
             hasEnded = true
             return nil
         }

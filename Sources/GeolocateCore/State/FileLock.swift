@@ -30,7 +30,7 @@ public final class FileLock {
         try? Paths.makeDirectories(directory)
         fd = open(path, O_RDWR | O_CREAT, 0o600)
         guard fd >= 0 else {
-            throw GeolocateError.stateNotWritable(path: path, reason: String(cString: strerror(errno)))
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.posix(errno))
         }
         while flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }

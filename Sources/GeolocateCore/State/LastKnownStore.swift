@@ -39,9 +39,9 @@ public struct LastKnownStore {
 
     /// The stored fix as of `now`; `nil` when there is none, when it is of the other kind
     /// (a replayed fix left in `last-known.json` by an earlier version), when it is dated
-    /// before 1970 or implausibly far after `now`, or when the file cannot be decoded (with a warning).
+    /// before the GPS epoch or implausibly far after `now`, or when the file cannot be decoded (with a warning).
     public func load(now: Int64) -> Fix? {
-        guard let fix = stored(), fix.provider == provider, fix.timestamp >= 0,
+        guard let fix = stored(), fix.provider == provider, fix.timestamp >= FixLimits.earliestTimestamp,
               fix.timestamp <= now.addingClamped(FixLimits.maxFutureSkewMilliseconds) else { return nil }
         return fix
     }

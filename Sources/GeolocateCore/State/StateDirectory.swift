@@ -21,17 +21,39 @@ public enum Paths {
         return home(environment) + "/.config/geolocate/config.json"
     }
 
-    /// Makes an existing state directory private: locations are personal. A directory of
-    /// ours that others may read or write is tightened to 0700; one that is not ours is left
-    /// alone. Either way `warn` gets one line.
+    /// Makes an existing state directory private: locations are personal.
+    ///
+    /// Only a directory that is plainly geolocate's own is tightened to 0700: ours, not sticky,
+    /// and holding nothing but our files. A shared directory (`/tmp`, a sticky or a busy one
+    /// someone pointed `GEOLOCATE_STATE_DIR` at) keeps its mode, because changing it would break
+    /// whatever else lives there. Either way `warn` gets one line.
     public static func secureStateDirectory(_ path: String, warn: (String) -> Void) {
         var info = stat()
         guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_mode & 0o077 != 0 else { return }
-        let mode = String(info.st_mode & 0o777, radix: 8)
-        if info.st_uid == geteuid(), chmod(path, 0o700) == 0 {
+        let mode = String(info.st_mode & 0o7777, radix: 8)
+        let shared = info.st_mode & S_ISVTX != 0 || !holdsOnlyStateFiles(path)
+        if info.st_uid == geteuid(), !shared, chmod(path, 0o700) == 0 {
             warn("the state directory \(path) was open to other users (mode \(mode)); it is now 0700")
         } else {
-            warn("the state directory \(path) is open to other users (mode \(mode)) and not ours to change; others may read or replace its locations")
+            let why = info.st_uid != geteuid() ? "not ours to change" : "shared with other files, so left as it is"
+            warn("the state directory \(path) is open to other users (mode \(mode)) and \(why); others may read or replace its locations (set GEOLOCATE_STATE_DIR to a private directory)")
+        }
+    }
+
+    /// The names geolocate keeps in its state directory, SQLite's companions and our
+    /// temporary files (`.NAME.XXXXXX`) included.
+    static let stateFileNames: Set<String> = [
+        "spool.sqlite", "spool.sqlite-wal", "spool.sqlite-shm", "spool.sqlite-journal", "spool.lock",
+        "flush.lock", "last-known.json", "last-known-replay.json", "device-id",
+        "geocoder-cache.json", "geocoder.lock",
+    ]
+
+    private static func holdsOnlyStateFiles(_ path: String) -> Bool {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return false }
+        return names.allSatisfy { name in
+            if stateFileNames.contains(name) { return true }
+            guard name.hasPrefix("."), let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+            return stateFileNames.contains(String(name[name.index(after: name.startIndex)..<dot]))
         }
     }
 
