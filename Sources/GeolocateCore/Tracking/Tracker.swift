@@ -283,6 +283,10 @@ public struct Tracker {
 
 /// A live source kept open across outages: reconnects with exponential backoff and jitter,
 /// and says so once per outage (and once when it is back).
+///
+/// A source that drops again soon after coming back (a flapping gpsd or link) keeps its
+/// growing backoff and is reported once as flapping, not once per cycle: only a source that
+/// stays up for `stableAfter` starts again from the shortest backoff.
 struct SourceConnection {
     let name: String
     let logger: Logger
@@ -290,8 +294,14 @@ struct SourceConnection {
     private var current: LocationSource?
     private var outageStarted: ContinuousClock.Instant?
     private var retryAt: ContinuousClock.Instant?
-    private var backoff: Duration = .milliseconds(500)
+    private var backoff: Duration = SourceConnection.minimumBackoff
+    /// When the source last came back, until it has stayed up for `stableAfter`.
+    private var recoveredAt: ContinuousClock.Instant?
+    /// Flapping: outages and recoveries are not reported until the source is stable again.
+    private var quiet = false
+    static let minimumBackoff: Duration = .milliseconds(500)
     static let maximumBackoff: Duration = .seconds(30)
+    static let stableAfter: Duration = .seconds(60)
 
     init(name: String, logger: Logger, open: @escaping () throws -> LocationSource) {
         self.name = name
@@ -322,11 +332,17 @@ struct SourceConnection {
     /// The source answered a wait without failing: an outage is over only then, since a
     /// server that accepts and closes at once must not look like a recovery each time.
     mutating func answered() {
-        guard let outageStarted else { return }
-        let seconds = Double(outageStarted.duration(to: .now).components.seconds)
-        logger.notice("\(name): reconnected after \(Int(seconds)) s; tracking resumes")
-        self.outageStarted = nil
-        backoff = .milliseconds(500)
+        if let outageStarted {
+            let seconds = Double(outageStarted.duration(to: .now).components.seconds)
+            if !quiet { logger.notice("\(name): reconnected after \(Int(seconds)) s; tracking resumes") }
+            self.outageStarted = nil
+            recoveredAt = .now
+        } else if let recoveredAt, recoveredAt.duration(to: .now) >= SourceConnection.stableAfter {
+            if quiet { logger.notice("\(name): answering steadily again; tracking resumes") }
+            self.recoveredAt = nil
+            quiet = false
+            backoff = SourceConnection.minimumBackoff
+        }
     }
 
     /// The source failed while in use.
@@ -338,7 +354,12 @@ struct SourceConnection {
     private mutating func failed(_ error: SourceError) {
         if outageStarted == nil {
             outageStarted = .now
-            logger.warning("\(error.description); retrying with backoff until it answers")
+            if recoveredAt == nil {
+                logger.warning("\(error.description); retrying with backoff until it answers")
+            } else if !quiet {
+                logger.warning("\(error.description); it keeps dropping, so retrying with growing backoff, quietly until it stays up for \(SourceConnection.stableAfter.components.seconds) s")
+                quiet = true
+            }
         }
         let jitter = Double.random(in: 0.8...1.2)
         retryAt = .now + backoff * jitter

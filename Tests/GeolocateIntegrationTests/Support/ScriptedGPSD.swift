@@ -45,6 +45,16 @@ final class ScriptedGPSD {
         return closed - connected
     }
 
+    /// When each client connected, in seconds of the server's monotonic clock.
+    var connectionTimes: [Double] {
+        guard let text = try? String(contentsOf: directory.appendingPathComponent("commands.jsonl"), encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: \.isNewline).compactMap {
+            guard let event = try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any],
+                  event["event"] as? String == "connected" else { return nil }
+            return event["time"] as? Double
+        }
+    }
+
     /// The commands clients sent, in order (`?WATCH={...}`, `?POLL`).
     var commands: [String] {
         guard let text = try? String(contentsOf: directory.appendingPathComponent("commands.jsonl"), encoding: .utf8) else { return [] }

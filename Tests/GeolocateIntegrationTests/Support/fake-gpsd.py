@@ -14,7 +14,8 @@ and serves each client by the script:
    "poll": [TPV, ...],          # the "tpv" list of the POLL object answering ?POLL;
    "stream": [TPV, ...],        # TPVs sent after ?WATCH=...;, one every "interval" seconds
    "raw": ["text", ...],        # lines sent as they are after ?WATCH=...;, before the stream
-   "interval": 0.05}
+   "interval": 0.05,
+   "closeAfterStream": false}  # close the connection once the stream is sent (a flapping gpsd)
 
 A TPV is written as given, after {"class":"TPV","device":"/dev/fake",...}. With "silent" the
 client gets nothing, not even the VERSION greeting, whatever it sends. Every command received
@@ -71,6 +72,11 @@ def stream(conn, script, stop):
         except OSError:
             return
         time.sleep(script.get("interval", 0.05))
+    if script.get("closeAfterStream"):
+        try:
+            conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 def serve(conn):

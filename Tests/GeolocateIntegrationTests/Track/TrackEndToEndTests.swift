@@ -126,6 +126,27 @@ import Glibc
         #expect(result.stderr.contains(first.source))
     }
 
+    /// A gpsd that sends a fix and hangs up, again and again: track reconnects with a growing
+    /// backoff and says so in three lines, not two per cycle (before: the backoff went back to
+    /// 0.5 s and a warning and a "reconnected" notice were printed on every cycle).
+    @Test func aFlappingGpsdIsRetriedWithGrowingBackoffAndFewLines() throws {
+        let gpsd = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: "2026-11-22T12:00:00.000Z")],
+                                     "closeAfterStream": true])
+        defer { gpsd.stop() }
+        let running = try geolocate.start(["track", "--source", gpsd.source, "--every-fix", "--stdout", "--no-spool",
+                                           "--permission", "fine"])
+        defer { _ = running.finish(within: .seconds(1)) }
+        #expect(waitUntil(.seconds(40)) { gpsd.connectionTimes.count >= 5 }, "\(running.stderr)")
+        kill(running.pid, SIGTERM)
+        let result = try #require(running.finish(within: .seconds(10)))
+        let times = gpsd.connectionTimes
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+        #expect(gaps.count >= 4 && gaps[3] > 2 * gaps[0], "gaps between connections: \(gaps)")
+        let lines = result.stderr.split(separator: "\n").filter { $0.contains(gpsd.source) }
+        #expect(lines.count <= 3, "\(result.stderr)")
+        #expect(result.stderr.contains("keeps dropping"), "\(result.stderr)")
+    }
+
     @Test func flagsOutOfRangeAndMisuse() throws {
         let warned = try geolocate.run(["track", "--replay", drive, "--interval", "10s", "--stdout", "--no-spool", "--permission", "fine"])
         #expect(warned.status == 0)
