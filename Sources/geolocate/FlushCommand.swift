@@ -11,7 +11,8 @@ struct FlushCommand: AsyncParsableCommand {
             (openlocate, the default, or mosaic-ndjson), .batchSize (500) and .timeout (10s). \
             Each endpoint has its own cursor: 2xx is delivered; network errors, timeouts, \
             408, 429 and 5xx are retried up to 4 times with exponential backoff and jitter \
-            (Retry-After honoured; a longer one ends the run for that endpoint) and otherwise \
+            (Retry-After honoured while a batch has waited at most 30 s in all; past that the \
+            run ends for that endpoint) and otherwise \
             stay in the spool; 401, 403, 404, 405, 407 and redirects (never followed) mean the \
             endpoint or its credentials are wrong: its records stay pending, it is not tried \
             again in this run, and flush exits 78; any other 4xx splits the batch until the \

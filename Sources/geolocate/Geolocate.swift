@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import GeolocateCore
 import Logging
 
@@ -76,6 +77,27 @@ struct Geolocate: AsyncParsableCommand {
         version: Defaults.version,
         subcommands: [TriggerCommand.self, TrackCommand.self, FlushCommand.self, ConfigCommand.self]
     )
+
+    /// Runs the command as the argument parser's own `main` does, except that a usage error
+    /// has the control characters of its message escaped, as every other message of ours has
+    /// (`StandardError.oneLine`): it may quote what the user typed.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            let full = fullMessage(for: error)
+            guard code != .success, !full.isEmpty else { exit(withError: error) }
+            let short = message(for: error)
+            FileHandleOutput.stderr(full.replacingOccurrences(of: short, with: StandardError.oneLine(short)) + "\n")
+            Foundation.exit(code.rawValue)
+        }
+    }
 }
 
 /// Runs a core call, turning a `GeolocateError` into one line on stderr and its exit code.
@@ -101,7 +123,26 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
 /// Writes diagnostics to stderr, one line each, never to stdout.
 enum StandardError {
     static func write(_ line: String) {
-        FileHandleOutput.stderr(line + "\n")
+        FileHandleOutput.stderr(oneLine(line) + "\n")
+    }
+
+    /// `text` with its control characters escaped (`\n`, `\r`, `\t`, `\u{1B}`): a path, URL or
+    /// action name holding a newline or an escape sequence must not split a message into two
+    /// lines, forge a second one, or drive the terminal.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where scalar.properties.generalCategory == .control:
+                escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 }
 

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Errors read as one line in our words: the path or URL, and the cause as a person says it
 /// ("not a directory", "connection refused"), never a library's dump (`Error Domain=…`,
 /// `(errno: 111)`) and never the same words twice (SPEC §8).
@@ -50,6 +54,14 @@ import Testing
         #expect(unreadable.status == 78)
         #expect(unreadable.stdout.isEmpty)
         expectPlain(unreadable.stderr, naming: "is a directory")
+
+        // A FIFO would block the read: refused as what it is, not as "permission denied".
+        let fifo = geolocate.home.appendingPathComponent("config-fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let piped = try geolocate.start(["config", "show", "--config", fifo])
+        let shown = try #require(piped.finish(within: .seconds(20)), "config show blocked on a FIFO")
+        #expect(shown.status == 78)
+        expectPlain(shown.stderr, naming: "not a regular file")
     }
 
     /// A refused connection is "connection refused", in `--post` warnings, flush's lines and
@@ -80,5 +92,20 @@ import Testing
             #expect(result.stderr.contains("/dev/zero: 64 MiB without a timed NMEA sentence"), "\(result.stderr)")
             expectPlain(result.stderr, naming: "nmea log")
         }
+    }
+
+    /// A name or path with a newline or an escape sequence stays on its one line, escaped:
+    /// before, `trigger $'log\nin'` printed a second line the user never wrote.
+    @Test func controlCharactersInMessagesAreEscaped() throws {
+        let action = try geolocate.run(["trigger", "log\nin \u{1B}[31m", "--replay", kiosk, "--permission", "fine"])
+        #expect(action.status == 64, "\(action.stderr)")
+        // The message is one line (the argument parser's usage lines follow it), and no ESC reaches the terminal.
+        let first = action.stderr.split(separator: "\n").first ?? ""
+        #expect(first.contains(#"invalid action name 'log\nin \u{1B}[31m'"#), "\(action.stderr)")
+        #expect(!action.stderr.contains("\u{1B}"), "\(action.stderr)")
+
+        let replay = try geolocate.run(["trigger", "login", "--replay", "/nonexistent/a\nb.nmea", "--permission", "fine"])
+        #expect(replay.status == 66)
+        #expect(replay.stderr.split(separator: "\n").count == 1 && replay.stderr.contains(#"a\nb.nmea"#), "\(replay.stderr)")
     }
 }

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The configuration file: loading with validation, dotted-key edits and atomic writes.
 ///
 /// A file that does not parse or does not validate is reported with its line and never
@@ -13,6 +17,12 @@ public struct ConfigStore {
     /// - Throws: `GeolocateError.configuration` naming the file, line and reason (exit 78).
     public func load() throws -> JSONValue {
         guard FileManager.default.fileExists(atPath: path) else { return .object([:]) }
+        // A FIFO or device would block the read or stream forever (Foundation also calls that
+        // "permission denied"); a directory is refused below with its own cause.
+        var info = stat()
+        if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG, (info.st_mode & S_IFMT) != S_IFDIR {
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: not a regular file")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -78,8 +78,9 @@ public struct RetryPolicy: Sendable, Equatable {
     public var maxAttempts = 4
     public var baseDelayMilliseconds: Int64 = 500
     public var maxDelayMilliseconds: Int64 = 30_000
-    /// A wait longer than this (a long `Retry-After`) ends the run for the endpoint instead;
-    /// the next flush before that time skips it.
+    /// The most one batch waits between its attempts, in all: a wait that would pass it (a
+    /// long `Retry-After`, or 29 s three times over) ends the run for the endpoint instead, and
+    /// the next flush before that time skips it. A flush under cron must not take minutes.
     public var maxWaitMilliseconds: Int64 = 30_000
 
     public init() {}
@@ -220,6 +221,7 @@ public struct Flusher {
             : IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.id))
         let request = endpoint.request(for: bodies, idempotencyKey: key)
         var attempt = 1
+        var waited: Int64 = 0
         while true {
             let message: String
             let retryAfter: Int64?
@@ -238,12 +240,13 @@ public struct Flusher {
                 }
             }
             let wait = retryAfter ?? retry.delay(afterAttempt: attempt)
-            if attempt >= retry.maxAttempts || wait > retry.maxWaitMilliseconds {
+            if attempt >= retry.maxAttempts || waited + wait > retry.maxWaitMilliseconds {
                 return Outcome(failure: ("\(message) after \(attempt) attempt\(attempt == 1 ? "" : "s")",
                                          clock.nowMilliseconds + wait))
             }
             logger.debug("endpoint \(endpoint.displayName): \(message); attempt \(attempt + 1) in \(wait) ms")
             await sleep(wait)
+            waited += wait
             attempt += 1
         }
     }

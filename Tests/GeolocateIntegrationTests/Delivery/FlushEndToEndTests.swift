@@ -1,5 +1,6 @@
 import Foundation
 import GeolocateCore
+import Logging
 import Testing
 
 #if canImport(Glibc)
@@ -136,6 +137,32 @@ import Glibc
         #expect(collector.requests("/a").count == 3)
         #expect(try flush().status == 75)
         #expect(collector.requests("/a").count == 3)
+    }
+
+    /// Retry-After waits add up against one budget (30 s per batch): 29 s three times over
+    /// used to keep a flush running 87 s. Real collector and spool; only the waits are counted
+    /// instead of slept.
+    @Test func retryAfterWaitsShareOneBudget() async throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/a": ["script": [["status": 503, "retryAfter": "29"], ["status": 503, "retryAfter": "29"],
+                                                ["status": 503, "retryAfter": "29"]]]])
+        _ = try spoolDrive()
+        let waits = Waits()
+        let flusher = Flusher(spool: try Spool(stateDirectory: geolocate.stateDirectory),
+                              endpoints: [Endpoint(name: "a", url: collector.url("/a"))],
+                              transport: AsyncHTTPTransport(), logger: Logger(label: "test"),
+                              sleep: { await waits.add($0) })
+        let report = try await flusher.run()
+        let waited = await waits.all
+        #expect(waited == [29_000], "waited \(waited) ms")
+        #expect(collector.requests("/a").count == 2)
+        #expect(report.endpoints.first?.pending == 120)
+    }
+
+    actor Waits {
+        var all: [Int64] = []
+        func add(_ milliseconds: Int64) { all.append(milliseconds) }
     }
 
     @Test func aPoisonRecordIsDeadLetteredAndTheRestDelivered() throws {
