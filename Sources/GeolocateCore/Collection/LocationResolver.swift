@@ -89,7 +89,6 @@ public struct LocationResolver {
         var opened: LocationSource?
         var unavailable: String?
         var held: Fix??
-        var warnedOfOldReports = false
         let started = ContinuousClock.now
 
         init(resolver: LocationResolver) { self.resolver = resolver }
@@ -139,21 +138,10 @@ public struct LocationResolver {
                 // On a live source, connecting and ?POLL; already used part of the timeout.
                 let spent = source.currentTime == nil ? started.duration(to: .now).milliseconds : 0
                 do {
-                    var remaining = Int(max(0, timeoutMilliseconds - spent))
-                    while case .fix(let fix) = try source.waitForFix(timeoutMilliseconds: remaining) {
-                        // A live report, sent now, of a fix days old is a receiver with a wrong
-                        // date (a lost almanac, a week rollover) or a forged report: not current,
-                        // and not to be remembered either.
-                        let age = now().subtractingClamped(fix.timestamp)
-                        guard source.currentTime == nil, age > FixLimits.maxFutureSkewMilliseconds else {
-                            remember(fix)
-                            return report(fix, origin: .current, missing: .unavailable)
-                        }
-                        if !warnedOfOldReports {
-                            resolver.logger.warning("\(source.name) reports fixes dated \(age / 86_400_000) days before now; they are not taken as current (is the receiver's date wrong?)")
-                            warnedOfOldReports = true
-                        }
-                        remaining = Int(max(0, timeoutMilliseconds - started.duration(to: .now).milliseconds))
+                    let remaining = Int(max(0, timeoutMilliseconds - spent))
+                    if case .fix(let fix) = try source.waitForFix(timeoutMilliseconds: remaining) {
+                        remember(fix)
+                        return report(fix, origin: .current, missing: .unavailable)
                     }
                 } catch let error as SourceError {
                     note(error)
