@@ -229,6 +229,21 @@ import Glibc
         }
         #expect(try geolocate.run(["config", "get", "--show-secrets", "endpoints.a.headers.Authorization"]).stdout == "Bearer T0KEN\n")
 
+        // Reserved headers, names commands could not use, ports NIO would trap on, control
+        // characters in a URL: all refused at set (before: accepted, then 132 at flush).
+        for refused in [["endpoints.a.headers.Idempotency-Key", "fixed"], ["endpoints.a.headers.host", "evil.example"],
+                        ["endpoints.a.url", "http://127.0.0.1:99999/"], ["endpoints.a.url", "http://127.0.0.1:65536/"],
+                        ["endpoints.a.url", "http://h/a\r\nX-Injected: yes"], ["geocoder.url", "http://127.0.0.1:0/"],
+                        ["endpoints.a b.url", "http://h/"], ["endpoints.zz\u{1B}[31m.url", "http://h/"],
+                        ["actions.lo\ngin.mode", "force-current"]] {
+            let result = try geolocate.run(["config", "set"] + refused)
+            #expect(result.status == 64, "\(refused): \(result.stderr)")
+        }
+        // Fragments and OAuth-style parameters are secrets too.
+        #expect(try geolocate.run(["config", "set", "endpoints.f.url", "https://example.org/in?jwt=J1&code=C1#access_token=F1"]).status == 0)
+        let fragment = try geolocate.run(["config", "get", "endpoints.f.url"])
+        #expect(!fragment.stdout.contains("J1") && !fragment.stdout.contains("C1") && !fragment.stdout.contains("F1"), "\(fragment.stdout)")
+
         // A URL refused for its scheme is quoted without its secrets too.
         for refused in [["config", "set", "endpoints.b.url", "ftp://bob:PW@example.org/in?token=TK"],
                         ["config", "set", "geocoder.url", "ftp://bob:PW@example.org/?api_key=TK"],

@@ -94,6 +94,25 @@ import Glibc
         }
     }
 
+    /// A log followed by garbage (`cat drive.nmea /dev/zero`) keeps every fix before the
+    /// garbage: before, the epoch in progress when the 64 MiB limit struck was lost.
+    @Test func fixesBeforeEndlessGarbageAreKept() throws {
+        let drive = GeolocateProcess.example("maynooth-drive.nmea")
+        let track = ["track", "--every-fix", "--stdout", "--no-spool", "--permission", "fine", "--replay"]
+        let clean = try geolocate.run(track + [drive])
+        #expect(clean.status == 0)
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let spoiled = geolocate.home.appendingPathComponent("drive-then-zeros.nmea")
+        var bytes = try Data(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent(drive))
+        bytes.append(Data(count: 65 << 20))
+        try bytes.write(to: spoiled)
+        let result = try geolocate.run(track + [spoiled.path])
+        #expect(result.status == 65, "\(result.stderr)")
+        let expected = clean.stdout.split(separator: "\n").count
+        #expect(expected == 120)
+        #expect(result.stdout.split(separator: "\n").count == expected, "\(result.stdout.split(separator: "\n").count) records")
+    }
+
     /// A name or path with a newline or an escape sequence stays on its one line, escaped:
     /// before, `trigger $'log\nin'` printed a second line the user never wrote.
     @Test func controlCharactersInMessagesAreEscaped() throws {

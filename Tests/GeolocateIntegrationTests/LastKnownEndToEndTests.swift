@@ -119,6 +119,21 @@ import Glibc
         #expect(mode == 0o700)
     }
 
+    /// A state directory reached through a symlink is judged by the directory it points to:
+    /// before, lstat saw the link and neither tightened nor warned.
+    @Test func anOpenStateDirectoryBehindASymlinkIsTightened() throws {
+        let target = geolocate.home.appendingPathComponent("real-state").path
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        chmod(target, 0o777)
+        let link = geolocate.home.appendingPathComponent("state-link").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine"],
+                                       environment: ["GEOLOCATE_STATE_DIR": link])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("now 0700"), "\(result.stderr)")
+        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o700)
+    }
+
     /// A shared directory (sticky, or holding files that are not ours) keeps its mode: the
     /// user pointed us at it, and tightening it would break what else lives there.
     @Test(arguments: [(0o1777, false), (0o777, true)])

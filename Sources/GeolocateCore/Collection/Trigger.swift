@@ -122,11 +122,16 @@ public struct Trigger {
 
     /// Action names are what scripts pass through: letters, digits, `_`, `-` and `.`, up to 64.
     public static func validate(action: String) throws {
-        let allowed = action.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)
-        }
-        guard !action.isEmpty, action.count <= 64, allowed else {
+        guard isPlainName(action) else {
             throw GeolocateError.usage("invalid action name '\(action)' (use letters, digits, _ - or ., up to 64 characters, such as login)")
         }
+    }
+}
+
+/// Whether `name` is 1 to 64 letters, digits, `_`, `-` or `.`: the names of actions and
+/// endpoints, which appear in keys, messages and file names.
+package func isPlainName(_ name: String) -> Bool {
+    !name.isEmpty && name.unicodeScalars.count <= 64 && name.unicodeScalars.allSatisfy {
+        ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)
     }
 }

@@ -203,11 +203,13 @@ public enum ConfigKeys {
         text.utf8.count == 2 && text.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
 
-    /// Whether `text` is an http or https URL with a host.
+    /// Whether `text` is an http or https URL with a host, a port from 1 to 65535 if any, and
+    /// no spaces or control characters.
     package static func isHTTPURL(_ text: String) -> Bool {
-        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
+        guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }),
+              let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else { return false }
-        return true
+        return url.port.map { (1...65_535).contains($0) } ?? true
     }
 
     /// Checks a value read from the file; returns the reason when it is invalid.

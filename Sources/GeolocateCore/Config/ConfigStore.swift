@@ -80,10 +80,30 @@ public struct ConfigStore {
         try save(document)
     }
 
-    /// What is wrong with the name part of a key, such as a header name that is no token.
+    /// Headers geolocate sets itself: a fixed `Idempotency-Key` would make a deduplicating
+    /// server drop every batch after the first, and the others would corrupt the request.
+    static let reservedHeaderNames: Set<String> = ["idempotency-key", "content-type", "content-length", "host",
+                                                   "transfer-encoding", "connection"]
+
+    /// What is wrong with the name parts of a key: an endpoint or action name that commands
+    /// could not use, or a header name that is no token or is one geolocate sets.
     static func keyProblem(_ keyPath: [String], spec: ConfigKeys.Spec) -> String? {
-        guard case .headerValue = spec.kind, let name = keyPath.last, !ConfigKeys.isHeaderName(name) else { return nil }
-        return "'\(name)' is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)"
+        for (pattern, name) in zip(spec.pattern.dropLast(), keyPath.dropLast()) where pattern == "*" {
+            if keyPath.first == "actions", (try? Trigger.validate(action: name)) == nil {
+                return "'\(name)' is not an action name (letters, digits, _ - or ., up to 64 characters)"
+            }
+            if keyPath.first == "endpoints", !isPlainName(name) {
+                return "'\(name)' is not an endpoint name (letters, digits, _ - or ., up to 64 characters)"
+            }
+        }
+        guard case .headerValue = spec.kind, let name = keyPath.last else { return nil }
+        if !ConfigKeys.isHeaderName(name) {
+            return "'\(name)' is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)"
+        }
+        if reservedHeaderNames.contains(name.lowercased()) {
+            return "\(name) is set by geolocate itself and cannot be configured"
+        }
+        return nil
     }
 
     /// Removes `key` (and objects it leaves empty). A key may also name a group of keys,
@@ -139,16 +159,22 @@ public struct ConfigStore {
     }
 
     /// Query parameter names that carry credentials when a name contains one of them (SPEC §5).
-    static let credentialParameterNames = ["key", "token", "secret", "password", "passwd", "pwd", "sig", "auth", "credential", "session"]
+    static let credentialParameterNames = ["key", "token", "secret", "password", "passwd", "pwd", "sig", "auth", "credential",
+                                           "session", "jwt", "code", "access", "bearer"]
 
-    /// `text` with a URL's user, password and credential-like query values (`api_key`,
-    /// `token`, `sig`, …) replaced by `***`; text that is no URL is `***` when it holds an `@`.
+    /// `text` with a URL's user, password, fragment and credential-like query values
+    /// (`api_key`, `token`, `sig`, `jwt`, `code`, …) replaced by `***`; text that is no URL is `***` when it holds an `@`.
     public static func redactedURL(_ text: String) -> String {
         guard var url = URLComponents(string: text) else { return text.contains("@") ? "***" : text }
         var changed = false
         if url.user != nil || url.password != nil {
             url.user = url.user.map { _ in "***" }
             url.password = url.password.map { _ in "***" }
+            changed = true
+        }
+        // A fragment never reaches the server, but OAuth puts access tokens there.
+        if url.fragment != nil {
+            url.fragment = "***"
             changed = true
         }
         if let items = url.queryItems {

@@ -68,6 +68,8 @@ enum DeliveryVerdict: Equatable {
             self = .retry("HTTP \(code)", retryAfterMilliseconds: retryAfter)
         case .failed(let reason):
             self = .retry(reason, retryAfterMilliseconds: nil)
+        case .unusableURL(let reason):
+            self = .endpointRefused(reason)
         }
     }
 }

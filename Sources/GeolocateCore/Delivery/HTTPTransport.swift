@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// One POST of a batch.
 public struct DeliveryRequest: Sendable {
@@ -9,6 +10,13 @@ public struct DeliveryRequest: Sendable {
     public var headers: [(String, String)]
     public var body: String
     public var timeoutMilliseconds: Int64
+
+    public init(url: String, headers: [(String, String)], body: String, timeoutMilliseconds: Int64) {
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
 }
 
 extension DeliveryRequest {
@@ -32,6 +40,8 @@ public enum DeliveryResponse: Sendable, Equatable {
     case status(Int, retryAfterMilliseconds: Int64?, location: String? = nil)
     /// No answer: connection refused or reset, timeout, DNS; the text says which.
     case failed(String)
+    /// The URL cannot be used at all (a port beyond 65535): nothing was sent.
+    case unusableURL(String)
 }
 
 /// What came back from a GET.
@@ -73,6 +83,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
     }
 
     public func post(_ request: DeliveryRequest) async -> DeliveryResponse {
+        if let problem = AsyncHTTPTransport.problem(with: request.url) { return .unusableURL(problem) }
         let (url, basic) = AsyncHTTPTransport.credentials(in: request.url)
         var http = HTTPClientRequest(url: url)
         http.method = .POST
@@ -108,8 +119,23 @@ public struct AsyncHTTPTransport: HTTPTransport {
             }
         }
         if error is ChannelError { return "the connection failed" }
+        if let error = error as? NIOConnectionError {
+            if error.dnsAError != nil || error.dnsAAAAError != nil, error.connectionErrors.isEmpty { return "unknown host" }
+            if let first = error.connectionErrors.first { return plain(first.error) }
+        }
+        if error is SocketAddressError { return "unknown host" }
         if error is NIOTooManyBytesError { return "an answer over 1 MiB" }
         return ErrorText.plain(error)
+    }
+
+    /// Why `url` cannot be requested at all, checked before AsyncHTTPClient sees it: NIO traps
+    /// on a port beyond 65535 (a URL stored by an earlier version, or edited into the file).
+    static func problem(with url: String) -> String? {
+        guard let components = URLComponents(string: url), let host = components.host, !host.isEmpty else {
+            return "the URL cannot be used"
+        }
+        if let port = components.port, !(1...65_535).contains(port) { return "port \(port) is out of range (1 to 65535)" }
+        return nil
     }
 
     /// `url` without its user info, and that user info as a Basic `Authorization` value: a
@@ -153,6 +179,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
     }
 
     public func get(_ url: String, headers: [(String, String)], timeoutMilliseconds: Int64) async -> FetchResponse {
+        if let problem = AsyncHTTPTransport.problem(with: url) { return .failed(problem) }
         var http = HTTPClientRequest(url: url)
         http.method = .GET
         for (name, value) in headers { http.headers.add(name: name, value: value) }

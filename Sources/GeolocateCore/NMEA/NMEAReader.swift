@@ -135,6 +135,8 @@ public final class NMEAReader {
             let n = read(fd, base + filled, capacity - filled)
             if n < 0 {
                 if errno == EINTR { continue }
+                // A FIFO opened without blocking (track) whose writer has nothing yet.
+                if errno == EAGAIN, idleMilliseconds != nil { throw Idle() }
                 throw GeolocateError.unreadableInput(reason: ErrorText.posix(errno))
             }
             if n == 0 { endOfInput = true }
@@ -273,6 +275,8 @@ public final class NMEAEpochStream {
     private let reader: NMEAReader
     private var assembler: EpochAssembler
     private var finished = false
+    /// A read failure to report after the epoch that was in progress when it happened.
+    private var pendingFailure: GeolocateError?
 
     /// - Parameter idleMilliseconds: see `NMEAReader.init`: `next()` throws `NMEAReader.Idle`
     ///   after this long without input, and can be called again.
@@ -290,17 +294,28 @@ public final class NMEAEpochStream {
     public var statistics: NMEAStatistics { reader.statistics }
 
     /// The next epoch, or `nil` at the end of the input.
+    ///
+    /// - Throws: `GeolocateError.unreadableInput` when the input cannot be read or holds no
+    ///   NMEA for `maximumBytesPerEpoch`: after the epoch in progress, which is not lost.
     public func next() throws -> Epoch? {
+        if let failure = pendingFailure.take() { throw failure }
         if finished { return nil }
         var produced: Epoch?
         let reader = self.reader
-        try reader.forEachSentence { body in
-            guard let sentence = NMEASentence.parse(body) else {
-                reader.countUnknown()
-                return true
+        do {
+            try reader.forEachSentence { body in
+                guard let sentence = NMEASentence.parse(body) else {
+                    reader.countUnknown()
+                    return true
+                }
+                produced = assembler.add(sentence)
+                return produced == nil
             }
-            produced = assembler.add(sentence)
-            return produced == nil
+        } catch let failure as GeolocateError {
+            finished = true
+            guard let last = assembler.finish() else { throw failure }
+            pendingFailure = failure
+            return last
         }
         if produced == nil {
             finished = true

@@ -69,13 +69,16 @@ public final class NMEAReplaySource: LocationSource {
             fd = 0
             name = "nmea:-"
         } else {
-            let opened = open(path, O_RDONLY)
+            // Opening a FIFO blocks until a writer comes, deaf to SIGTERM; with an idle limit
+            // (track) it is opened at once and waited on by polling, which a stop interrupts.
+            var info = stat()
+            let isFIFO = stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO
+            let opened = open(path, O_RDONLY | (isFIFO && idleMilliseconds != nil ? O_NONBLOCK : 0))
             if opened < 0 {
                 let code = errno
                 if code == ENOENT { throw GeolocateError.inputMissing(path: path) }
                 throw GeolocateError.unreadableInput(reason: "\(path): \(ErrorText.posix(code))")
             }
-            var info = stat()
             if fstat(opened, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
                 close(opened)
                 throw GeolocateError.unreadableInput(reason: "\(path) is a directory, not an NMEA log")

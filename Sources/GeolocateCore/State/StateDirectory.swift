@@ -29,13 +29,16 @@ public enum Paths {
     /// whatever else lives there. Either way `warn` gets one line.
     public static func secureStateDirectory(_ path: String, warn: (String) -> Void) {
         var info = stat()
-        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_mode & 0o077 != 0 else { return }
+        // stat, not lstat: a state directory reached through a symlink is judged by what it is.
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_mode & 0o077 != 0 else { return }
         let mode = String(info.st_mode & 0o7777, radix: 8)
-        let shared = info.st_mode & S_ISVTX != 0 || !holdsOnlyStateFiles(path)
+        let sticky = info.st_mode & S_ISVTX != 0
+        let shared = sticky || !holdsOnlyStateFiles(path)
         if info.st_uid == geteuid(), !shared, chmod(path, 0o700) == 0 {
             warn("the state directory \(path) was open to other users (mode \(mode)); it is now 0700")
         } else {
-            let why = info.st_uid != geteuid() ? "not ours to change" : "shared with other files, so left as it is"
+            let why = info.st_uid != geteuid() ? "not ours to change"
+                : sticky ? "a shared (sticky) directory, so left as it is" : "shared with other files, so left as it is"
             warn("the state directory \(path) is open to other users (mode \(mode)) and \(why); others may read or replace its locations (set GEOLOCATE_STATE_DIR to a private directory)")
         }
     }

@@ -160,6 +160,21 @@ import Glibc
         #expect(report.endpoints.first?.pending == 120)
     }
 
+    /// A URL with a port beyond 65535 (spooled by an earlier version for `trigger --post`)
+    /// is refused by the transport before NIO traps on it; an unknown host is said plainly.
+    @Test func unusableURLsAreRefusedWithoutATrap() async throws {
+        let transport = AsyncHTTPTransport()
+        let request = DeliveryRequest(url: "http://127.0.0.1:99999/in", headers: [], body: "{}", timeoutMilliseconds: 2000)
+        #expect(await transport.post(request) == .unusableURL("port 99999 is out of range (1 to 65535)"))
+        let fetched = await transport.get("http://127.0.0.1:70000/", headers: [], timeoutMilliseconds: 2000)
+        #expect(fetched == .failed("port 70000 is out of range (1 to 65535)"))
+
+        let post = try geolocate.run(["trigger", "login", "--replay", GeolocateProcess.example("kiosk-gnss.nmea"),
+                                      "--permission", "fine", "--post", "http://no-such-host.invalid/in"])
+        #expect(post.status == 0)
+        #expect(post.stderr.contains("unknown host") && !post.stderr.contains("DNS error"), "\(post.stderr)")
+    }
+
     actor Waits {
         var all: [Int64] = []
         func add(_ milliseconds: Int64) { all.append(milliseconds) }

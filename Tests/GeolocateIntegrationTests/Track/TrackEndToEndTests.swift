@@ -213,6 +213,31 @@ import Glibc
         try expectCleanStopOnSIGTERM(running, while: "stdin was idle")
     }
 
+    /// A FIFO with no writer yet: track has it open (not stuck in open(2), where SIGTERM went
+    /// unheard) and stops on SIGTERM; a FIFO whose writer comes is replayed whole.
+    @Test func aFIFOWithoutAWriterStopsOnSIGTERMAndOneWithAWriterIsReplayed() throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let fifo = geolocate.home.appendingPathComponent("receiver.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let hasOpened = { (pid: Int32) in
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).contains {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == fifo
+            }
+        }
+        let idle = try geolocate.start(["track", "--replay", fifo, "--every-fix", "--stdout", "--permission", "fine"])
+        #expect(waitUntil(.seconds(20)) { hasOpened(idle.pid) }, "track never opened the FIFO: \(idle.stderr)")
+        try expectCleanStopOnSIGTERM(idle, while: "the FIFO had no writer")
+
+        let fed = try geolocate.start(["track", "--replay", fifo, "--every-fix", "--stdout", "--no-spool", "--permission", "fine"])
+        #expect(waitUntil(.seconds(20)) { hasOpened(fed.pid) }, "\(fed.stderr)")
+        let writer = try #require(FileHandle(forWritingAtPath: fifo))
+        writer.write(try Data(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent(drive)))
+        try writer.close()
+        let result = try #require(fed.finish(within: .seconds(30)), "track did not end with its writer")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").count == 120)
+    }
+
     /// SIGTERM while replay pacing waits for the next epoch (an hour away at 0.001x).
     @Test func sigtermWhilePacingStopsCleanly() throws {
         let running = try geolocate.start(["track", "--replay", GeolocateProcess.example("kiosk-gnss.nmea"), "--replay-speed", "0.001x",
