@@ -43,6 +43,7 @@ struct ConfigCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 guard let value = try ConfigStore(path: globalOptions.configPath).get(key, showingSecrets: showSecrets) else {
+                    StandardError.write("geolocate: \(key) is not set and has no built-in value")
                     throw ExitCode(1)
                 }
                 FileHandleOutput.stdout(value.prettyPrinted() + "\n")

@@ -79,8 +79,9 @@ struct Geolocate: AsyncParsableCommand {
     )
 
     /// Runs the command as the argument parser's own `main` does, except that a usage error
-    /// has the control characters of its message escaped, as every other message of ours has
-    /// (`StandardError.oneLine`): it may quote what the user typed.
+    /// is one line, as every other message of ours (SPEC §8): `geolocate: MESSAGE (see
+    /// 'geolocate trigger --help')`, its control characters escaped (it may quote what the
+    /// user typed), instead of the parser's `Error:`, `Help:` and `Usage:` lines.
     static func main() async {
         do {
             var command = try parseAsRoot()
@@ -94,7 +95,14 @@ struct Geolocate: AsyncParsableCommand {
             let full = fullMessage(for: error)
             guard code != .success, !full.isEmpty else { exit(withError: error) }
             let short = message(for: error)
-            FileHandleOutput.stderr(full.replacingOccurrences(of: short, with: StandardError.oneLine(short)) + "\n")
+            guard code == .validationFailure, !short.isEmpty else {
+                FileHandleOutput.stderr(full.replacingOccurrences(of: short, with: StandardError.oneLine(short)) + "\n")
+                Foundation.exit(code.rawValue)
+            }
+            let help = full.range(of: "See '").flatMap { start in
+                full[start.upperBound...].firstIndex(of: "'").map { " (see '\(full[start.upperBound..<$0])')" }
+            } ?? ""
+            StandardError.write("geolocate: \(short)\(help)")
             Foundation.exit(code.rawValue)
         }
     }

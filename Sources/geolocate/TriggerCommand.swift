@@ -74,11 +74,20 @@ struct TriggerCommand: AsyncParsableCommand {
         do {
             try Trigger.validate(action: action)
             _ = try CollectionMode(parsing: mode)
-            if let timeout { _ = try DurationText.milliseconds(timeout, bareUnit: .milliseconds) }
+            if let timeout { _ = try Self.queryTimeout(timeout) }
             if let now { _ = try TimeText.milliseconds(now) }
         } catch let error as GeolocateError {
             throw ValidationError(error.description)
         }
+    }
+
+    /// `--timeout` in milliseconds: 0 (only what gpsd already holds) to 10 minutes.
+    static func queryTimeout(_ text: String) throws -> Int64 {
+        let milliseconds = try DurationText.milliseconds(text, bareUnit: .milliseconds)
+        guard milliseconds <= Defaults.maximumQueryTimeoutMilliseconds else {
+            throw GeolocateError.usage("--timeout \(text) is over the 10m a query may take")
+        }
+        return milliseconds
     }
 
     func run() async throws {
@@ -91,7 +100,7 @@ struct TriggerCommand: AsyncParsableCommand {
             let record = try await trigger.run(TriggerRequest(
                 action: action,
                 mode: try CollectionMode(parsing: mode),
-                timeoutMilliseconds: try timeout.map { try DurationText.milliseconds($0, bareUnit: .milliseconds) },
+                timeoutMilliseconds: try timeout.map(Self.queryTimeout),
                 permission: permission.map { $0 == .none ? nil : Permission(rawValue: $0.rawValue) },
                 now: try now.map(TimeText.milliseconds),
                 source: try sourceOptions.specifier(),

@@ -29,6 +29,16 @@ import Glibc
         #expect(try geolocate.run(["config", "get", "actions.checkout.timeout"]).stdout == "2s\n")
         #expect(try geolocate.run(["config", "validate"]).status == 0)
         #expect(try geolocate.run(["config", "path"]).stdout == geolocate.configPath + "\n")
+
+        // Built-in values where the help names them; an empty list on one line; a key with
+        // no value at all says so (before: exit 1 and nothing on either stream).
+        #expect(try geolocate.run(["config", "get", "actions.foo.mode"]).stdout == "default\n")
+        #expect(try geolocate.run(["config", "get", "endpoints.b.batchSize"]).stdout == "500\n")
+        #expect(try geolocate.run(["config", "get", "endpoints.b.format"]).stdout == "openlocate\n")
+        #expect(try geolocate.run(["config", "set", "permissions", "none"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "permissions"]).stdout == "[]\n")
+        let unset = try geolocate.run(["config", "get", "endpoints.b.url"])
+        #expect(unset.status == 1 && unset.stderr.contains("endpoints.b.url is not set"), "\(unset.stderr)")
     }
 
     /// A group of keys (an endpoint, an action, `privacy`) is unset whole; a key that names
@@ -235,9 +245,13 @@ import Glibc
                         ["endpoints.a.url", "http://127.0.0.1:99999/"], ["endpoints.a.url", "http://127.0.0.1:65536/"],
                         ["endpoints.a.url", "http://h/a\r\nX-Injected: yes"], ["geocoder.url", "http://127.0.0.1:0/"],
                         ["endpoints.a b.url", "http://h/"], ["endpoints.zz\u{1B}[31m.url", "http://h/"],
-                        ["actions.lo\ngin.mode", "force-current"]] {
+                        ["actions.lo\ngin.mode", "force-current"], ["actions.login.timeout", "700s"]] {
             let result = try geolocate.run(["config", "set"] + refused)
             #expect(result.status == 64, "\(refused): \(result.stderr)")
+        }
+        for timeout in ["600001", "100d"] {
+            let flag = try geolocate.run(["trigger", "login", "--timeout", timeout])
+            #expect(flag.status == 64 && flag.stderr.contains("10m"), "--timeout \(timeout): \(flag.stderr)")
         }
         // Fragments and OAuth-style parameters are secrets too.
         #expect(try geolocate.run(["config", "set", "endpoints.f.url", "https://example.org/in?jwt=J1&code=C1#access_token=F1"]).status == 0)

@@ -19,6 +19,9 @@ public enum ConfigKeys {
         case integer(ClosedRange<Int64>)
         /// A whole number of milliseconds within the range; `config set` also takes `2s`.
         case milliseconds(ClosedRange<Int64>)
+        /// A query timeout: a duration from 1 ms to `Defaults.maximumQueryTimeoutMilliseconds`,
+        /// as `triggerActionQueryTimeout` takes, so no action can block a login for days.
+        case queryTimeout
         /// A distance in metres within the range: a radius or threshold beyond the Earth's
         /// half circumference (20,000 km) means nothing, and overflows what uses it.
         case metres(ClosedRange<Double>)
@@ -35,14 +38,14 @@ public enum ConfigKeys {
              help: "granted location permissions: fine, coarse, none (list)"),
         Spec(pattern: ["defaultInterval"], kind: .mode,
              help: "mode for actions without a default (built-in force-current)"),
-        Spec(pattern: ["triggerActionQueryTimeout"], kind: .milliseconds(1...600_000),
+        Spec(pattern: ["triggerActionQueryTimeout"], kind: .milliseconds(1...Defaults.maximumQueryTimeoutMilliseconds),
              help: "query timeout in milliseconds, 1 to 600000 (built-in 1500)"),
         Spec(pattern: ["lastKnownMaxAge"], kind: .duration,
              help: "the oldest last known location reported after a timeout or an unavailable source, such as 30m (built-in unlimited)"),
         Spec(pattern: ["currentMaxAge"], kind: .duration,
              help: "how old a fix gpsd holds may be and still count as current (built-in 2s)"),
         Spec(pattern: ["actions", "*", "mode"], kind: .mode, help: "collection mode for action NAME"),
-        Spec(pattern: ["actions", "*", "timeout"], kind: .positiveDuration, help: "query timeout for action NAME"),
+        Spec(pattern: ["actions", "*", "timeout"], kind: .queryTimeout, help: "query timeout for action NAME, 1ms to 10m"),
         Spec(pattern: ["actions", "*", "lastKnownMaxAge"], kind: .duration,
              help: "lastKnownMaxAge for action NAME"),
         Spec(pattern: ["source"], kind: .source, help: "gpsd, gpsd://HOST:PORT or nmea:FILE (built-in gpsd)"),
@@ -134,6 +137,12 @@ public enum ConfigKeys {
             return .number(Double(value))
         case .duration:
             _ = try DurationText.milliseconds(text, bareUnit: .milliseconds)
+            return .string(text)
+        case .queryTimeout:
+            guard let value = try? DurationText.milliseconds(text, bareUnit: .milliseconds),
+                  (1...Defaults.maximumQueryTimeoutMilliseconds).contains(value) else {
+                throw GeolocateError.usage("invalid timeout '\(text)' (use a duration from 1ms to 10m, such as 1500ms or 2s)")
+            }
             return .string(text)
         case .positiveDuration:
             try checkedPositive(text)
@@ -252,6 +261,12 @@ public enum ConfigKeys {
                 guard ConfigKeys.isWhole(number, in: 0...DurationText.maximumMilliseconds) else {
                     return "must be a duration such as \"1500ms\" or \"2s\", or whole milliseconds up to \(DurationText.maximumMilliseconds)"
                 }
+            case (.queryTimeout, .string(let text)):
+                guard let value = try? DurationText.milliseconds(text, bareUnit: .milliseconds),
+                      (1...Defaults.maximumQueryTimeoutMilliseconds).contains(value) else { return "must be a duration from 1ms to 10m" }
+            case (.queryTimeout, .number(let number)):
+                guard ConfigKeys.isWhole(number, in: 1...Defaults.maximumQueryTimeoutMilliseconds) else { return "must be a duration from 1ms to 10m" }
+            case (.queryTimeout, _): return "must be a duration from 1ms to 10m, such as \"1500ms\""
             case (.positiveDuration, .string(let text)):
                 try checkedPositive(text)
             case (.positiveDuration, .number(let number)):

@@ -404,9 +404,16 @@ public struct Settings: Sendable, Equatable {
             if keyPath.count == 2, keyPath[0] == "fields", RecordFields.keys.contains(where: { $0.name == keyPath[1] }) {
                 return .bool(true)
             }
-            if keyPath.count == 3, keyPath[0] == "actions", keyPath[2] == "mode",
-               let mode = CollectionMode.builtInDefault(for: keyPath[1]) {
-                return .string(mode.description)
+            if keyPath.count == 3, keyPath[0] == "actions", keyPath[2] == "mode" {
+                return .string((CollectionMode.builtInDefault(for: keyPath[1]) ?? .default).description)
+            }
+            if keyPath.count == 3, keyPath[0] == "endpoints" {
+                switch keyPath[2] {
+                case "format": return .string(EndpointFormat.openlocate.rawValue)
+                case "batchSize": return .number(Double(Endpoint.defaultBatchSize))
+                case "timeout": return .string(DurationText.format(Endpoint.defaultTimeoutMilliseconds))
+                default: break
+                }
             }
             return nil
         }
@@ -431,6 +438,8 @@ public struct Settings: Sendable, Equatable {
 public enum Defaults {
     public static let version = "0.1.0"
     public static let queryTimeoutMilliseconds: Int64 = 1500
+    /// The longest query timeout anywhere (flag or config): 10 minutes.
+    public static let maximumQueryTimeoutMilliseconds: Int64 = 600_000
     public static let currentMaxAgeMilliseconds: Int64 = 2000
     /// gpsd answers `?POLL;` in about 1 ms; one that takes a second is treated as unavailable.
     public static let gpsdResponseTimeoutMilliseconds: Int64 = 1000

@@ -19,6 +19,9 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
     public func prettyPrinted() -> String {
         switch self {
         case .string(let string): return string
+        // Foundation's pretty printer writes an empty array or object over three lines.
+        case .array(let items) where items.isEmpty: return "[]"
+        case .object(let members) where members.isEmpty: return "{}"
         case .number, .bool, .null, .array, .object: break
         }
         let encoder = JSONEncoder()

@@ -51,7 +51,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .unreadableInput(let reason):
             return "cannot read input: \(reason)"
         case .inputMissing(let path):
-            return "input file not found: \(path) (check the path given to --replay)"
+            return "input file not found: \(path) (check the path of the replay)"
         case .sourceUnavailable(let message):
             return message
         case .notImplemented(let what):
