@@ -139,8 +139,7 @@ public enum ConfigKeys {
             _ = try DurationText.milliseconds(text, bareUnit: .milliseconds)
             return .string(text)
         case .queryTimeout:
-            guard let value = try? DurationText.milliseconds(text, bareUnit: .milliseconds),
-                  (1...Defaults.maximumQueryTimeoutMilliseconds).contains(value) else {
+            guard isQueryTimeout(text) else {
                 throw GeolocateError.usage("invalid timeout '\(text)' (use a duration from 1ms to 10m, such as 1500ms or 2s)")
             }
             return .string(text)
@@ -228,6 +227,12 @@ public enum ConfigKeys {
         return bad ? "a header value cannot hold control characters such as CR or LF (was it read from a file with CRLF line ends?)" : nil
     }
 
+    /// Whether `text` is a query timeout: a duration from 1 ms to 10 minutes.
+    static func isQueryTimeout(_ text: String) -> Bool {
+        guard let value = try? DurationText.milliseconds(text, bareUnit: .milliseconds) else { return false }
+        return (1...Defaults.maximumQueryTimeoutMilliseconds).contains(value)
+    }
+
     /// Whether `name` is an HTTP header name (an RFC 9110 token).
     static func isHeaderName(_ name: String) -> Bool {
         !name.isEmpty && name.unicodeScalars.allSatisfy {
@@ -262,8 +267,7 @@ public enum ConfigKeys {
                     return "must be a duration such as \"1500ms\" or \"2s\", or whole milliseconds up to \(DurationText.maximumMilliseconds)"
                 }
             case (.queryTimeout, .string(let text)):
-                guard let value = try? DurationText.milliseconds(text, bareUnit: .milliseconds),
-                      (1...Defaults.maximumQueryTimeoutMilliseconds).contains(value) else { return "must be a duration from 1ms to 10m" }
+                guard isQueryTimeout(text) else { return "must be a duration from 1ms to 10m" }
             case (.queryTimeout, .number(let number)):
                 guard ConfigKeys.isWhole(number, in: 1...Defaults.maximumQueryTimeoutMilliseconds) else { return "must be a duration from 1ms to 10m" }
             case (.queryTimeout, _): return "must be a duration from 1ms to 10m, such as \"1500ms\""

@@ -163,7 +163,8 @@ public struct ConfigStore {
                                            "session", "jwt", "code", "access", "bearer"]
 
     /// `text` with a URL's user, password, fragment and credential-like query values
-    /// (`api_key`, `token`, `sig`, `jwt`, `code`, …) replaced by `***`; text that is no URL is `***` when it holds an `@`.
+    /// (`api_key`, `token`, `sig`, `jwt`, `code`, …) replaced by `***`; text that is no URL is
+    /// `***` when it holds an `@`.
     public static func redactedURL(_ text: String) -> String {
         guard var url = URLComponents(string: text) else { return text.contains("@") ? "***" : text }
         var changed = false

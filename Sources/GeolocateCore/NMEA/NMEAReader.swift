@@ -278,12 +278,12 @@ public final class NMEAEpochStream {
     /// A read failure to report after the epoch that was in progress when it happened.
     private var pendingFailure: GeolocateError?
 
-    /// - Parameter idleMilliseconds: see `NMEAReader.init`: `next()` throws `NMEAReader.Idle`
-    ///   after this long without input, and can be called again.
     /// The most input read for one epoch: real logs have one every second or so, in a few
     /// KiB, so this much without one is no NMEA log.
     public static let maximumBytesPerEpoch = 64 << 20
 
+    /// - Parameter idleMilliseconds: see `NMEAReader.init`: `next()` throws `NMEAReader.Idle`
+    ///   after this long without input, and can be called again.
     public init(fileDescriptor fd: Int32, provider: Fix.Provider = .nmeaReplay, idleMilliseconds: Int32? = nil) {
         reader = NMEAReader(fileDescriptor: fd, idleMilliseconds: idleMilliseconds,
                             maximumBytesPerCall: NMEAEpochStream.maximumBytesPerEpoch)
