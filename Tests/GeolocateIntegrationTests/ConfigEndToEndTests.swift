@@ -151,6 +151,7 @@ import Glibc
         ("triggerActionQueryTimeout", "1500.5", "1 to 600000"), ("triggerActionQueryTimeout", "0", "1 to 600000"),
         ("triggerActionQueryTimeout", "11m", "1 to 600000"),
         ("visits.radius", "1e308", "1 to 20000000"), ("privacy.accuracyThreshold", "0", "0.01 to 20000000"),
+        ("visits.radius", "0x1p8", "1 to 20000000"), ("spool.maxRetention", "0x10d", "such as 1500ms"),
     ])
     func integerKeysRefuseFractionsAndOutOfRange(_ key: String, _ value: String, _ range: String) throws {
         let refused = try geolocate.run(["config", "set", key, value])
@@ -253,6 +254,12 @@ import Glibc
             let flag = try geolocate.run(["trigger", "login", "--timeout", timeout])
             #expect(flag.status == 64 && flag.stderr.contains("10m"), "--timeout \(timeout): \(flag.stderr)")
         }
+        // Header names are case-insensitive: a second spelling replaces the first.
+        #expect(try geolocate.run(["config", "set", "endpoints.h.url", "https://example.org/in"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "endpoints.h.headers.Authorization", "Bearer ONE"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "endpoints.h.headers.authorization", "Bearer TWO"]).status == 0)
+        let headers = try geolocate.run(["config", "get", "--show-secrets", "endpoints.h.headers"]).stdout
+        #expect(headers.contains("TWO") && !headers.contains("ONE") && !headers.contains("\"Authorization\""), "\(headers)")
         // Fragments and OAuth-style parameters are secrets too.
         #expect(try geolocate.run(["config", "set", "endpoints.f.url", "https://example.org/in?jwt=J1&code=C1#access_token=F1"]).status == 0)
         let fragment = try geolocate.run(["config", "get", "endpoints.f.url"])

@@ -85,7 +85,7 @@ public enum DurationText {
             scale = unitScale
             break
         }
-        guard let value = Double(number), value.isFinite, value >= 0, !number.hasPrefix("+"),
+        guard NumberText.isDecimal(number), let value = Double(number), value.isFinite, value >= 0, !number.hasPrefix("+"),
               (value * scale).rounded() <= Double(maximumMilliseconds) else {
             throw GeolocateError.usage(
                 "invalid duration '\(text)' (use a number with ms, s, m, h or d up to 100 years, such as 1500ms, 2s, 30m, 2h, 10d)")

@@ -156,7 +156,7 @@ public enum ConfigKeys {
             default: throw GeolocateError.usage("invalid value '\(text)' (use true or false)")
             }
         case .metres(let range):
-            guard let number = Double(text), range.contains(number) else {
+            guard NumberText.isDecimal(text), let number = Double(text), range.contains(number) else {
                 throw GeolocateError.usage("invalid value '\(text)' (use metres from \(range.lowerBound.shortText) to \(range.upperBound.shortText))")
             }
             return .number(number)

@@ -76,6 +76,13 @@ public struct ConfigStore {
             throw GeolocateError.usage("\(key): \(error)")
         }
         var document = try load()
+        // Header names are case-insensitive: `authorization` replaces `Authorization`, so the
+        // request never carries both.
+        if case .headerValue = spec.kind, case .object(let headers)? = document[Array(keyPath.dropLast())] {
+            for name in headers.keys where name != keyPath.last && name.lowercased() == keyPath.last?.lowercased() {
+                document.set(Array(keyPath.dropLast()) + [name], to: nil)
+            }
+        }
         document.set(keyPath, to: parsed)
         try save(document)
     }

@@ -169,7 +169,8 @@ public struct Flusher {
             report.lastError = state.lastError
             return report
         }
-        if !ignoresRetryAt, let retryAt = state.retryAt, retryAt > clock.nowMilliseconds {
+        if !ignoresRetryAt, let retryAt = state.retryAt, retryAt > clock.nowMilliseconds,
+           state.retryURL == nil || state.retryURL == endpoint.url {
             report.lastError = "\(state.lastError ?? "failed"); not retried before \(TimeText.iso8601(retryAt)) (flush --ignore-retry-after tries now)"
             return report
         }
@@ -188,7 +189,7 @@ public struct Flusher {
                 report.deadLetters += outcome.deadLetters.map { DeadLetter(id: $0.record.id, status: $0.status, reason: $0.reason) }
             }
             if let failure = outcome.failure {
-                try spool.markFailed(endpoint: endpoint.name, error: failure.message, retryAt: failure.retryAt)
+                try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: failure.message, retryAt: failure.retryAt)
                 report.lastError = failure.message
                 if failure.retryAt == nil {
                     report.endpointError = failure.message

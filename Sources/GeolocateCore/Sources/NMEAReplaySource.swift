@@ -21,7 +21,7 @@ public enum ReplaySpeed: Sendable, Equatable, CustomStringConvertible {
         case "asap": self = .asap
         case "realtime": self = .factor(1)
         default:
-            guard text.lowercased().hasSuffix("x"), let value = Double(text.dropLast()),
+            guard text.lowercased().hasSuffix("x"), NumberText.isDecimal(text.dropLast()), let value = Double(text.dropLast()),
                   ReplaySpeed.factorRange.contains(value)
             else {
                 throw GeolocateError.usage(

@@ -19,6 +19,9 @@ public struct EndpointState: Sendable, Equatable {
     public var sent = 0
     /// Not before this time (epoch ms): a `Retry-After` or the backoff after a failed flush.
     public var retryAt: Int64?
+    /// The URL that asked for `retryAt`: an endpoint given a new URL is not held back by
+    /// what the old one said. `nil` in states stored before it was kept.
+    public var retryURL: String?
     public var lastError: String?
     public var lastSuccessAt: Int64?
 }
@@ -52,6 +55,9 @@ extension Spool {
             try db.execute(sql: "ALTER TABLE records ADD COLUMN destination TEXT")
             try db.execute(sql: "ALTER TABLE deadLetters ADD COLUMN recordedAt INTEGER")
         }
+        migrator.registerMigration("retryURL") { db in
+            try db.execute(sql: "ALTER TABLE endpoints ADD COLUMN retryURL TEXT")
+        }
     }
 
     /// The records of `endpoint`: those spooled for it alone and, for a configured endpoint
@@ -65,7 +71,7 @@ extension Spool {
                 return EndpointState()
             }
             return EndpointState(deliveredThrough: row["deliveredThrough"], sent: row["sent"], retryAt: row["retryAt"],
-                                 lastError: row["lastError"], lastSuccessAt: row["lastSuccessAt"])
+                                 retryURL: row["retryURL"], lastError: row["lastError"], lastSuccessAt: row["lastSuccessAt"])
         }
     }
 
@@ -165,13 +171,14 @@ extension Spool {
         }
     }
 
-    /// Records a failed attempt: the error to report and when to try again.
-    public func markFailed(endpoint: String, error: String, retryAt: Int64?) throws {
+    /// Records a failed attempt: the error to report, and when to try `url` again.
+    public func markFailed(endpoint: String, url: String, error: String, retryAt: Int64?) throws {
         try write { db in
             try db.execute(sql: """
-                INSERT INTO endpoints (name, retryAt, lastError) VALUES (?, ?, ?)
-                ON CONFLICT(name) DO UPDATE SET retryAt = excluded.retryAt, lastError = excluded.lastError
-                """, arguments: [endpoint, retryAt, error])
+                INSERT INTO endpoints (name, retryAt, retryURL, lastError) VALUES (?, ?, ?, ?)
+                ON CONFLICT(name) DO UPDATE SET retryAt = excluded.retryAt, retryURL = excluded.retryURL,
+                    lastError = excluded.lastError
+                """, arguments: [endpoint, retryAt, url, error])
         }
     }
 

@@ -139,6 +139,24 @@ import Glibc
         #expect(collector.requests("/a").count == 3)
     }
 
+    /// A Retry-After parks the URL that sent it, not the endpoint's name: once the user points
+    /// the endpoint elsewhere, the next flush sends at once (before: still parked for an hour).
+    @Test func aNewURLIsNotHeldBackByTheOldOnesRetryAfter() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/old": ["script": [["status": 503, "retryAfter": "3600"]]]])
+        try configure(collector, ["a": ["url": "COLLECTOR/old", "batchSize": "200"]])
+        let ids = try spoolDrive()
+        #expect(try flush().status == 75)
+        #expect(try flush().status == 75)
+        #expect(collector.requests("/old").count == 1)
+
+        try configure(collector, ["a": ["url": "COLLECTOR/new"]])
+        let (status, _, stderr) = try flush()
+        #expect(status == 0, "\(stderr)")
+        #expect(collector.acceptedIDs("/new") == ids)
+    }
+
     /// Retry-After waits add up against one budget (30 s per batch): 29 s three times over
     /// used to keep a flush running 87 s. Real collector and spool; only the waits are counted
     /// instead of slept.
