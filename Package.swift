@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(
             name: "GeolocateIntegrationTests",
             dependencies: ["GeolocateCore", "geolocate", "geolocate-fuzz"],
-            exclude: ["Support/collector.py", "Support/fake-gpsd.py"]
+            exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Golden"]
         ),
     ]
 )

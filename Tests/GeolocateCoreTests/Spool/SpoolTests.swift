@@ -23,6 +23,24 @@ import Testing
         #expect(try Spool(stateDirectory: state).count() == 5)
     }
 
+    /// A spool written by an earlier version (`Fixtures/spool-v1`, see its README) opens
+    /// with every record, destination and cursor kept: the baseline the typed-records
+    /// migration must keep passing.
+    @Test func aSpoolFromAnEarlierVersionKeepsEverything() throws {
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: TestPaths.fixture("spool-v1/spool.sqlite"),
+                                         to: URL(fileURLWithPath: state + "/spool.sqlite"))
+        let expected = try String(contentsOf: TestPaths.fixture("spool-v1/records.ndjson"), encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+        let spool = try Spool(stateDirectory: state)
+        #expect(try spool.bodies() == expected)
+        #expect(try spool.pendingCount(for: "primary") == 12)
+        let post = "http://127.0.0.1:1/post?token=T"
+        #expect(try spool.postDestinations() == [post])
+        #expect(try spool.pendingCount(for: post) == 1)
+        #expect(try spool.state(of: "primary").lastError == "connection refused after 4 attempts")
+    }
+
     @Test func theFileIsPrivateAndInWALMode() throws {
         _ = try Spool(stateDirectory: state)
         var info = stat()

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// Every output format pinned byte for byte in `Golden/` (reviewed files, not re-derived):
+/// `trigger --format` on stdout, `track` lines, and the request bodies flush sends in each
+/// endpoint format. What differs between runs is masked (record ids, the device id), and
+/// what differs between machines is turned off (`fields.osVersion`, `fields.deviceModel`:
+/// a VM has no DMI model). `GEOLOCATE_UPDATE_GOLDEN=1` rewrites the files; review the diff
+/// before committing it.
+@Suite struct GoldenOutputTests {
+    let geolocate = GeolocateProcess()
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+    let drive = GeolocateProcess.example("maynooth-drive.nmea")
+
+    /// `text` with the values that differ per run or machine replaced by their names.
+    static func masked(_ text: String) -> String {
+        var result = text
+        for key in ["id", "deviceId", "device_id"] {
+            let pattern = "\"\(key)\":\"[^\"]*\""
+            result = result.replacingOccurrences(of: pattern, with: "\"\(key)\":\"<\(key)>\"", options: .regularExpression)
+        }
+        return result
+    }
+
+    func expectGolden(_ name: String, _ output: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let file = Self.directory.appendingPathComponent(name)
+        let actual = Self.masked(output)
+        if ProcessInfo.processInfo.environment["GEOLOCATE_UPDATE_GOLDEN"] == "1" {
+            try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
+            try actual.write(to: file, atomically: true, encoding: .utf8)
+            return
+        }
+        let golden = try String(contentsOf: file, encoding: .utf8)
+        #expect(actual == golden, "\(name) differs from its golden file", sourceLocation: sourceLocation)
+    }
+
+    /// Turns off the fields that depend on the machine.
+    func withoutMachineFields() throws {
+        for field in ["osVersion", "deviceModel"] {
+            #expect(try geolocate.run(["config", "set", "fields.\(field)", "false"]).status == 0)
+        }
+    }
+
+    @Test(arguments: ["mosaic", "veridium", "openlocate"])
+    func triggerFormats(_ format: String) throws {
+        try withoutMachineFields()
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s",
+                                        "--permission", "fine", "--format", format])
+        #expect(result.status == 0, "\(result.stderr)")
+        try expectGolden("trigger-\(format).json", result.stdout)
+    }
+
+    @Test func trackLines() throws {
+        try withoutMachineFields()
+        let result = try geolocate.run(["track", "--replay", drive, "--stdout", "--no-spool", "--permission", "fine",
+                                        "--count", "5", "--every-fix"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try expectGolden("track-mosaic.ndjson", result.stdout)
+    }
+
+    @Test(arguments: ["openlocate", "mosaic-ndjson", "mosaic"])
+    func flushBodies(_ format: String) throws {
+        try withoutMachineFields()
+        let collector = try Collector()
+        defer { collector.stop() }
+        for (key, value) in [("url", collector.url("/in")), ("format", format), ("batchSize", "3")] {
+            #expect(try geolocate.run(["config", "set", "endpoints.golden.\(key)", value]).status == 0)
+        }
+        let track = try geolocate.run(["track", "--replay", drive, "--permission", "fine", "--count", "5", "--every-fix"])
+        #expect(track.status == 0, "\(track.stderr)")
+        let flush = try geolocate.run(["flush"])
+        #expect(flush.status == 0, "\(flush.stderr)")
+        let bodies = collector.requests("/in").map(\.body).joined(separator: "\n--- next request ---\n")
+        try expectGolden("flush-\(format).txt", bodies + "\n")
+    }
+}
