@@ -58,6 +58,11 @@ extension Spool {
         migrator.registerMigration("retryURL") { db in
             try db.execute(sql: "ALTER TABLE endpoints ADD COLUMN retryURL TEXT")
         }
+        // Without it every batch's delete of delivered --post records scanned the whole table:
+        // a flush of 100,000 records at batch size 100 took 7.5 s instead of about 2.
+        migrator.registerMigration("destinationIndex") { db in
+            try db.execute(sql: "CREATE INDEX records_destination ON records(destination) WHERE destination IS NOT NULL")
+        }
     }
 
     /// The records of `endpoint`: those spooled for it alone and, for a configured endpoint
