@@ -7,6 +7,9 @@
 import Foundation
 import GeolocateCore
 
+/// What every measurement here is timed with.
+let clock = SystemMonotonicClock()
+
 func fail(_ message: String, _ code: Int32) -> Never {
     FileHandle.standardError.write(Data("geolocate-bench: \(message)\n".utf8))
     exit(code)
@@ -15,14 +18,14 @@ func fail(_ message: String, _ code: Int32) -> Never {
 func replay(_ path: String) throws {
     let fd = open(path, O_RDONLY)
     guard fd >= 0 else { fail("cannot open \(path)", 66) }
-    let started = Date()
+    let started = clock.nowSeconds
     let stream = NMEAEpochStream(fileDescriptor: fd)
     var epochs = 0, fixes = 0
     while let epoch = try stream.next() {
         epochs += 1
         if epoch.fix != nil { fixes += 1 }
     }
-    let seconds = Date().timeIntervalSince(started)
+    let seconds = clock.nowSeconds - started
     let s = stream.statistics
     print("{\"sentences\":\(s.accepted),\"skipped\":\(s.skipped),\"unknown\":\(s.unknown),\"bytes\":\(s.bytes),\"epochs\":\(epochs),\"fixes\":\(fixes),\"seconds\":\(seconds)}")
 }
@@ -40,14 +43,14 @@ func spool(count: Int, directory: String) throws {
                permissions: [.fine], origin: .current, fallbackReason: nil, errorCode: .none, context: .regular,
                device: DeviceInfo(id: UUID().uuidString.lowercased(), model: nil, osVersion: "Debian GNU/Linux 12 (bookworm)"))
     }
-    let started = Date()
+    let started = clock.nowSeconds
     var index = 0
     while index < records.count {
         let batch = records[index..<min(index + 1000, records.count)].map { SpoolEntry($0) }
         try spool.append(batch, now: start + Int64(count) * 1000, limits: SpoolLimits(maxRecords: count))
         index += batch.count
     }
-    let seconds = Date().timeIntervalSince(started)
+    let seconds = clock.nowSeconds - started
     print("{\"records\":\(try spool.count()),\"seconds\":\(seconds),\"body\":\(MosaicRecord(records[0]).jsonLine().utf8.count)}")
 }
 
@@ -58,16 +61,16 @@ func gazetteer(count: Int) throws {
         return Double(state >> 11) / Double(1 << 53)
     }
     let points = (0..<count).map { _ in (random() * 130 - 60, random() * 360 - 180) }
-    let opening = Date()
+    let opening = clock.nowSeconds
     let gazetteer = try Gazetteer.shared(environment: ProcessInfo.processInfo.environment)
     let first = gazetteer.nearest(latitude: points[0].0, longitude: points[0].1)
-    let openSeconds = Date().timeIntervalSince(opening)
-    let started = Date()
+    let openSeconds = clock.nowSeconds - opening
+    let started = clock.nowSeconds
     var countries = Set<String>()
     for (latitude, longitude) in points {
         if let place = gazetteer.nearest(latitude: latitude, longitude: longitude) { countries.insert(place.countryCode) }
     }
-    let seconds = Date().timeIntervalSince(started)
+    let seconds = clock.nowSeconds - started
     print("{\"lookups\":\(count),\"seconds\":\(seconds),\"openAndFirstSeconds\":\(openSeconds),\"countries\":\(countries.count),\"first\":\"\(first?.city ?? "")\"}")
 }
 

@@ -16,3 +16,28 @@ public struct FixedClock: WallClock {
     public let nowMilliseconds: Int64
     public init(_ milliseconds: Int64) { nowMilliseconds = milliseconds }
 }
+
+/// Elapsed time and waiting, for replay pacing and measurements; injected so nothing else
+/// reads the system's monotonic clock or sleeps on its own.
+public protocol MonotonicClock: Sendable {
+    /// Seconds since a fixed but arbitrary point; never goes back.
+    var nowSeconds: Double { get }
+    /// Waits `seconds` (at most an hour at a time).
+    func sleep(seconds: Double)
+}
+
+/// The system's monotonic clock (`CLOCK_MONOTONIC`).
+public struct SystemMonotonicClock: MonotonicClock {
+    public init() {}
+
+    public var nowSeconds: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    public func sleep(seconds: Double) {
+        guard seconds > 0 else { return }
+        usleep(useconds_t(min(seconds, 3600) * 1_000_000))
+    }
+}

@@ -51,6 +51,7 @@ public final class NMEAReplaySource: LocationSource {
     private let fd: Int32
     private let speed: ReplaySpeed
     private let idleMilliseconds: Int32?
+    private let pacingClock: MonotonicClock
     /// Virtual milliseconds elapsed since the first epoch.
     private var elapsed = 0
     private var lastTimeOfDay: Int?
@@ -64,7 +65,10 @@ public final class NMEAReplaySource: LocationSource {
     /// - Parameter idleMilliseconds: with a value, a wait returns after at most this much wall
     ///   time of silent input or pacing (see `waitForFix`); `nil` waits as long as needed.
     /// - Throws: `GeolocateError.inputMissing` (66) or `.unreadableInput` (65).
-    public init(path: String, speed: ReplaySpeed = .asap, idleMilliseconds: Int32? = nil) throws {
+    /// - Parameter pacingClock: what paced replays measure and wait on.
+    public init(path: String, speed: ReplaySpeed = .asap, idleMilliseconds: Int32? = nil,
+                pacingClock: MonotonicClock = SystemMonotonicClock()) throws {
+        self.pacingClock = pacingClock
         if path == "-" {
             fd = 0
             name = "nmea:-"
@@ -162,20 +166,14 @@ public final class NMEAReplaySource: LocationSource {
     /// with an idle limit, sleeps at most that long and returns whether the time was reached.
     private func waitUntilDue() -> Bool {
         guard case .factor(let factor) = speed else { return true }
-        let now = NMEAReplaySource.monotonicSeconds()
+        let now = pacingClock.nowSeconds
         let start = wallStart ?? now
         wallStart = start
         let due = start + Double(elapsed) / 1000 / factor
         guard due > now else { return true }
         let slice = idleMilliseconds.map { Double($0) / 1000 } ?? .infinity
         let wait = min(due - now, slice)
-        usleep(useconds_t(min(wait, 3600) * 1_000_000))
+        pacingClock.sleep(seconds: wait)
         return wait >= due - now
-    }
-
-    private static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }
