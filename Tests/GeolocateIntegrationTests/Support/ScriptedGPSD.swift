@@ -33,13 +33,18 @@ final class ScriptedGPSD {
         self.port = port
     }
 
+    /// What the server logged (`commands.jsonl`): connections, closes and commands, in order.
+    private var events: [[String: Any]] {
+        guard let text = try? String(contentsOf: directory.appendingPathComponent("commands.jsonl"), encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: \.isNewline).compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
     /// Seconds from the first client's connection to its close, as the server saw them: how
     /// long geolocate waited on gpsd, whatever its own start-up took on a loaded machine.
     var firstSessionSeconds: Double? {
-        guard let text = try? String(contentsOf: directory.appendingPathComponent("commands.jsonl"), encoding: .utf8) else { return nil }
-        let events = text.split(whereSeparator: \.isNewline).compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        let events = self.events
         guard let connected = events.first(where: { $0["event"] as? String == "connected" })?["time"] as? Double,
               let closed = events.first(where: { $0["event"] as? String == "closed" })?["time"] as? Double else { return nil }
         return closed - connected
@@ -47,21 +52,11 @@ final class ScriptedGPSD {
 
     /// When each client connected, in seconds of the server's monotonic clock.
     var connectionTimes: [Double] {
-        guard let text = try? String(contentsOf: directory.appendingPathComponent("commands.jsonl"), encoding: .utf8) else { return [] }
-        return text.split(whereSeparator: \.isNewline).compactMap {
-            guard let event = try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any],
-                  event["event"] as? String == "connected" else { return nil }
-            return event["time"] as? Double
-        }
+        events.filter { $0["event"] as? String == "connected" }.compactMap { $0["time"] as? Double }
     }
 
     /// The commands clients sent, in order (`?WATCH={...}`, `?POLL`).
-    var commands: [String] {
-        guard let text = try? String(contentsOf: directory.appendingPathComponent("commands.jsonl"), encoding: .utf8) else { return [] }
-        return text.split(whereSeparator: \.isNewline).compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["command"] as? String
-        }
-    }
+    var commands: [String] { events.compactMap { $0["command"] as? String } }
 
     func stop() {
         if pid > 0 { ProcessGroup.stop(pid) }
