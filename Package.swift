@@ -50,7 +50,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeolocateCoreTests",
-            dependencies: ["GeolocateCore"],
+            dependencies: ["GeolocateCore", .product(name: "GRDB", package: "GRDB.swift")],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

@@ -108,11 +108,14 @@ enum FuzzTarget: String, CaseIterable {
         if let fix = LastKnownStore.fix(decoding: Data(bytes)) { check(fix) }
     }
 
+    /// A record line of a version-1 spool, read as its migration reads it, then rendered in
+    /// every format under every precision.
     private static func spool(_ bytes: [UInt8]) {
-        let line = String(decoding: bytes, as: UTF8.self)
-        for format in EndpointFormat.allCases { _ = format.body(for: [line, line]) }
+        guard let record = try? SpoolV1Line.record(from: String(decoding: bytes, as: UTF8.self), recordedAt: 1_795_000_000_000) else { return }
         for precision in LocationPrecision.allCases {
-            _ = MosaicLine.narrowed(line, to: PrivacyPolicy(precision: precision).attributes)
+            let policy = OutputPolicy(attributes: PrivacyPolicy(precision: precision).attributes)
+            for format in EndpointFormat.allCases { _ = format.body(for: [record, record], policy: policy) }
+            for format in RecordFormat.allCases { _ = format.line(record, policy: policy) }
         }
     }
 }

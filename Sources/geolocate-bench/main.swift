@@ -51,7 +51,7 @@ func spool(count: Int, directory: String) throws {
         index += batch.count
     }
     let seconds = clock.nowSeconds - started
-    print("{\"records\":\(try spool.count()),\"seconds\":\(seconds),\"body\":\(MosaicRecord(records[0]).jsonLine().utf8.count)}")
+    print("{\"records\":\(try spool.count()),\"seconds\":\(seconds),\"body\":\(RecordFormat.mosaic.line(records[0], policy: .unrestricted).utf8.count)}")
 }
 
 func gazetteer(count: Int) throws {

@@ -105,7 +105,7 @@ struct TriggerCommand: AsyncParsableCommand {
                 now: try now.map(TimeText.milliseconds),
                 source: try sourceOptions.specifier(),
                 replaySpeed: try sourceOptions.speed()))
-            FileHandleOutput.stdout(format.render(record) + "\n")
+            FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings)) + "\n")
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint),
                let failure = try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
                                                      environment: ProcessInfo.processInfo.environment, logger: logger) {

@@ -44,13 +44,14 @@ public struct Trigger {
         self.openSource = openSource
     }
 
-    /// Makes the record for one event, with the address and fields `privacy.*` allow.
+    /// Makes the record for one event, with the address and fields `privacy.*` and `fields.*` allow.
     /// - Throws: `GeolocateError` for input that cannot be opened (missing replay file: 66).
     public func run(_ request: TriggerRequest) async throws -> Record {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         let privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
-        return await privacy.apply(to: try collect(request, stateDirectory: stateDirectory))
+        let record = await privacy.apply(to: try collect(request, stateDirectory: stateDirectory))
+        return OutputPolicy(settings: settings).applied(to: record)
     }
 
     /// The record as the collection mode decides it, before privacy.

@@ -30,7 +30,7 @@ public enum Delivery {
         defer { withExtendedLifetime(lock) {} }
         var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory), endpoints: settings.endpoints,
                               transport: transport, limits: settings.spoolLimits, logger: logger)
-        flusher.locationAttributes = settings.privacy.attributes
+        flusher.policy = OutputPolicy(settings: settings)
         flusher.ignoresRetryAt = ignoringRetryAfter
         return try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
     }
@@ -61,18 +61,19 @@ public enum Delivery {
         case .endpoint(let name):
             endpoint = try settings.endpoint(named: name, configPath: configPath)
         }
-        let line = MosaicRecord(record).jsonLine()
+        let policy = OutputPolicy(settings: settings)
+        let record = policy.applied(to: record)
         var spooled: (spool: Spool, seq: Int64)?
         var notSpooled: GeolocateError?
         do {
             let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), busyTimeout: postSpoolBusyTimeout)
-            spooled = (spool, try spool.enqueue(SpoolEntry(record, body: line, destination: endpoint.name),
+            spooled = (spool, try spool.enqueue(SpoolEntry(record, destination: endpoint.name),
                                                 now: record.triggeredAt, limits: settings.spoolLimits))
         } catch let error as GeolocateError {
             notSpooled = error
         }
         let failure: String
-        switch DeliveryVerdict(await transport.post(endpoint.request(for: [line], idempotencyKey: record.id))) {
+        switch DeliveryVerdict(await transport.post(endpoint.request(for: [record], policy: policy, idempotencyKey: record.id))) {
         case .delivered:
             if let spooled {
                 // Left in the spool, it would only be sent again under the same key.

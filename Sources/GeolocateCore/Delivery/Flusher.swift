@@ -111,9 +111,9 @@ public struct Flusher {
     public var logger: Logger
     /// Waits between attempts; replaced in tests to count the waits.
     public var sleep: @Sendable (Int64) async -> Void
-    /// The location fields the privacy settings in force allow: a record spooled under a
-    /// wider level leaves without the rest.
-    public var locationAttributes: LocationAttributes = .all
+    /// `privacy.*` and `fields.*` in force: records are rendered under it when they are sent,
+    /// so one spooled under a wider policy leaves without what the present one withholds.
+    public var policy = OutputPolicy.unrestricted
     /// `flush --ignore-retry-after`: try endpoints an earlier `Retry-After` or backoff parked.
     public var ignoresRetryAt = false
 
@@ -186,7 +186,7 @@ public struct Flusher {
                 state.deliveredThrough = through
                 report.sent += outcome.delivered
                 report.deadLettered += outcome.deadLetters.count
-                report.deadLetters += outcome.deadLetters.map { DeadLetter(id: $0.record.id, status: $0.status, reason: $0.reason) }
+                report.deadLetters += outcome.deadLetters.map { DeadLetter(id: $0.record.record.id, status: $0.status, reason: $0.reason) }
             }
             if let failure = outcome.failure {
                 try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: failure.message, retryAt: failure.retryAt)
@@ -217,12 +217,10 @@ public struct Flusher {
     }
 
     private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint) async -> Outcome {
-        let bodies = locationAttributes == .all ? records.map(\.body)
-            : records.map { MosaicLine.narrowed($0.body, to: locationAttributes) }
         // One record as `trigger --post` sends it keeps the key it was first sent with: its id.
-        let key = endpoint.format == .mosaic && records.count == 1 ? records.first!.id
-            : IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.id))
-        let request = endpoint.request(for: bodies, idempotencyKey: key)
+        let key = endpoint.format == .mosaic && records.count == 1 ? records.first!.record.id
+            : IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.record.id))
+        let request = endpoint.request(for: records.map(\.record), policy: policy, idempotencyKey: key)
         var attempt = 1
         var waited: Int64 = 0
         while true {

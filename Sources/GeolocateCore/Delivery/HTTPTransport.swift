@@ -8,10 +8,10 @@ import NIOPosix
 public struct DeliveryRequest: Sendable {
     public var url: String
     public var headers: [(String, String)]
-    public var body: String
+    public var body: [UInt8]
     public var timeoutMilliseconds: Int64
 
-    public init(url: String, headers: [(String, String)], body: String, timeoutMilliseconds: Int64) {
+    public init(url: String, headers: [(String, String)], body: [UInt8], timeoutMilliseconds: Int64) {
         self.url = url
         self.headers = headers
         self.body = body
@@ -23,7 +23,7 @@ extension DeliveryRequest {
     /// A POST with geolocate's headers: the endpoint's own (sorted), then `Content-Type`,
     /// `Idempotency-Key` and `User-Agent`.
     init(url: String, headers: [String: String] = [:], contentType: String, idempotencyKey: String,
-         body: String, timeoutMilliseconds: Int64) {
+         body: [UInt8], timeoutMilliseconds: Int64) {
         self.init(url: url,
                   headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [
                       ("Content-Type", contentType), ("Idempotency-Key", idempotencyKey),
@@ -89,7 +89,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
         http.method = .POST
         for (name, value) in request.headers { http.headers.add(name: name, value: value) }
         if let basic, !http.headers.contains(name: "Authorization") { http.headers.add(name: "Authorization", value: basic) }
-        http.body = .bytes(ByteBuffer(string: request.body))
+        http.body = .bytes(ByteBuffer(bytes: request.body))
         // The timeout bounds the whole exchange: AsyncHTTPClient's deadline ends with the head.
         let deadline = NIODeadline.now() + .milliseconds(request.timeoutMilliseconds)
         do {

@@ -87,8 +87,8 @@ public struct StreetGeocoder: Sendable {
         components.percentEncodedPath = path + "/reverse"
         components.queryItems = (components.queryItems ?? []) + [
             URLQueryItem(name: "format", value: "jsonv2"),
-            URLQueryItem(name: "lat", value: MosaicRecord.decimal(latitude, digits: 7)),
-            URLQueryItem(name: "lon", value: MosaicRecord.decimal(longitude, digits: 7)),
+            URLQueryItem(name: "lat", value: JSONWriter.decimal(latitude, digits: 7)),
+            URLQueryItem(name: "lon", value: JSONWriter.decimal(longitude, digits: 7)),
             URLQueryItem(name: "zoom", value: "18"),
             URLQueryItem(name: "addressdetails", value: "1"),
         ]
@@ -137,7 +137,7 @@ public struct GeocoderCache: Sendable {
 
     /// The cache key: the point rounded to 4 decimals (about 11 m).
     static func cell(latitude: Double, longitude: Double) -> String {
-        MosaicRecord.decimal(latitude, digits: 4) + "," + MosaicRecord.decimal(longitude, digits: 4)
+        JSONWriter.decimal(latitude, digits: 4) + "," + JSONWriter.decimal(longitude, digits: 4)
     }
 
     /// The cached answer for `cell` if it is recent enough; else takes the right to ask the

@@ -23,8 +23,8 @@ public struct Record: Sendable, Equatable {
     public var device: DeviceInfo?
     /// Where the fix is in words, as far as `privacy.precision` allows; `nil` when not looked up.
     public var address: Address?
-    /// The fields the location object may carry (`privacy.precision` and
-    /// `privacy.locationAttributeFilter`); every output format obeys it.
+    /// The fields the location object may show: those `privacy.*` and `fields.*` allowed when
+    /// the record was made (see `OutputPolicy`). Every output format obeys it.
     public var attributes: LocationAttributes = .all
 
     public init(id: String = Record.newID(), action: String, triggeredAt: Int64,
@@ -75,64 +75,4 @@ public enum LocationContext: String, Sendable, Codable {
     case visitEntry = "visit_entry"
     /// The device has left a visit.
     case visitExit = "visit_exit"
-}
-
-/// The Mosaic-style JSON object of SPEC §3.1: decimal strings, explicit nulls, fixed key order.
-public struct MosaicRecord {
-    public let record: Record
-
-    public init(_ record: Record) { self.record = record }
-
-    /// The record as one line of JSON, keys in the order of SPEC §3.1.
-    public func jsonLine() -> String {
-        var json = JSONObjectWriter()
-        json.add("id", record.id)
-        json.add("action", record.action)
-        json.add("triggeredAt", record.triggeredAt)
-        json.add("requestedMode", record.requestedMode)
-        json.add("collectionMode", record.collectionMode)
-        json.addRaw("location", record.fix.map { MosaicRecord.location($0, record: record) } ?? "null")
-        json.add("locationSource", record.origin?.rawValue)
-        json.add("ageMs", record.ageMilliseconds)
-        json.add("fallbackReason", record.fallbackReason?.rawValue)
-        json.add("errorCode", Int64(record.errorCode.rawValue))
-        json.addIfPresent("context", record.context?.rawValue)
-        json.addIfPresent("deviceId", record.device?.id)
-        json.addIfPresent("deviceModel", record.device?.model)
-        json.addIfPresent("osVersion", record.device?.osVersion)
-        return json.finished()
-    }
-
-    /// The `location` object: coordinates with 7 decimals, other figures with 1 or 2, all
-    /// strings, then the address parts; only the fields in `record.attributes`.
-    static func location(_ fix: Fix, record: Record) -> String {
-        let allowed = record.attributes
-        var json = JSONObjectWriter()
-        if allowed.contains(.latitude) { json.addDecimalIfPresent("latitude", fix.latitude, digits: 7) }
-        if allowed.contains(.longitude) { json.addDecimalIfPresent("longitude", fix.longitude, digits: 7) }
-        if allowed.contains(.accuracy) { json.addDecimalIfPresent("accuracy", fix.horizontalAccuracy, digits: 1) }
-        if allowed.contains(.altitude) { json.addDecimalIfPresent("altitude", fix.altitudeHAE, digits: 1) }
-        if allowed.contains(.provider) { json.add("provider", fix.provider.rawValue) }
-        if allowed.contains(.permissions) { json.add("permissions", record.permissions.map(\.rawValue)) }
-        if allowed.contains(.recordTimestamp) { json.add("recordTimestamp", fix.timestamp) }
-        if allowed.contains(.fixMode) { json.add("fixMode", fix.mode.rawValue) }
-        if allowed.contains(.speed) { json.addDecimalIfPresent("speed", fix.speed, digits: 2) }
-        if allowed.contains(.course) { json.addDecimalIfPresent("course", fix.course, digits: 1) }
-        if allowed.contains(.verticalAccuracy) { json.addDecimalIfPresent("verticalAccuracy", fix.verticalAccuracy, digits: 1) }
-        if let address = record.address {
-            if allowed.contains(.countryCode) { json.addIfPresent("countryCode", address.countryCode) }
-            if allowed.contains(.district) { json.addIfPresent("district", address.district) }
-            if allowed.contains(.city) { json.addIfPresent("city", address.city) }
-            if allowed.contains(.street) { json.addIfPresent("street", address.street) }
-            if allowed.contains(.streetNumber) { json.addIfPresent("streetNumber", address.streetNumber) }
-        }
-        return json.finished()
-    }
-
-    /// Fixed-point text without a negative zero, as `%.Nf` prints it (ties to even).
-    static func decimal(_ value: Double, digits: Int) -> String {
-        var bytes: [UInt8] = []
-        JSONObjectWriter.appendDecimal(value, digits: digits, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
 }

@@ -105,24 +105,14 @@ public struct RecordFields: Sendable, Equatable {
     /// Whether records carry anything about the device.
     public var wantsDevice: Bool { deviceId || deviceModel || osVersion }
 
-    /// `record` without the fields switched off.
-    public func apply(to record: Record) -> Record {
-        var record = record
-        if var fix = record.fix {
-            if !course { fix.course = nil }
-            if !speed { fix.speed = nil }
-            if !altitude { fix.altitudeHAE = nil; fix.altitudeMSL = nil }
-            if !horizontalAccuracy { fix.horizontalAccuracy = nil }
-            if !verticalAccuracy { fix.verticalAccuracy = nil }
-            record.fix = fix
-        }
-        if !locationContext { record.context = nil }
-        if var device = record.device {
-            if !deviceId { device.id = nil }
-            if !deviceModel { device.model = nil }
-            if !osVersion { device.osVersion = nil }
-            record.device = device.id == nil && device.model == nil && device.osVersion == nil ? nil : device
-        }
-        return record
+    /// The location figures these flags keep: all but those switched off.
+    var locationAttributes: LocationAttributes {
+        var kept = LocationAttributes.all
+        if !course { kept.remove(.course) }
+        if !speed { kept.remove(.speed) }
+        if !altitude { kept.remove(.altitude) }
+        if !horizontalAccuracy { kept.remove(.accuracy) }
+        if !verticalAccuracy { kept.remove(.verticalAccuracy) }
+        return kept
     }
 }

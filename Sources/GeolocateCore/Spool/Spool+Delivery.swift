@@ -5,10 +5,7 @@ import GRDB
 public struct PendingRecord: Sendable, Equatable {
     /// The spool's order: delivery follows it, and cursors count in it.
     public var seq: Int64
-    public var id: String
-    /// What retention ages (see `SpoolEntry.recordedAt`).
-    public var recordedAt: Int64
-    public var body: String
+    public var record: Record
 }
 
 /// An endpoint's delivery state in the spool.
@@ -90,10 +87,10 @@ extension Spool {
     public func records(for endpoint: String, after seq: Int64, through horizon: Int64 = .max, limit: Int) throws -> [PendingRecord] {
         try read { db in
             try Row.fetchAll(db, sql: """
-                SELECT seq, id, recordedAt, body FROM records
+                SELECT seq, \(SpoolColumns.names) FROM records
                 WHERE seq > :after AND seq <= :horizon AND \(Spool.forEndpoint) ORDER BY seq LIMIT :limit
                 """, arguments: ["after": seq, "horizon": horizon, "endpoint": endpoint, "limit": limit]).map {
-                PendingRecord(seq: $0["seq"], id: $0["id"], recordedAt: $0["recordedAt"], body: $0["body"])
+                PendingRecord(seq: $0[0], record: SpoolColumns.record(from: $0, at: 1))
             }
         }
     }
@@ -139,16 +136,18 @@ extension Spool {
     @discardableResult
     public func requeueDeadLetters(ids: [String]) throws -> Int {
         try write { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT endpoint, seq, id, body, COALESCE(recordedAt, at) AS recordedAt FROM deadLetters ORDER BY at, seq")
+            let rows = try Row.fetchAll(db, sql: "SELECT rowid, id FROM deadLetters ORDER BY at, seq")
                 .filter { ids.isEmpty || ids.contains($0["id"]) }
             let missing = Set(ids).subtracting(rows.map { $0["id"] as String })
             guard missing.isEmpty else {
                 throw GeolocateError.usage("no dead letter with id \(missing.sorted().joined(separator: ", ")) (list them with: geolocate flush --dead-letters)")
             }
             for row in rows {
-                try db.execute(sql: "INSERT INTO records (id, recordedAt, body, destination) VALUES (?, ?, ?, ?)",
-                               arguments: [row["id"], row["recordedAt"], row["body"], row["endpoint"]])
-                try db.execute(sql: "DELETE FROM deadLetters WHERE endpoint = ? AND seq = ?", arguments: [row["endpoint"], row["seq"]])
+                try db.execute(sql: """
+                    INSERT INTO records (\(SpoolColumns.names), destination)
+                    SELECT \(SpoolColumns.names), endpoint FROM deadLetters WHERE rowid = ?
+                    """, arguments: [row["rowid"]])
+                try db.execute(sql: "DELETE FROM deadLetters WHERE rowid = ?", arguments: [row["rowid"]])
             }
             return rows.count
         }
@@ -165,12 +164,12 @@ extension Spool {
                 ON CONFLICT(name) DO UPDATE SET deliveredThrough = MAX(deliveredThrough, excluded.deliveredThrough),
                     sent = sent + excluded.sent, lastSuccessAt = excluded.lastSuccessAt, retryAt = NULL, lastError = NULL
                 """, arguments: [endpoint, seq, delivered, now])
+            // The record moves as stored, column for column.
             for letter in deadLetters {
                 try db.execute(sql: """
-                    INSERT OR REPLACE INTO deadLetters (endpoint, seq, id, body, status, reason, at, recordedAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [endpoint, letter.record.seq, letter.record.id, letter.record.body, letter.status,
-                                     letter.reason, now, letter.record.recordedAt])
+                    INSERT OR REPLACE INTO deadLetters (endpoint, seq, status, reason, at, \(SpoolColumns.names))
+                    SELECT ?, seq, ?, ?, ?, \(SpoolColumns.names) FROM records WHERE seq = ?
+                    """, arguments: [endpoint, letter.status, letter.reason, now, letter.record.seq])
             }
             try Spool.deleteDelivered(db, allEndpoints: allEndpoints)
         }

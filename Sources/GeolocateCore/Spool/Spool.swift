@@ -16,21 +16,16 @@ public struct SpoolLimits: Sendable, Equatable {
     }
 }
 
-/// A record as the spool keeps it: its id, the time of its fix, and its JSON line.
+/// A record on its way into the spool, with where it goes.
 public struct SpoolEntry: Sendable, Equatable {
-    public var id: String
-    /// `recordTimestamp`, or `triggeredAt` for a record without a location: what retention ages.
-    public var recordedAt: Int64
-    /// The record's Mosaic JSON line, exactly as geolocate prints it.
-    public var body: String
+    /// The record, already limited by the output policy in force (`OutputPolicy.applied(to:)`).
+    public var record: Record
     /// The one endpoint name or URL the record is for (`trigger --endpoint`/`--post`), or
     /// `nil` for every configured endpoint.
     public var destination: String?
 
-    public init(_ record: Record, body: String? = nil, destination: String? = nil) {
-        id = record.id
-        recordedAt = record.fix?.timestamp ?? record.triggeredAt
-        self.body = body ?? MosaicRecord(record).jsonLine()
+    public init(_ record: Record, destination: String? = nil) {
+        self.record = record
         self.destination = destination
     }
 }
@@ -39,8 +34,8 @@ public struct SpoolEntry: Sendable, Equatable {
 /// geolocate process (tracks, triggers, flushes) through short IMMEDIATE transactions and a
 /// busy timeout.
 ///
-/// Each record is kept as the JSON line geolocate prints, under its UUID, with `seq` giving the
-/// order it was spooled in. `synchronous = FULL` makes every commit durable when it returns, so
+/// Each record is kept in typed columns (`SpoolColumns`) under its UUID, with `seq` giving the
+/// order it was spooled in; encoders render it for each endpoint when it is sent. `synchronous = FULL` makes every commit durable when it returns, so
 /// a power loss loses only what was not yet committed.
 public final class Spool {
     /// `spool.sqlite` in the state directory.
@@ -69,7 +64,11 @@ public final class Spool {
             let lock = try FileLock(path: stateDirectory + "/spool.lock")
             defer { withExtendedLifetime(lock) {} }
             database = try DatabasePool(path: path, configuration: configuration)
-            try Spool.migrator.migrate(database)
+            let migrator = Spool.migrator
+            if try database.read(migrator.hasBeenSuperseded) {
+                throw GeolocateError.stateNotWritable(path: path, reason: "written by a newer geolocate (schema version above \(SpoolColumns.schemaVersion)); use that version")
+            }
+            try migrator.migrate(database)
         } catch {
             throw Spool.failure(error, path: path)
         }
@@ -90,6 +89,8 @@ public final class Spool {
                 """)
         }
         registerDeliveryMigration(&migrator)
+        // Schema version 2: typed columns instead of each record's Mosaic line.
+        migrator.registerMigration("typedRecords") { db in try SpoolColumns.migrateVersion1(db) }
         return migrator
     }
 
@@ -102,10 +103,9 @@ public final class Spool {
     public func append(_ entries: [SpoolEntry], now: Int64, limits: SpoolLimits) throws -> Int {
         do {
             return try database.write { db in
-                let insert = try db.cachedStatement(
-                    sql: "INSERT INTO records (id, recordedAt, body, destination) VALUES (?, ?, ?, ?)")
+                let insert = try db.cachedStatement(sql: Spool.insertSQL)
                 for entry in entries {
-                    try insert.execute(arguments: [entry.id, entry.recordedAt, entry.body, entry.destination])
+                    try insert.execute(arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination]))
                 }
                 return try Spool.expire(db, now: now, limits: limits)
             }
@@ -118,13 +118,16 @@ public final class Spool {
     /// - Returns: the record's `seq`, for `remove(seq:)`.
     public func enqueue(_ entry: SpoolEntry, now: Int64, limits: SpoolLimits) throws -> Int64 {
         try write { db in
-            try db.execute(sql: "INSERT INTO records (id, recordedAt, body, destination) VALUES (?, ?, ?, ?)",
-                           arguments: [entry.id, entry.recordedAt, entry.body, entry.destination])
+            try db.execute(sql: Spool.insertSQL,
+                           arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination]))
             let seq = db.lastInsertedRowID
-            try Spool.expire(db, now: now, limits: limits)
+            _ = try Spool.expire(db, now: now, limits: limits)
             return seq
         }
     }
+
+    private static let insertSQL =
+        "INSERT INTO records (\(SpoolColumns.names), destination) VALUES (\(SpoolColumns.placeholders), ?)"
 
     /// Removes one record, delivered by other means (`trigger --post`).
     public func remove(seq: Int64) throws {
@@ -168,9 +171,13 @@ public final class Spool {
         try read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records") ?? 0 }
     }
 
-    /// The spooled records' JSON lines, oldest first.
-    public func bodies() throws -> [String] {
-        try read { try String.fetchAll($0, sql: "SELECT body FROM records ORDER BY seq") }
+    /// The spooled records, oldest first.
+    public func records() throws -> [Record] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT \(SpoolColumns.names) FROM records ORDER BY seq").map {
+                SpoolColumns.record(from: $0, at: 0)
+            }
+        }
     }
 
     /// Whether SQLite's own check finds the database file sound.

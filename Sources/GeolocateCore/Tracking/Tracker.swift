@@ -179,6 +179,7 @@ public struct Tracker {
         let device: DeviceInfo?
         let writer: SpoolWriter?
         let privacy: RecordPrivacy
+        let outputPolicy: OutputPolicy
         let lastKnown: LastKnownStore
         var emission: EmissionFilter
         var visits: VisitDetector?
@@ -198,6 +199,7 @@ public struct Tracker {
             self.device = device
             self.writer = writer
             self.privacy = privacy
+            outputPolicy = OutputPolicy(settings: tracker.settings)
             self.lastKnown = lastKnown
             emission = EmissionFilter(policy: request.policy)
             visits = request.policy.visits.map(VisitDetector.init)
@@ -223,14 +225,13 @@ public struct Tracker {
         private mutating func emit(_ fix: Fix, context: LocationContext, now: Int64) throws {
             let mode = CollectionMode.forceCurrent.description
             // Privacy first: the country code depends on the accuracy, which fields.* may drop.
-            let record = tracker.settings.fields.apply(to: try privacy.applyWaiting(to: Record(
+            let record = outputPolicy.applied(to: try privacy.applyWaiting(to: Record(
                 action: "track", triggeredAt: now, requestedMode: mode, collectionMode: mode,
                 fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
                 origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device)))
             summary.records += 1
-            let line = MosaicRecord(record).jsonLine()
-            if request.toStdout { tracker.output(line + "\n") }
-            try writer?.add(SpoolEntry(record, body: line), now: now)
+            if request.toStdout { tracker.output(RecordFormat.mosaic.line(record, policy: .unrestricted) + "\n") }
+            try writer?.add(SpoolEntry(record), now: now)
         }
 
         /// Commits due records and, at most once a second, the last known location.

@@ -39,9 +39,11 @@ import Testing
                             fallbackReason: nil, errorCode: .none, context: .visitEntry,
                             device: DeviceInfo(id: "5c1caaf7-f436-48e5-bbc7-16021bba58ab", model: #"Kiosk "3","latitude":9 \ x"#,
                                                osVersion: "Debian 12"))
-        let line = MosaicRecord(record).jsonLine()
-        #expect(EndpointFormat.mosaicNDJSON.body(for: [line, line]) == line + "\n" + line + "\n")
-        let document = try #require(JSONSerialization.jsonObject(with: Data(EndpointFormat.openlocate.body(for: [line]).utf8)) as? [String: Any])
+        let line = RecordFormat.mosaic.line(record, policy: .unrestricted)
+        let ndjson = EndpointFormat.mosaicNDJSON.body(for: [record, record], policy: .unrestricted)
+        #expect(String(decoding: ndjson, as: UTF8.self) == line + "\n" + line + "\n")
+        let body = EndpointFormat.openlocate.body(for: [record], policy: .unrestricted)
+        let document = try #require(JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
         let location = try #require((document["locations"] as? [[String: Any]])?.first)
         #expect(location["id"] as? String == record.id)
         #expect(location["latitude"] as? Double == 53.3613367 && location["longitude"] as? Double == -6.50562)

@@ -37,7 +37,7 @@ import Testing
             (.country, "countryCode", "IE"), (.district, "district", "Leinster"), (.city, "city", "Dublin"),
         ]
 
-        let mosaic = try #require(try Self.object(RecordFormat.mosaic.render(record))["location"] as? [String: Any])
+        let mosaic = try #require(try Self.object(RecordFormat.mosaic.line(record, policy: .unrestricted))["location"] as? [String: Any])
         #expect((mosaic["latitude"] as? String == "53.3498000") == precise)
         #expect((mosaic["longitude"] != nil) == precise)
         #expect((mosaic["altitude"] != nil) == precise)
@@ -49,7 +49,7 @@ import Testing
         }
         #expect(mosaic["street"] == nil && mosaic["streetNumber"] == nil)
 
-        let veridium = try Self.object(RecordFormat.veridium.render(record))
+        let veridium = try Self.object(RecordFormat.veridium.line(record, policy: .unrestricted))
         let coordinates = veridium["coordinates"] as? [String: Any]
         #expect((coordinates?["latitude"] as? Double == 53.3498) == precise)
         #expect((coordinates?["longitude"] as? Double == -6.2603) == precise)
@@ -62,7 +62,7 @@ import Testing
         #expect((veridium["street"] is NSNull) == (precision >= .street))
         #expect((veridium["streetNumber"] is NSNull) == (precision >= .streetNumber))
 
-        let openLocate = try Self.object(RecordFormat.openlocate.render(record))
+        let openLocate = try Self.object(RecordFormat.openlocate.line(record, policy: .unrestricted))
         #expect((openLocate["latitude"] as? Double == 53.3498) == precise)
         #expect((openLocate["longitude"] != nil) == precise)
         #expect((openLocate["altitude"] != nil) == precise)
@@ -82,19 +82,19 @@ import Testing
         #expect(replaced.address?.countryCode == "ZZ")
         // Only the country code is withheld: the city is still the nearest place.
         #expect(replaced.address?.city == "Dublin")
-        #expect(try Self.object(RecordFormat.veridium.render(replaced))["countryCode"] as? String == "ZZ")
+        #expect(try Self.object(RecordFormat.veridium.line(replaced, policy: .unrestricted))["countryCode"] as? String == "ZZ")
     }
 
     @Test func attributeFilterKeepsOnlyTheNamedFields() throws {
         let filter = try LocationAttributes(parsingNames: ["coordinates", "countryCode"])
         let record = privacy(PrivacyPolicy(attributeFilter: filter)).applyOffline(to: Self.dublinRecord())
-        let mosaic = try #require(try Self.object(RecordFormat.mosaic.render(record))["location"] as? [String: Any])
+        let mosaic = try #require(try Self.object(RecordFormat.mosaic.line(record, policy: .unrestricted))["location"] as? [String: Any])
         #expect(Set(mosaic.keys) == ["latitude", "longitude", "countryCode"])
-        let veridium = try Self.object(RecordFormat.veridium.render(record))
+        let veridium = try Self.object(RecordFormat.veridium.line(record, policy: .unrestricted))
         #expect(Set(veridium.keys) == ["coordinates", "countryCode", "errorCode"])
         // The filter narrows the precision, never widens it.
         let narrowed = privacy(PrivacyPolicy(precision: .city, attributeFilter: filter)).applyOffline(to: Self.dublinRecord())
-        let narrowedMosaic = try #require(try Self.object(RecordFormat.mosaic.render(narrowed))["location"] as? [String: Any])
+        let narrowedMosaic = try #require(try Self.object(RecordFormat.mosaic.line(narrowed, policy: .unrestricted))["location"] as? [String: Any])
         #expect(Set(narrowedMosaic.keys) == ["countryCode"])
         #expect(throws: GeolocateError.self) { try LocationAttributes(parsingNames: ["latitude", "colour"]) }
     }
@@ -104,7 +104,7 @@ import Testing
             .applyOffline(to: Self.dublinRecord())
         #expect(record.errorCode == .geocodingFailed)
         #expect(record.address == nil)
-        let mosaic = try Self.object(RecordFormat.mosaic.render(record))
+        let mosaic = try Self.object(RecordFormat.mosaic.line(record, policy: .unrestricted))
         #expect((mosaic["location"] as? [String: Any])?["latitude"] as? String == "53.3498000")
         #expect(mosaic["errorCode"] as? Int == 1053)
         // At NONE no address is needed, so nothing fails.
@@ -118,26 +118,28 @@ import Testing
         denied.fix = nil
         denied.errorCode = .permissionDenied
         let record = privacy(PrivacyPolicy(precision: .city)).applyOffline(to: denied)
-        let veridium = try Self.object(RecordFormat.veridium.render(record))
+        let veridium = try Self.object(RecordFormat.veridium.line(record, policy: .unrestricted))
         #expect(veridium["errorCode"] as? Int == 1055)
         #expect(veridium["city"] is NSNull)
         #expect(veridium["coordinates"] == nil)
         #expect(veridium["accuracy"] is NSNull)
     }
 
-    /// What flush does to a record spooled under a wider level: the same bytes as the record
-    /// made under the narrower one.
+    /// What flush does to a record spooled under a wider level: in every format, the same
+    /// bytes as the record made under the narrower one.
     @Test(arguments: LocationPrecision.allCases)
-    func narrowingASpooledLineEqualsMakingItNarrow(_ precision: LocationPrecision) throws {
+    func renderingUnderANarrowerPolicyEqualsMakingItNarrow(_ precision: LocationPrecision) throws {
         var record = privacy(PrivacyPolicy()).applyOffline(to: Self.dublinRecord())
         record.address?.street = "O'Connell Street"
         record.address?.streetNumber = "1"
-        let line = MosaicRecord(record).jsonLine()
         for filter in [nil, try LocationAttributes(parsingNames: ["coordinates", "city", "provider"])] {
             let policy = PrivacyPolicy(precision: precision, attributeFilter: filter)
             var narrow = record
             narrow.attributes = policy.attributes
-            #expect(MosaicLine.narrowed(line, to: policy.attributes) == MosaicRecord(narrow).jsonLine())
+            for format in RecordFormat.allCases {
+                #expect(format.line(record, policy: OutputPolicy(attributes: policy.attributes))
+                    == format.line(narrow, policy: .unrestricted))
+            }
         }
     }
 }

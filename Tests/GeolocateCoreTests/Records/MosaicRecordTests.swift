@@ -10,7 +10,7 @@ import Testing
         let record = Record(id: "8a3c8f0e-6a0f-4b7c-9f5e-1d2c3b4a5f60", action: "login", triggeredAt: 1_763_783_057_123,
                             requestedMode: "default", collectionMode: "force-current", fix: fix, permissions: [.fine],
                             origin: .current, fallbackReason: nil, errorCode: .none)
-        #expect(MosaicRecord(record).jsonLine() == """
+        #expect(RecordFormat.mosaic.line(record, policy: .unrestricted) == """
             {"id":"8a3c8f0e-6a0f-4b7c-9f5e-1d2c3b4a5f60","action":"login","triggeredAt":1763783057123,\
             "requestedMode":"default","collectionMode":"force-current","location":{"latitude":"53.3613367",\
             "longitude":"-6.5056200","accuracy":"12.1","altitude":"116.9","provider":"GPSD","permissions":["fine"],\
@@ -22,7 +22,7 @@ import Testing
     @Test func noLocationHasExplicitNulls() throws {
         let record = Record(action: "a\"b", triggeredAt: 5, requestedMode: "default", collectionMode: "force-current",
                             fix: nil, permissions: [], origin: nil, fallbackReason: .timeout, errorCode: .timeout)
-        let json = MosaicRecord(record).jsonLine()
+        let json = RecordFormat.mosaic.line(record, policy: .unrestricted)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         #expect(object["location"] is NSNull)
         #expect(object["ageMs"] is NSNull)
@@ -58,7 +58,7 @@ import Testing
                     let value = Double.random(in: range, using: &generator)
                     let expected = String(format: "%.\(digits)f", value)
                     let normalised = expected.hasPrefix("-") && Double(expected) == 0 ? String(expected.dropFirst()) : expected
-                    if MosaicRecord.decimal(value, digits: digits) != normalised { mismatches.append("\(value) \(digits)") }
+                    if JSONWriter.decimal(value, digits: digits) != normalised { mismatches.append("\(value) \(digits)") }
                 }
             }
         }
@@ -66,12 +66,12 @@ import Testing
     }
 
     @Test func tiesGoToEvenAsPrintfDoes() {
-        #expect(MosaicRecord.decimal(3165.05273505, digits: 7) == String(format: "%.7f", 3165.05273505))
-        #expect(MosaicRecord.decimal(61.25, digits: 1) == "61.2")
-        #expect(MosaicRecord.decimal(0.125, digits: 2) == "0.12")
-        #expect(MosaicRecord.decimal(-0.04, digits: 1) == "0.0")
-        #expect(MosaicRecord.decimal(-6.50562, digits: 7) == "-6.5056200")
-        #expect(MosaicRecord.decimal(53.0, digits: 0) == "53")
+        #expect(JSONWriter.decimal(3165.05273505, digits: 7) == String(format: "%.7f", 3165.05273505))
+        #expect(JSONWriter.decimal(61.25, digits: 1) == "61.2")
+        #expect(JSONWriter.decimal(0.125, digits: 2) == "0.12")
+        #expect(JSONWriter.decimal(-0.04, digits: 1) == "0.0")
+        #expect(JSONWriter.decimal(-6.50562, digits: 7) == "-6.5056200")
+        #expect(JSONWriter.decimal(53.0, digits: 0) == "53")
     }
 }
 

@@ -1,5 +1,8 @@
 import Foundation
 import GeolocateCore
+import class GRDB.DatabaseQueue
+import class GRDB.Row
+import struct GRDB.DatabaseValue
 import Testing
 
 /// The SQLite spool on real files: appends, dedupe, retention, group commit, concurrent writers.
@@ -19,7 +22,7 @@ import Testing
         try spool.append(records[0..<2].map { SpoolEntry($0) }, now: Self.now, limits: SpoolLimits())
         try spool.append(records[2...].map { SpoolEntry($0) }, now: Self.now, limits: SpoolLimits())
         #expect(try spool.count() == 5)
-        #expect(try spool.bodies() == records.map { MosaicRecord($0).jsonLine() })
+        #expect(try spool.mosaicLines() == records.map { RecordFormat.mosaic.line($0, policy: .unrestricted) })
         #expect(try Spool(stateDirectory: state).count() == 5)
     }
 
@@ -33,12 +36,112 @@ import Testing
         let expected = try String(contentsOf: TestPaths.fixture("spool-v1/records.ndjson"), encoding: .utf8)
             .split(separator: "\n").map(String.init)
         let spool = try Spool(stateDirectory: state)
-        #expect(try spool.bodies() == expected)
+        #expect(try spool.mosaicLines() == expected)
         #expect(try spool.pendingCount(for: "primary") == 12)
         let post = "http://127.0.0.1:1/post?token=T"
         #expect(try spool.postDestinations() == [post])
         #expect(try spool.pendingCount(for: post) == 1)
         #expect(try spool.state(of: "primary").lastError == "connection refused after 4 attempts")
+    }
+
+    /// The version-1 fixture, copied into the state directory and changed first with `sql`,
+    /// statements of the kind version 1 ran (its schema has a `body` column).
+    func version1Spool(changedBy sql: String = "") throws -> [String] {
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: TestPaths.fixture("spool-v1/spool.sqlite"),
+                                         to: URL(fileURLWithPath: state + "/spool.sqlite"))
+        if !sql.isEmpty { try DatabaseQueue(path: state + "/spool.sqlite").write { try $0.execute(sql: sql) } }
+        return try String(contentsOf: TestPaths.fixture("spool-v1/records.ndjson"), encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+    }
+
+    /// Dead letters and a delivered (deleted) record, as version 1 kept them: the dead letter
+    /// comes back whole, and new records never reuse the `seq` of a deleted one, which an
+    /// endpoint's cursor has already passed.
+    @Test func aVersion1SpoolKeepsItsDeadLettersAndItsSequence() throws {
+        let lines = try version1Spool(changedBy: """
+            DELETE FROM records WHERE seq = 13;
+            UPDATE endpoints SET deliveredThrough = 13 WHERE name LIKE 'http%';
+            INSERT INTO deadLetters (endpoint, seq, id, body, status, reason, at, recordedAt)
+                SELECT 'primary', seq, id, body, 422, 'HTTP 422', 1795541300000, recordedAt FROM records WHERE seq = 1;
+            UPDATE endpoints SET deliveredThrough = 1 WHERE name = 'primary';
+            """)
+        let spool = try Spool(stateDirectory: state)
+        let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA user_version"), try db.columns(in: "records").map(\.name))
+        }
+        #expect(columns.0 == 2 && !columns.1.contains("body") && columns.1.contains("latitude"))
+        #expect(try spool.mosaicLines() == Array(lines[0..<12]))
+        #expect(try spool.pendingCount(for: "primary") == 11)
+        let letters = try spool.deadLetters(for: "primary")
+        #expect(letters.map(\.status) == [422] && letters.first?.id == lines[0].split(separator: "\"")[3].description)
+        #expect(try spool.requeueDeadLetters(ids: []) == 1)
+        let requeued = try spool.records(for: "primary", after: 12, limit: 10)
+        #expect(requeued.map(\.seq) == [14])
+        #expect(requeued.map { RecordFormat.mosaic.line($0.record, policy: .unrestricted) } == [lines[0]])
+    }
+
+    /// A line the migration cannot read stops it with exit 73 naming the spool, and the spool
+    /// stays as version 1 left it, for that version to deliver.
+    @Test func anUnreadableVersion1RecordLeavesTheSpoolAsItWas() throws {
+        _ = try version1Spool(changedBy: #"UPDATE records SET body = '{"id":"x","action":"track"}' WHERE seq = 5"#)
+        #expect {
+            _ = try Spool(stateDirectory: state)
+        } throws: { error in
+            "\(error)".contains("cannot be read") && (error as? GeolocateError)?.exitCode == 73
+        }
+        let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { try $0.columns(in: "records").map(\.name) }
+        #expect(columns == ["seq", "id", "recordedAt", "body", "destination"])
+    }
+
+    @Test func aSpoolFromANewerVersionIsRefused() throws {
+        _ = try Spool(stateDirectory: state)
+        try DatabaseQueue(path: state + "/spool.sqlite").write {
+            try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('fromTheFuture')")
+        }
+        #expect {
+            _ = try Spool(stateDirectory: state)
+        } throws: { "\($0)".contains("newer geolocate") }
+    }
+
+    /// Every field, withheld ones left out, reads back as it was written, in every format.
+    @Test func everyFieldSurvivesTheSpool() throws {
+        var full = record(ageMilliseconds: 2000)
+        full.fix?.altitudeHAE = 79.25
+        full.fix?.altitudeMSL = 24.5
+        full.fix?.speed = 11.125
+        full.fix?.course = 66.1
+        full.fix?.horizontalAccuracy = 2.3
+        full.fix?.verticalAccuracy = 2.9
+        full.address = Address(countryCode: "IE", district: "Leinster", city: "Maynooth", street: "Main \"Street\"", streetNumber: "1")
+        full.device = DeviceInfo(id: "5c1caaf7-f436-48e5-bbc7-16021bba58ab", model: "Kiosk", osVersion: "Debian 12")
+        full.errorCode = .geocodingFailed
+        var fallback = full
+        fallback.origin = .lastKnown
+        fallback.fallbackReason = .timeout
+        fallback.context = .visitExit
+        var noLocation = record(ageMilliseconds: 0)
+        noLocation.fix = nil
+        noLocation.permissions = []
+        noLocation.errorCode = .permissionDenied
+        let city = OutputPolicy(attributes: LocationPrecision.city.attributes, fields: {
+            var fields = RecordFields()
+            fields.deviceModel = false
+            return fields
+        }())
+        let records = [full, fallback, noLocation, city.applied(to: full)]
+        let spool = try Spool(stateDirectory: state)
+        try spool.append(records.map { SpoolEntry($0) }, now: Self.now, limits: SpoolLimits())
+        let stored = try spool.records()
+        #expect(Array(stored.prefix(3)) == Array(records.prefix(3)))
+        for format in RecordFormat.allCases {
+            #expect(stored.map { format.line($0, policy: .unrestricted) } == records.map { format.line($0, policy: .unrestricted) })
+        }
+        // What the city level withholds is not in the file at all.
+        let kept = try DatabaseQueue(path: state + "/spool.sqlite").read {
+            try Row.fetchOne($0, sql: "SELECT latitude, longitude, speed, street, deviceModel FROM records WHERE seq = 4")
+        }
+        #expect(kept.map { row in (0..<5).allSatisfy { (row[$0] as DatabaseValue).isNull } } == true)
     }
 
     @Test func theFileIsPrivateAndInWALMode() throws {
@@ -60,7 +163,7 @@ import Testing
         #expect(expired == 2)  // the old one, then the oldest fresh one beyond 3 records
         #expect(try spool.count() == 3)
         #expect(try spool.expiredCount() == 2)
-        #expect(try spool.bodies() == fresh.suffix(3).map { MosaicRecord($0).jsonLine() })
+        #expect(try spool.mosaicLines() == fresh.suffix(3).map { RecordFormat.mosaic.line($0, policy: .unrestricted) })
     }
 
     @Test func groupCommitCommitsAtOnceThenOncePerWindow() throws {

@@ -168,7 +168,7 @@ final class VanishingSource: LocationSource {
         let spool = try Spool(stateDirectory: state)
         #expect(summary.spooled == 120 && records.count == 120)
         #expect(try spool.count() == 120)
-        let spooledIDs = try spool.bodies().compactMap {
+        let spooledIDs = try spool.mosaicLines().compactMap {
             (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
         }
         #expect(spooledIDs == records.compactMap { $0["id"] as? String })

@@ -92,9 +92,9 @@ import Glibc
         try configure(collector, ["a": ["url": "COLLECTOR/a"]])
         _ = try spoolDrive()
         // The collector logs ids only; render the spool's first record as flush sends it.
-        let first = try #require(try Spool(stateDirectory: geolocate.stateDirectory).bodies().first)
-        let body = EndpointFormat.openlocate.body(for: [first])
-        let document = try #require(JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        let first = try #require(try Spool(stateDirectory: geolocate.stateDirectory).records().first)
+        let body = EndpointFormat.openlocate.body(for: [first], policy: .unrestricted)
+        let document = try #require(JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
         let location = try #require((document["locations"] as? [[String: Any]])?.first)
         #expect(location["latitude"] as? Double == 53.3613367)
         #expect(location["utc_timestamp"] as? Int == 1_795_248_008)
@@ -182,7 +182,7 @@ import Glibc
     /// is refused by the transport before NIO traps on it; an unknown host is said plainly.
     @Test func unusableURLsAreRefusedWithoutATrap() async throws {
         let transport = AsyncHTTPTransport()
-        let request = DeliveryRequest(url: "http://127.0.0.1:99999/in", headers: [], body: "{}", timeoutMilliseconds: 2000)
+        let request = DeliveryRequest(url: "http://127.0.0.1:99999/in", headers: [], body: Array("{}".utf8), timeoutMilliseconds: 2000)
         #expect(await transport.post(request) == .unusableURL("port 99999 is out of range (1 to 65535)"))
         let fetched = await transport.get("http://127.0.0.1:70000/", headers: [], timeoutMilliseconds: 2000)
         #expect(fetched == .failed("port 70000 is out of range (1 to 65535)"))
@@ -304,7 +304,7 @@ import Glibc
                                         "--post", "http://127.0.0.1:\(closed)/x"])
         #expect(failed.status == 0)
         #expect(failed.stderr.contains("it is in the spool for the next flush"))
-        let spooled = try Spool(stateDirectory: geolocate.stateDirectory).bodies()
+        let spooled = try Spool(stateDirectory: geolocate.stateDirectory).mosaicLines()
         let failedID = try #require(try failed.json()["id"] as? String)
         #expect(spooled.count == 1 && spooled[0].contains(failedID))
 
@@ -351,6 +351,40 @@ import Glibc
         let printed = result.stdout.split(separator: "\n").count
         #expect(collector.acceptedIDs("/a").isEmpty)
         #expect(try spooledCount() == printed)
+    }
+
+    /// `fields.*` (SPEC §5) limits trigger records as it does track's, on stdout, in the
+    /// `--post` body and in the spool; and flush sends under the fields in force when it runs.
+    @Test func fieldsLimitTriggerRecordsEverywhereAndFlushUsesTheFieldsInForce() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        for field in ["speed", "course"] {
+            #expect(try geolocate.run(["config", "set", "fields.\(field)", "false"]).status == 0)
+        }
+        let posted = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                        "--post", collector.url("/now")])
+        #expect(posted.status == 0, "\(posted.stderr)")
+        let location = try #require(try posted.json()["location"] as? [String: Any])
+        #expect(location["speed"] == nil && location["course"] == nil && location["altitude"] != nil)
+        let body = try #require(collector.requests("/now").first?.body)
+        #expect(!body.contains("\"speed\"") && !body.contains("\"course\"") && body.contains("\"altitude\""))
+
+        let closed = try Loopback.freePort()
+        let failed = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                        "--post", "http://127.0.0.1:\(closed)/x"])
+        #expect(failed.status == 0)
+        let spooled = try Spool(stateDirectory: geolocate.stateDirectory).records()
+        #expect(spooled.count == 1 && spooled[0].fix?.speed == nil && spooled[0].fix?.course == nil)
+        #expect(spooled[0].fix?.altitudeHAE != nil)
+
+        // Switched off after spooling: the flushed body leaves it out too.
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "format": "mosaic-ndjson"]])
+        _ = try spoolDrive()
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory).records().last?.fix?.altitudeHAE != nil)
+        #expect(try geolocate.run(["config", "set", "fields.altitude", "false"]).status == 0)
+        #expect(try flush(["--endpoint", "a"]).status == 0)
+        let bodies = collector.requests("/a").map(\.body)
+        #expect(!bodies.isEmpty && bodies.allSatisfy { !$0.contains("\"altitude\"") && !$0.contains("\"speed\"") && $0.contains("\"accuracy\"") })
     }
 
     @Test func flushWithoutEndpointsOrWithADryRun() throws {
@@ -477,7 +511,7 @@ import Glibc
         let result = try #require(running.finish(within: .seconds(5)))
         #expect(result.signal == SIGKILL)
         let id = try #require(collector.requests("/hook").first?.ids.first)
-        #expect(try Spool(stateDirectory: geolocate.stateDirectory).bodies().contains { $0.contains(id) })
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory).mosaicLines().contains { $0.contains(id) })
 
         try collector.script([:])
         #expect(try flush().status == 0)

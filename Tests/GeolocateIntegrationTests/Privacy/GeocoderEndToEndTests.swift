@@ -200,7 +200,8 @@ import Testing
         let spool = try Spool(stateDirectory: geolocate.stateDirectory)
         let spooled = try spool.records(for: "any", after: 0, through: Int64.max, limit: 1000)
         #expect(spooled.count == 120)
-        #expect(spooled.allSatisfy { !$0.body.contains("latitude") && $0.body.contains("\"district\":\"Leinster\"") })
+        let spooledLines = spooled.map { RecordFormat.mosaic.line($0.record, policy: .unrestricted) }
+        #expect(spooledLines.allSatisfy { !$0.contains("latitude") && $0.contains("\"district\":\"Leinster\"") })
     }
 
     /// Records spooled before the level was lowered leave with only what the new level allows.

@@ -16,7 +16,7 @@ import Glibc
     }
 
     func spooledIDs() throws -> [String] {
-        ids(try Spool(stateDirectory: geolocate.stateDirectory).bodies())
+        ids(try Spool(stateDirectory: geolocate.stateDirectory).mosaicLines())
     }
 
     @Test func stdoutAndSpoolCarryTheSameRecords() throws {

@@ -1,76 +1,109 @@
-/// Writes one JSON object with keys in the order given, which `JSONEncoder` does not keep.
+import Foundation
+
+/// Writes JSON into one growing byte buffer, keys in the order given, which `JSONEncoder` does
+/// not keep.
 ///
 /// Records are read by people and diffed in golden files, so their key order is part of the
-/// format. Every spooled record goes through here, so it appends bytes to one buffer rather
-/// than building a `String` a field.
-struct JSONObjectWriter {
-    private var bytes: [UInt8] = [UInt8(ascii: "{")]
-    private var first = true
+/// format. Every record printed, spooled or sent goes through here, so a whole batch body is
+/// written into one buffer rather than built from a `String` a field.
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
+    /// Whether the next key or value follows another in the same object or array.
+    private var needsComma = false
 
-    init() { bytes.reserveCapacity(640) }
+    package init(capacity: Int = 640) { bytes.reserveCapacity(capacity) }
 
-    mutating func add(_ key: String, _ value: String?) {
+    /// The bytes as text.
+    package var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    package mutating func beginObject(_ key: String? = nil) {
+        self.key(key)
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    package mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    package mutating func beginArray(_ key: String? = nil) {
+        self.key(key)
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    package mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// Ends a line of NDJSON: the next value starts a new document.
+    package mutating func newline() {
+        bytes.append(UInt8(ascii: "\n"))
+        needsComma = false
+    }
+
+    /// A string, or `null`.
+    package mutating func string(_ key: String?, _ value: String?) {
         self.key(key)
         if let value { appendQuoted(value) } else { appendNull() }
     }
 
-    mutating func add(_ key: String, _ value: Int64?) {
+    package mutating func stringIfPresent(_ key: String, _ value: String?) {
+        if let value { string(key, value) }
+    }
+
+    /// An integer, or `null`.
+    package mutating func integer(_ key: String, _ value: Int64?) {
         self.key(key)
-        if let value { appendInteger(value) } else { appendNull() }
+        guard let value else { return appendNull() }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        JSONWriter.appendDigits(value.magnitude, to: &bytes)
     }
 
-    mutating func add(_ key: String, _ value: [String]) {
-        self.key(key)
-        bytes.append(UInt8(ascii: "["))
-        for (index, item) in value.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            appendQuoted(item)
-        }
-        bytes.append(UInt8(ascii: "]"))
+    package mutating func strings(_ key: String, _ values: [String]) {
+        beginArray(key)
+        for value in values { string(nil, value) }
+        endArray()
     }
 
-    mutating func addIfPresent(_ key: String, _ value: String?) {
-        if let value { add(key, value) }
-    }
-
-    /// A number written as a decimal string with `digits` after the point, when present.
-    mutating func addDecimalIfPresent(_ key: String, _ value: Double?, digits: Int) {
+    /// A number written as a decimal string with `digits` after the point, when present: the
+    /// Mosaic record's style.
+    package mutating func decimalStringIfPresent(_ key: String, _ value: Double?, digits: Int) {
         guard let value else { return }
         self.key(key)
         bytes.append(UInt8(ascii: "\""))
-        JSONObjectWriter.appendDecimal(value, digits: digits, to: &bytes)
+        JSONWriter.appendDecimal(value, digits: digits, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// A number written as a JSON number with `digits` after the point, or `null`.
-    mutating func addNumber(_ key: String, _ value: Double?, digits: Int) {
+    /// A number with `digits` after the point, or `null` when missing or not finite.
+    package mutating func number(_ key: String, _ value: Double?, digits: Int) {
         self.key(key)
-        if let value, value.isFinite { JSONObjectWriter.appendDecimal(value, digits: digits, to: &bytes) } else { appendNull() }
+        if let value, value.isFinite { JSONWriter.appendDecimal(value, digits: digits, to: &bytes) } else { appendNull() }
     }
 
-    mutating func addRaw(_ key: String, _ json: String) {
+    /// A number with `digits` after the point, when present and finite.
+    package mutating func numberIfPresent(_ key: String, _ value: Double?, digits: Int) {
+        if let value, value.isFinite { number(key, value, digits: digits) }
+    }
+
+    /// `null` under `key`.
+    package mutating func null(_ key: String) {
         self.key(key)
-        bytes.append(contentsOf: json.utf8)
+        appendNull()
     }
 
-    mutating func finished() -> String {
-        bytes.append(UInt8(ascii: "}"))
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private mutating func key(_ key: String) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        first = false
+    private mutating func key(_ key: String?) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        needsComma = true
+        guard let key else { return }
         appendQuoted(key)
         bytes.append(UInt8(ascii: ":"))
     }
 
     private mutating func appendNull() { bytes.append(contentsOf: "null".utf8) }
-
-    private mutating func appendInteger(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        JSONObjectWriter.appendDigits(value.magnitude, to: &bytes)
-    }
 
     private mutating func appendQuoted(_ string: String) {
         bytes.append(UInt8(ascii: "\""))
@@ -101,11 +134,11 @@ struct JSONObjectWriter {
         }
     }
 
-    static func quoted(_ string: String) -> String {
-        var writer = JSONObjectWriter()
-        writer.bytes = []
+    /// `string` as a JSON string literal, quotes included.
+    package static func quoted(_ string: String) -> String {
+        var writer = JSONWriter(capacity: string.utf8.count + 2)
         writer.appendQuoted(string)
-        return String(decoding: writer.bytes, as: UTF8.self)
+        return writer.text
     }
 
     private static func appendDigits(_ value: UInt64, to bytes: inout [UInt8]) {
@@ -125,9 +158,16 @@ struct JSONObjectWriter {
     }
 
     /// Fixed-point text of `value` as `%.Nf` prints it (ties to even), without a negative zero.
+    package static func decimal(_ value: Double, digits: Int) -> String {
+        var bytes: [UInt8] = []
+        appendDecimal(value, digits: digits, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `decimal(value, digits:)`.
     ///
     /// Written out by hand: `String(format:)` costs microseconds a field on Linux, and every
-    /// spooled record has eight of them.
+    /// record has up to eight of them.
     static func appendDecimal(_ value: Double, digits: Int, to bytes: inout [UInt8]) {
         let digits = min(max(digits, 0), 9)
         let scale = powersOfTen[digits]

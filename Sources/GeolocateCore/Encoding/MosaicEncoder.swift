@@ -1,0 +1,47 @@
+/// The Mosaic-style record of SPEC §3.1: decimal strings, explicit nulls, fixed key order.
+enum MosaicEncoder: RecordEncoder {
+    static func write(_ record: Record, to json: inout JSONWriter) {
+        json.beginObject()
+        json.string("id", record.id)
+        json.string("action", record.action)
+        json.integer("triggeredAt", record.triggeredAt)
+        json.string("requestedMode", record.requestedMode)
+        json.string("collectionMode", record.collectionMode)
+        if let fix = record.fix { writeLocation(fix, of: record, to: &json) } else { json.null("location") }
+        json.string("locationSource", record.origin?.rawValue)
+        json.integer("ageMs", record.ageMilliseconds)
+        json.string("fallbackReason", record.fallbackReason?.rawValue)
+        json.integer("errorCode", Int64(record.errorCode.rawValue))
+        json.stringIfPresent("context", record.context?.rawValue)
+        json.stringIfPresent("deviceId", record.device?.id)
+        json.stringIfPresent("deviceModel", record.device?.model)
+        json.stringIfPresent("osVersion", record.device?.osVersion)
+        json.endObject()
+    }
+
+    /// The `location` object: coordinates with 7 decimals, other figures with 1 or 2, all
+    /// strings, then the address parts; only the fields in `record.attributes`.
+    private static func writeLocation(_ fix: Fix, of record: Record, to json: inout JSONWriter) {
+        let allowed = record.attributes
+        json.beginObject("location")
+        if allowed.contains(.latitude) { json.decimalStringIfPresent("latitude", fix.latitude, digits: 7) }
+        if allowed.contains(.longitude) { json.decimalStringIfPresent("longitude", fix.longitude, digits: 7) }
+        if allowed.contains(.accuracy) { json.decimalStringIfPresent("accuracy", fix.horizontalAccuracy, digits: 1) }
+        if allowed.contains(.altitude) { json.decimalStringIfPresent("altitude", fix.altitudeHAE, digits: 1) }
+        if allowed.contains(.provider) { json.string("provider", fix.provider.rawValue) }
+        if allowed.contains(.permissions) { json.strings("permissions", record.permissions.map(\.rawValue)) }
+        if allowed.contains(.recordTimestamp) { json.integer("recordTimestamp", fix.timestamp) }
+        if allowed.contains(.fixMode) { json.string("fixMode", fix.mode.rawValue) }
+        if allowed.contains(.speed) { json.decimalStringIfPresent("speed", fix.speed, digits: 2) }
+        if allowed.contains(.course) { json.decimalStringIfPresent("course", fix.course, digits: 1) }
+        if allowed.contains(.verticalAccuracy) { json.decimalStringIfPresent("verticalAccuracy", fix.verticalAccuracy, digits: 1) }
+        if let address = record.address {
+            if allowed.contains(.countryCode) { json.stringIfPresent("countryCode", address.countryCode) }
+            if allowed.contains(.district) { json.stringIfPresent("district", address.district) }
+            if allowed.contains(.city) { json.stringIfPresent("city", address.city) }
+            if allowed.contains(.street) { json.stringIfPresent("street", address.street) }
+            if allowed.contains(.streetNumber) { json.stringIfPresent("streetNumber", address.streetNumber) }
+        }
+        json.endObject()
+    }
+}

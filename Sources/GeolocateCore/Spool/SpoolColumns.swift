@@ -1,0 +1,222 @@
+import Foundation
+import GRDB
+
+/// How a record is stored in the spool: one typed column per field (schema version 2).
+///
+/// The `records` and `deadLetters` tables both carry these columns, so a record moves between
+/// them in SQL, never through Swift or text. A location field the record's `attributes`
+/// withhold is stored `NULL`: the spool keeps nothing the privacy settings kept out.
+enum SpoolColumns {
+    /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
+    /// JSON line, 2 keeps typed columns.
+    static let schemaVersion = 2
+
+    /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
+    static let definitions: [(name: String, type: String)] = [
+        ("id", "TEXT NOT NULL"), ("recordedAt", "INTEGER NOT NULL"),
+        ("action", "TEXT NOT NULL DEFAULT ''"), ("triggeredAt", "INTEGER NOT NULL DEFAULT 0"),
+        ("requestedMode", "TEXT NOT NULL DEFAULT ''"), ("collectionMode", "TEXT NOT NULL DEFAULT ''"),
+        ("fixTimestamp", "INTEGER"), ("latitude", "REAL"), ("longitude", "REAL"), ("fixMode", "TEXT"),
+        ("altitudeHAE", "REAL"), ("altitudeMSL", "REAL"), ("speed", "REAL"), ("course", "REAL"),
+        ("horizontalAccuracy", "REAL"), ("verticalAccuracy", "REAL"), ("provider", "TEXT"),
+        ("permissions", "TEXT"), ("attributes", "INTEGER"),
+        ("origin", "TEXT"), ("fallbackReason", "TEXT"), ("errorCode", "INTEGER NOT NULL DEFAULT 0"),
+        ("context", "TEXT"), ("deviceId", "TEXT"), ("deviceModel", "TEXT"), ("osVersion", "TEXT"),
+        ("countryCode", "TEXT"), ("district", "TEXT"), ("city", "TEXT"), ("street", "TEXT"), ("streetNumber", "TEXT"),
+    ]
+
+    /// `id, recordedAt, action, …`: the column list for `INSERT` and `SELECT`.
+    static let names = definitions.map(\.name).joined(separator: ", ")
+    /// `?, ?, …`, one per column.
+    static let placeholders = Array(repeating: "?", count: definitions.count).joined(separator: ", ")
+
+    /// The values of `record`'s columns, in the order of `definitions`.
+    static func arguments(for record: Record) -> [(any DatabaseValueConvertible)?] {
+        let allowed = record.attributes
+        let fix = record.fix
+        let address = record.address
+        func shown<T>(_ attribute: LocationAttributes, _ value: T?) -> T? { allowed.contains(attribute) ? value : nil }
+        return [
+            record.id, fix?.timestamp ?? record.triggeredAt,
+            record.action, record.triggeredAt, record.requestedMode, record.collectionMode,
+            fix?.timestamp, shown(.latitude, fix?.latitude), shown(.longitude, fix?.longitude),
+            shown(.fixMode, fix?.mode.rawValue),
+            shown(.altitude, fix?.altitudeHAE), shown(.altitude, fix?.altitudeMSL), shown(.speed, fix?.speed),
+            shown(.course, fix?.course), shown(.accuracy, fix?.horizontalAccuracy),
+            shown(.verticalAccuracy, fix?.verticalAccuracy), shown(.provider, fix?.provider.rawValue),
+            shown(.permissions, record.permissions.map(\.rawValue).joined(separator: ",")), Int64(allowed.rawValue),
+            record.origin?.rawValue, record.fallbackReason?.rawValue, Int64(record.errorCode.rawValue),
+            record.context?.rawValue, record.device?.id, record.device?.model, record.device?.osVersion,
+            shown(.countryCode, address?.countryCode), shown(.district, address?.district), shown(.city, address?.city),
+            shown(.street, address?.street), shown(.streetNumber, address?.streetNumber),
+        ]
+    }
+
+    /// The record stored in `row` from column `start` on (in the order of `definitions`).
+    ///
+    /// Values are read as stored: the spool is written only by geolocate, and a value it could
+    /// not have written (an unknown mode or provider) reads as the field's withheld form.
+    static func record(from row: Row, at start: Int) -> Record {
+        func column(_ offset: Int) -> DatabaseValue { row[start + offset] as DatabaseValue }
+        func text(_ offset: Int) -> String? { String.fromDatabaseValue(column(offset)) }
+        func real(_ offset: Int) -> Double? { Double.fromDatabaseValue(column(offset)) }
+        func integer(_ offset: Int) -> Int64? { Int64.fromDatabaseValue(column(offset)) }
+        let attributes = integer(18).map { LocationAttributes(rawValue: UInt32(truncatingIfNeeded: $0)) } ?? .all
+        let fix = integer(6).map { timestamp in
+            Fix(timestamp: timestamp, latitude: real(7) ?? 0, longitude: real(8) ?? 0,
+                mode: text(9).flatMap(Fix.Mode.init(rawValue:)) ?? .twoD,
+                altitudeHAE: real(10), altitudeMSL: real(11), speed: real(12), course: real(13),
+                horizontalAccuracy: real(14), verticalAccuracy: real(15),
+                provider: text(16).flatMap(Fix.Provider.init(rawValue:)) ?? .gpsd)
+        }
+        var record = Record(
+            id: text(0) ?? "", action: text(2) ?? "", triggeredAt: integer(3) ?? 0,
+            requestedMode: text(4) ?? "", collectionMode: text(5) ?? "", fix: fix,
+            permissions: (text(17) ?? "").split(separator: ",").compactMap { Permission(rawValue: String($0)) },
+            origin: text(19).flatMap(LocationOrigin.init(rawValue:)),
+            fallbackReason: text(20).flatMap(FallbackReason.init(rawValue:)),
+            errorCode: integer(21).flatMap { LocationErrorCode(rawValue: Int($0)) } ?? LocationErrorCode.none,
+            context: text(22).flatMap(LocationContext.init(rawValue:)),
+            device: text(23) == nil && text(24) == nil && text(25) == nil
+                ? nil : DeviceInfo(id: text(23), model: text(24), osVersion: text(25)))
+        let address = Address(countryCode: text(26), district: text(27), city: text(28), street: text(29), streetNumber: text(30))
+        record.address = fix == nil || address == Address() ? nil : address
+        record.attributes = attributes
+        return record
+    }
+
+    /// Converts a spool of schema version 1 in place: each `body` (a Mosaic line) of `records`
+    /// and `deadLetters` becomes typed columns, then the `body` columns go. `seq`, the
+    /// AUTOINCREMENT counter and every cursor stay as they were.
+    /// - Throws: `SpoolV1Line.Unreadable` naming the first record that cannot be read; the
+    ///   migration's transaction is then rolled back and the spool left as it was.
+    static func migrateVersion1(_ db: Database) throws {
+        for table in ["records", "deadLetters"] {
+            let existing = Set(try db.columns(in: table).map(\.name))
+            for (name, type) in definitions where !existing.contains(name) {
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(name) \(type)")
+            }
+            let key = table == "records" ? "seq" : "endpoint, seq"
+            let assignments = definitions.map { "\($0.name) = ?" }.joined(separator: ", ")
+            let update = try db.makeStatement(sql: "UPDATE \(table) SET \(assignments) WHERE rowid = ?")
+            let recordedAt = table == "records" ? "recordedAt" : "COALESCE(recordedAt, at)"
+            let rows = try Row.fetchCursor(db, sql: "SELECT rowid, \(recordedAt), body FROM \(table) ORDER BY \(key)")
+            while let row = try rows.next() {
+                let rowid: Int64 = row[0]
+                let record = try SpoolV1Line.record(from: row[2], recordedAt: row[1])
+                var values = arguments(for: record)
+                values[1] = row[1] as Int64
+                try update.execute(arguments: StatementArguments(values + [rowid]))
+            }
+            try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN body")
+        }
+        try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
+    }
+}
+
+/// A record as schema version 1 of the spool kept it: its Mosaic JSON line (SPEC §3.1).
+///
+/// The only JSON of its own geolocate ever reads back, once, when it migrates such a spool.
+package enum SpoolV1Line {
+    /// A line that is not a record geolocate wrote.
+    struct Unreadable: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { "a record of an earlier version cannot be read: \(reason)" }
+    }
+
+    private struct Line: Decodable {
+        var id: String
+        var action: String
+        var triggeredAt: Int64
+        var requestedMode: String
+        var collectionMode: String
+        var location: Location?
+        var locationSource: String?
+        var fallbackReason: String?
+        var errorCode: Int
+        var context: String?
+        var deviceId: String?
+        var deviceModel: String?
+        var osVersion: String?
+    }
+
+    private struct Location: Decodable {
+        var latitude: String?
+        var longitude: String?
+        var accuracy: String?
+        var altitude: String?
+        var provider: String?
+        var permissions: [String]?
+        var recordTimestamp: Int64?
+        var fixMode: String?
+        var speed: String?
+        var course: String?
+        var verticalAccuracy: String?
+        var countryCode: String?
+        var district: String?
+        var city: String?
+        var street: String?
+        var streetNumber: String?
+    }
+
+    /// The record `body` holds; `recordedAt` is its fix's time (or `triggeredAt` without one),
+    /// as the spool kept it beside the line.
+    /// - Throws: `Unreadable` for anything but a record geolocate wrote.
+    package static func record(from body: String, recordedAt: Int64) throws -> Record {
+        let line: Line
+        do { line = try JSONDecoder().decode(Line.self, from: Data(body.utf8)) } catch {
+            throw Unreadable(reason: "not a record (\(ErrorText.plain(error)))")
+        }
+        func value<T: RawRepresentable>(_ raw: T.RawValue?, _ name: String) throws -> T? {
+            guard let raw else { return nil }
+            guard let value = T(rawValue: raw) else { throw Unreadable(reason: "\(name) \(raw) in record \(line.id)") }
+            return value
+        }
+        func number(_ text: String?, _ name: String) throws -> Double? {
+            guard let text else { return nil }
+            guard NumberText.isDecimal(text), let value = Double(text), value.isFinite else {
+                throw Unreadable(reason: "\(name) '\(text)' in record \(line.id)")
+            }
+            return value
+        }
+        var record = Record(
+            id: line.id, action: line.action, triggeredAt: line.triggeredAt, requestedMode: line.requestedMode,
+            collectionMode: line.collectionMode, fix: nil, permissions: [],
+            origin: try value(line.locationSource, "locationSource"),
+            fallbackReason: try value(line.fallbackReason, "fallbackReason"),
+            errorCode: try value(line.errorCode, "errorCode") ?? LocationErrorCode.none,
+            context: try value(line.context, "context"),
+            device: line.deviceId == nil && line.deviceModel == nil && line.osVersion == nil
+                ? nil : DeviceInfo(id: line.deviceId, model: line.deviceModel, osVersion: line.osVersion))
+        guard let location = line.location else { return record }
+        // A field the line left out was withheld, or unknown: either way it stays out.
+        var shown: LocationAttributes = []
+        func note<T>(_ value: T?, _ attribute: LocationAttributes) -> T? {
+            if value != nil { shown.insert(attribute) }
+            return value
+        }
+        let latitude = note(try number(location.latitude, "latitude"), .latitude)
+        let longitude = note(try number(location.longitude, "longitude"), .longitude)
+        guard FixLimits.isValidPosition(latitude: latitude ?? 0, longitude: longitude ?? 0) else {
+            throw Unreadable(reason: "a position out of range in record \(line.id)")
+        }
+        let mode: Fix.Mode? = note(try value(location.fixMode, "fixMode"), .fixMode)
+        let provider: Fix.Provider? = note(try value(location.provider, "provider"), .provider)
+        _ = note(location.recordTimestamp, .recordTimestamp)
+        let permissions = note(location.permissions, .permissions) ?? []
+        record.permissions = try permissions.map { try value($0, "permission") ?? .fine }
+        record.fix = Fix(timestamp: recordedAt, latitude: latitude ?? 0, longitude: longitude ?? 0, mode: mode ?? .twoD,
+                         altitudeHAE: note(try number(location.altitude, "altitude"), .altitude),
+                         speed: note(try number(location.speed, "speed"), .speed),
+                         course: note(try number(location.course, "course"), .course),
+                         horizontalAccuracy: note(try number(location.accuracy, "accuracy"), .accuracy),
+                         verticalAccuracy: note(try number(location.verticalAccuracy, "verticalAccuracy"), .verticalAccuracy),
+                         provider: provider ?? .gpsd)
+        let address = Address(countryCode: note(location.countryCode, .countryCode), district: note(location.district, .district),
+                              city: note(location.city, .city), street: note(location.street, .street),
+                              streetNumber: note(location.streetNumber, .streetNumber))
+        record.address = address == Address() ? nil : address
+        record.attributes = shown
+        return record
+    }
+}

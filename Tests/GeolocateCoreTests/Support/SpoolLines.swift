@@ -1,0 +1,8 @@
+@testable import GeolocateCore
+
+extension Spool {
+    /// The spooled records as Mosaic lines, what a `mosaic-ndjson` endpoint would receive.
+    func mosaicLines() throws -> [String] {
+        try records().map { RecordFormat.mosaic.line($0, policy: .unrestricted) }
+    }
+}
