@@ -66,7 +66,7 @@ struct Geolocate: AsyncParsableCommand {
             ~/.local/state/geolocate) holding last-known.json, the freshest fix any command saw, \
             spool.sqlite, the records track collects (SQLite, WAL mode, mode 0600), device-id, \
             the random per-install id track records carry instead of any advertising id, and \
-            geocoder-cache.json, the street geocoder's answers and throttle. \
+            geocoder-cache.sqlite, the street geocoder's answers and throttle. \
             $GEOLOCATE_SOURCE sets the source when no flag does.
 
             Exit codes: 0 success, 3 --require-location and no location, 64 usage error, \

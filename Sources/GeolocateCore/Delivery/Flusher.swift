@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 
@@ -271,16 +272,15 @@ public struct Flusher {
 
 /// The `Idempotency-Key` of a batch: the same for the same records to the same endpoint, so a
 /// retry (in this run or after a crash) is recognisably the same request.
+///
+/// It is a version 8 UUID (RFC 9562) made of the first 122 bits of the SHA-256 of the endpoint's
+/// name and the records' ids, one per line: a UUID because receivers that check the header
+/// often expect one, SHA-256 so that different batches never share a key.
 enum IdempotencyKey {
     static func make(endpoint: String, ids: [String]) -> String {
-        var low: UInt64 = 0xcbf2_9ce4_8422_2325
-        var high: UInt64 = 0x8422_2325_cbf2_9ce4
-        for byte in (endpoint + "\n" + ids.joined(separator: "\n")).utf8 {
-            low = (low ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            high = (high ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 &+ 0x9E37
-        }
-        let hex = String(format: "%016llx%016llx", high, low)
-        let characters = Array(hex)
-        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+        var hash = SHA256()
+        hash.update(data: Array(endpoint.utf8))
+        for id in ids { hash.update(data: Array(("\n" + id).utf8)) }
+        return Record.uuidText(Array(hash.finalize().prefix(16)), version: 8)
     }
 }

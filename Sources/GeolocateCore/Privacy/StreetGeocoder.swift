@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// The street and house number at a point, as the HTTP geocoder tells them; both `nil` where
 /// it knows none (at sea, in a field).
@@ -110,29 +111,24 @@ public struct StreetGeocoder: Sendable {
     }
 }
 
-/// The street geocoder's answers and throttle, in the state directory (`geocoder-cache.json`),
-/// shared by every geolocate process under `geocoder.lock`.
+/// The street geocoder's answers and throttle, in SQLite in the state directory
+/// (`geocoder-cache.sqlite`), shared by every geolocate process through its transactions.
+///
+/// A lookup reads the cell and, when it must ask, claims the throttle in one IMMEDIATE
+/// transaction, so two processes never both ask within `geocoder.minInterval`.
 public struct GeocoderCache: Sendable {
     public let path: String
-    private let lockPath: String
+    private let stateDirectory: String
     /// Answers older than this are asked again.
     static let maxAgeMilliseconds: Int64 = 30 * 86_400_000
-    /// The file keeps at most this many cells, dropping the oldest.
+    /// The cache keeps at most this many cells, dropping the oldest.
     static let maxCells = 10_000
+    /// How long a lookup waits for another process's transaction: a record must not stall.
+    static let busyTimeout: TimeInterval = 2
 
     public init(stateDirectory: String) {
-        path = stateDirectory + "/geocoder-cache.json"
-        lockPath = stateDirectory + "/geocoder.lock"
-    }
-
-    struct Document: Codable {
-        var lastRequestAt: Int64?
-        var cells: [String: Entry] = [:]
-    }
-
-    struct Entry: Codable {
-        var address: StreetAddress
-        var storedAt: Int64
+        path = stateDirectory + "/geocoder-cache.sqlite"
+        self.stateDirectory = stateDirectory
     }
 
     /// The cache key: the point rounded to 4 decimals (about 11 m).
@@ -142,51 +138,70 @@ public struct GeocoderCache: Sendable {
 
     /// The cached answer for `cell` if it is recent enough; else takes the right to ask the
     /// service now, recording the request time, and returns `nil`.
-    /// - Throws: `GeocodingError.throttled` when the last request is within the interval.
+    /// - Throws: `GeocodingError.throttled` when the last request is within the interval;
+    ///   `GeolocateError.stateNotWritable` when the cache cannot be opened or written.
     func answerOrClaim(_ cell: String, now: Int64, minIntervalMilliseconds: Int64) throws -> StreetAddress? {
-        let lock = try FileLock(path: lockPath)
-        defer { withExtendedLifetime(lock) {} }
-        var document = load()
-        if let cached = fresh(document.cells[cell], now: now) { return cached }
-        if let last = document.lastRequestAt, now >= last, now - last < minIntervalMilliseconds {
-            throw GeocodingError.throttled(retryInMilliseconds: minIntervalMilliseconds - (now - last))
+        try write { db in
+            if let row = try Row.fetchOne(db, sql: "SELECT street, streetNumber FROM cells WHERE cell = ? AND storedAt > ?",
+                                          arguments: [cell, now - GeocoderCache.maxAgeMilliseconds]) {
+                return StreetAddress(street: row[0], streetNumber: row[1])
+            }
+            let last = try Int64.fetchOne(db, sql: "SELECT lastRequestAt FROM throttle")
+            if let last, now >= last, now - last < minIntervalMilliseconds {
+                throw GeocodingError.throttled(retryInMilliseconds: minIntervalMilliseconds - (now - last))
+            }
+            try db.execute(sql: "INSERT OR REPLACE INTO throttle (id, lastRequestAt) VALUES (1, ?)", arguments: [now])
+            return nil
         }
-        document.lastRequestAt = now
-        try save(document)
-        return nil
     }
 
     /// Keeps an answer, dropping expired cells and the oldest beyond `maxCells`.
     func store(_ address: StreetAddress, for cell: String, now: Int64) throws {
-        let lock = try FileLock(path: lockPath)
-        defer { withExtendedLifetime(lock) {} }
-        var document = load()
-        document.cells[cell] = Entry(address: address, storedAt: now)
-        document.cells = document.cells.filter { fresh($0.value, now: now) != nil }
-        if document.cells.count > GeocoderCache.maxCells {
-            let kept = document.cells.sorted { $0.value.storedAt > $1.value.storedAt }.prefix(GeocoderCache.maxCells)
-            document.cells = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+        try write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO cells (cell, street, streetNumber, storedAt) VALUES (?, ?, ?, ?)",
+                           arguments: [cell, address.street, address.streetNumber, now])
+            try db.execute(sql: "DELETE FROM cells WHERE storedAt <= ?", arguments: [now - GeocoderCache.maxAgeMilliseconds])
+            try db.execute(sql: """
+                DELETE FROM cells WHERE cell IN (SELECT cell FROM cells ORDER BY storedAt DESC LIMIT -1 OFFSET ?)
+                """, arguments: [GeocoderCache.maxCells])
         }
-        try save(document)
     }
 
-    private func fresh(_ entry: Entry?, now: Int64) -> StreetAddress? {
-        guard let entry, now - entry.storedAt < GeocoderCache.maxAgeMilliseconds else { return nil }
-        return entry.address
-    }
-
-    /// The document; an unreadable file is treated as empty, since it is only a cache.
-    private func load() -> Document {
-        guard let data = FileManager.default.contents(atPath: path),
-              let document = try? JSONDecoder().decode(Document.self, from: data) else { return Document() }
-        return document
-    }
-
-    private func save(_ document: Document) throws {
+    /// Runs `body` in an IMMEDIATE transaction on the cache, made on first use.
+    private func write<T>(_ body: (Database) throws -> T) throws -> T {
         do {
-            try AtomicFile.write(try JSONEncoder().encode(document), to: path, permissions: 0o600)
+            try Paths.makeDirectories(stateDirectory)
+            // Addresses are personal: the file is private, as the spool is.
+            let fd = open(path, O_RDWR | O_CREAT, 0o600)
+            if fd >= 0 { close(fd) }
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(GeocoderCache.busyTimeout)
+            let database = try DatabaseQueue(path: path, configuration: configuration)
+            try GeocoderCache.migrator.migrate(database)
+            var result: T?
+            try database.inTransaction(.immediate) { db in
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        } catch let error as GeocodingError {
+            throw error
+        } catch let error as DatabaseError {
+            throw GeolocateError.stateNotWritable(path: path, reason: error.message ?? error.description)
         } catch {
             throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
         }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("cache") { db in
+            try db.execute(sql: """
+                CREATE TABLE cells (cell TEXT PRIMARY KEY, street TEXT, streetNumber TEXT, storedAt INTEGER NOT NULL);
+                CREATE INDEX cells_storedAt ON cells(storedAt);
+                CREATE TABLE throttle (id INTEGER PRIMARY KEY CHECK (id = 1), lastRequestAt INTEGER NOT NULL);
+                """)
+        }
+        return migrator
     }
 }

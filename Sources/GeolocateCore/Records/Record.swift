@@ -49,13 +49,19 @@ public struct Record: Sendable, Equatable {
     /// costs more than the rest of a track record together.
     public static func newID() -> String {
         var generator = SystemRandomNumberGenerator()
-        var bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        let bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
+        return uuidText(bytes, version: 4)
+    }
+
+    /// The UUID text of 16 `bytes`, lower case, with `version` and the RFC 9562 variant set.
+    static func uuidText(_ bytes: [UInt8], version: UInt8) -> String {
+        var bytes = bytes
+        bytes[6] = (bytes[6] & 0x0F) | (version << 4)
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         let hex = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
+        for (index, byte) in bytes.prefix(16).enumerated() {
             if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
             text.append(hex[Int(byte >> 4)])
             text.append(hex[Int(byte & 0x0F)])

@@ -48,6 +48,8 @@ public enum Paths {
     static let stateFileNames: Set<String> = [
         "spool.sqlite", "spool.sqlite-wal", "spool.sqlite-shm", "spool.sqlite-journal", "spool.lock",
         "flush.lock", "last-known.json", "last-known-replay.json", "device-id",
+        "geocoder-cache.sqlite", "geocoder-cache.sqlite-journal",
+        // Kept by versions before the SQLite cache.
         "geocoder-cache.json", "geocoder.lock",
     ]
 

@@ -4,13 +4,28 @@ import Testing
 
 /// The small rules of delivery: idempotency keys, Retry-After, backoff and body formats.
 @Suite struct DeliveryTests {
-    @Test func idempotencyKeysNameTheRecordsAndTheEndpoint() {
+    @Test func idempotencyKeysNameTheRecordsAndTheEndpoint() throws {
         let key = IdempotencyKey.make(endpoint: "a", ids: ["x", "y"])
         #expect(key == IdempotencyKey.make(endpoint: "a", ids: ["x", "y"]))
         #expect(key != IdempotencyKey.make(endpoint: "b", ids: ["x", "y"]))
         #expect(key != IdempotencyKey.make(endpoint: "a", ids: ["x"]))
         #expect(key != IdempotencyKey.make(endpoint: "a", ids: ["y", "x"]))
         #expect(UUID(uuidString: key) != nil)
+        // SHA-256 of "a\nx\ny" by coreutils, its first 128 bits with version 8 and the variant set.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data("a\nx\ny".utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        var hex = Array(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(32))
+        hex[12] = "8"
+        hex[16] = Array("89ab")[Int(String(hex[16]), radix: 16)! & 0x3]
+        let expected = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
+        #expect(key == expected)
     }
 
     @Test func retryAfterInSecondsOrAsAnHTTPDate() {

@@ -246,6 +246,29 @@ import Testing
         clock.advance(by: 60_000)
         #expect(try await geocoder.street(latitude: 0, longitude: -30) == StreetAddress())
     }
+
+    /// Lookups of cells not cached, from separate connections at once (as separate processes
+    /// would make them), claim the throttle in SQLite transactions: one asks, the rest are
+    /// throttled, and the answer is then shared by all.
+    @Test func concurrentLookupsAskTheServiceOnce() async throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/reverse": ["places": Self.places]])
+        try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
+        let clock = SteppedClock()
+        let baseURL = collector.url(""), state = geolocate.stateDirectory
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<6 {
+                group.addTask {
+                    let geocoder = StreetGeocoder(baseURL: baseURL, cache: GeocoderCache(stateDirectory: state), clock: clock)
+                    return (try? await geocoder.street(latitude: 53.36134 + Double(index) * 0.001, longitude: -6.50562)) != nil
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        #expect(collector.requests("/reverse").count == 1)
+    }
 }
 
 /// A clock a test moves by hand.
