@@ -33,7 +33,7 @@ func replay(_ path: String) throws {
 func spool(count: Int, directory: String) throws {
     let spool = try Spool(stateDirectory: directory)
     let start: Int64 = 1_795_348_800_000
-    // The records are made first; rendering each one's JSON and inserting it is what is timed.
+    // The records are made first; binding each one's columns and inserting it is what is timed.
     let records = (0..<count).map { index in
         Record(action: "track", triggeredAt: start + Int64(index) * 1000, requestedMode: "force-current",
                collectionMode: "force-current",
@@ -51,6 +51,9 @@ func spool(count: Int, directory: String) throws {
         index += batch.count
     }
     let seconds = clock.nowSeconds - started
+    // The same records as Mosaic lines, for the peer that posts what flush would.
+    let lines = records.map { RecordFormat.mosaic.line($0, policy: .unrestricted) + "\n" }.joined()
+    try Data(lines.utf8).write(to: URL(fileURLWithPath: directory + "/records.ndjson"))
     print("{\"records\":\(try spool.count()),\"seconds\":\(seconds),\"body\":\(RecordFormat.mosaic.line(records[0], policy: .unrestricted).utf8.count)}")
 }
 

@@ -41,6 +41,8 @@ public struct LocationResolver {
     public var source: () throws -> LocationSource
     public var store: LastKnownStore
     public var clock: WallClock
+    /// Measures what connecting to a live source used of the timeout.
+    public var elapsed: MonotonicClock
     /// `--now`: fixes "now" for the age computations, whatever the source's time.
     public var nowOverride: Int64?
     /// A held fix at most this old counts as current (SPEC §3, `currentMaxAge`).
@@ -51,11 +53,13 @@ public struct LocationResolver {
     public var logger: Logger
 
     public init(source: @escaping () throws -> LocationSource, store: LastKnownStore, clock: WallClock,
+                elapsed: MonotonicClock = SystemMonotonicClock(),
                 nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, lastKnownMaxAgeMilliseconds: Int64? = nil,
                 logger: Logger) {
         self.source = source
         self.store = store
         self.clock = clock
+        self.elapsed = elapsed
         self.nowOverride = nowOverride
         self.currentMaxAgeMilliseconds = currentMaxAgeMilliseconds
         self.lastKnownMaxAgeMilliseconds = lastKnownMaxAgeMilliseconds
@@ -89,9 +93,12 @@ public struct LocationResolver {
         var opened: LocationSource?
         var unavailable: String?
         var held: Fix??
-        let started = ContinuousClock.now
+        let started: Double
 
-        init(resolver: LocationResolver) { self.resolver = resolver }
+        init(resolver: LocationResolver) {
+            self.resolver = resolver
+            started = resolver.elapsed.nowSeconds
+        }
 
         func now() -> Int64 {
             resolver.nowOverride ?? opened?.currentTime ?? resolver.clock.nowMilliseconds
@@ -136,7 +143,7 @@ public struct LocationResolver {
             }
             if unavailable == nil, let source = try open() {
                 // On a live source, connecting and ?POLL; already used part of the timeout.
-                let spent = source.currentTime == nil ? started.duration(to: .now).milliseconds : 0
+                let spent = source.currentTime == nil ? resolver.elapsed.milliseconds(since: started) : 0
                 do {
                     let remaining = Int(max(0, timeoutMilliseconds - spent))
                     if case .fix(let fix) = try source.waitForFix(timeoutMilliseconds: remaining) {

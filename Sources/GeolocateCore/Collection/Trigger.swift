@@ -30,16 +30,19 @@ public struct Trigger {
     public var settings: Settings
     public var environment: [String: String]
     public var clock: WallClock
+    /// Elapsed time on a live source (see `LocationResolver.elapsed`).
+    public var elapsed: MonotonicClock
     public var logger: Logger
     /// Opens a source; replaced in tests. The default opens gpsd or a replay file.
     public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
 
     public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
-                logger: Logger,
+                elapsed: MonotonicClock = SystemMonotonicClock(), logger: Logger,
                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) }) {
         self.settings = settings
         self.environment = environment
         self.clock = clock
+        self.elapsed = elapsed
         self.logger = logger
         self.openSource = openSource
     }
@@ -50,7 +53,8 @@ public struct Trigger {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         let privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
-        let record = await privacy.apply(to: try collect(request, stateDirectory: stateDirectory))
+        let collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory) }
+        let record = await privacy.apply(to: collected)
         return OutputPolicy(settings: settings).applied(to: record)
     }
 
@@ -77,7 +81,7 @@ public struct Trigger {
         let resolver = LocationResolver(
             source: { try openSource(source, opening) },
             store: LastKnownStore(stateDirectory: stateDirectory, for: source, logger: logger), clock: clock,
-            nowOverride: request.now,
+            elapsed: elapsed, nowOverride: request.now,
             currentMaxAgeMilliseconds: settings.currentMaxAgeMilliseconds ?? Defaults.currentMaxAgeMilliseconds,
             lastKnownMaxAgeMilliseconds: resolveLastKnownMaxAge(action: request.action),
             logger: logger)

@@ -17,13 +17,19 @@ public struct FixedClock: WallClock {
     public init(_ milliseconds: Int64) { nowMilliseconds = milliseconds }
 }
 
-/// Elapsed time and waiting, for replay pacing and measurements; injected so nothing else
-/// reads the system's monotonic clock or sleeps on its own.
+/// Elapsed time and waiting: replay pacing, deadlines, commit windows, backoff; injected so
+/// nothing else reads the system's monotonic clock or sleeps on its own, and tests move time
+/// by hand instead of waiting for it.
 public protocol MonotonicClock: Sendable {
     /// Seconds since a fixed but arbitrary point; never goes back.
     var nowSeconds: Double { get }
     /// Waits `seconds` (at most an hour at a time).
     func sleep(seconds: Double)
+}
+
+extension MonotonicClock {
+    /// Milliseconds since `start` (a `nowSeconds` reading), rounded down.
+    public func milliseconds(since start: Double) -> Int64 { Int64(max(0, nowSeconds - start) * 1000) }
 }
 
 /// The system's monotonic clock (`CLOCK_MONOTONIC`).

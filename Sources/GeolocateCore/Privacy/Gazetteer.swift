@@ -23,6 +23,8 @@ public struct Place: Sendable, Equatable {
 /// cells around the point (microseconds), which keeps a `trigger` that geocodes as
 /// fast as one that does not.
 public final class Gazetteer: @unchecked Sendable {
+    // @unchecked: everything is set once in `init` and the mapping is read-only (PROT_READ)
+    // until `deinit`, so any number of threads may look up at once.
     /// The file it was mapped from.
     public let path: String
     private let base: UnsafeRawPointer

@@ -118,6 +118,7 @@ public struct RecordPrivacy: Sendable {
 
 /// Remembers what was already logged, so a track logs each kind of event once.
 private final class FirstOccurrences: @unchecked Sendable {
+    // @unchecked: `seen` is only read and written under `lock`.
     enum Event {
         case opened
         case failed(GeocodingError)

@@ -261,6 +261,8 @@ public final class GPSDSource: LocationSource {
 /// A `gps_open` with a deadline: it runs on its own thread, because libgps connects with a
 /// blocking `connect` that can hang for minutes on an unreachable host.
 private final class PendingConnection: @unchecked Sendable {
+    // @unchecked: `result` and `abandoned` are only read and written under `lock`, and `data`
+    // belongs to the connecting thread until `result` is set, then to whoever `abandoned` names.
     private let lock = NSLock()
     private let finished = DispatchSemaphore(value: 0)
     private let data: UnsafeMutablePointer<gps_data_t>

@@ -223,30 +223,34 @@ public final class Spool {
 public final class SpoolWriter {
     public let limits: SpoolLimits
     private let window: Duration
+    private let elapsed: MonotonicClock
     private let open: () throws -> Spool
     private var spool: Spool?
     private var pending: [SpoolEntry] = []
-    private var lastAttempt: ContinuousClock.Instant?
+    /// When a commit was last tried, on `elapsed`.
+    private var lastAttempt: Double?
     private let logger: Logger?
-    private var lockedSince: ContinuousClock.Instant?
+    private var lockedSince: Double?
     /// Records committed, and records the limits expired, by this writer.
     public private(set) var committed = 0
     public private(set) var expired = 0
 
     /// - Parameter open: opens the spool; called at once, and again after it was found locked.
     /// - Throws: what `open` throws, other than `.spoolLocked`.
-    public init(limits: SpoolLimits, window: Duration = .milliseconds(200), logger: Logger? = nil,
-                open: @escaping () throws -> Spool) throws {
+    public init(limits: SpoolLimits, window: Duration = .milliseconds(200), elapsed: MonotonicClock = SystemMonotonicClock(),
+                logger: Logger? = nil, open: @escaping () throws -> Spool) throws {
         self.limits = limits
         self.window = window
+        self.elapsed = elapsed
         self.logger = logger
         self.open = open
         do { spool = try open() } catch GeolocateError.spoolLocked(let path) { noteLocked(path) }
     }
 
-    public convenience init(spool: Spool, limits: SpoolLimits, window: Duration = .milliseconds(200)) {
+    public convenience init(spool: Spool, limits: SpoolLimits, window: Duration = .milliseconds(200),
+                            elapsed: MonotonicClock = SystemMonotonicClock()) {
         // An open spool cannot fail to open.
-        try! self.init(limits: limits, window: window, open: { spool })
+        try! self.init(limits: limits, window: window, elapsed: elapsed, open: { spool })
     }
 
     public func add(_ entry: SpoolEntry, now: Int64) throws {
@@ -258,7 +262,7 @@ public final class SpoolWriter {
     /// - Throws: `GeolocateError.stateNotWritable` (73); a lock only delays the commit.
     public func tick(now: Int64) throws {
         guard !pending.isEmpty else { return }
-        if let lastAttempt, lastAttempt.duration(to: .now) < window, pending.count < 10_000 { return }
+        if let lastAttempt, elapsed.milliseconds(since: lastAttempt) < window.milliseconds, pending.count < 10_000 { return }
         do {
             try commit(now: now)
         } catch GeolocateError.spoolLocked(let path) {
@@ -287,28 +291,28 @@ public final class SpoolWriter {
                 guard !giveUp() else {
                     throw GeolocateError.uncommitted(path: path, count: pending.count)
                 }
-                Thread.sleep(forTimeInterval: 0.05)
+                elapsed.sleep(seconds: 0.05)
             }
         }
     }
 
     private func commit(now: Int64) throws {
-        lastAttempt = .now
+        lastAttempt = elapsed.nowSeconds
         let spool = try self.spool ?? open()
         self.spool = spool
         expired += try spool.append(pending, now: now, limits: limits)
         committed += pending.count
         pending.removeAll(keepingCapacity: true)
         if let lockedSince {
-            logger?.notice("\(spool.path) is free again after \(lockedSince.duration(to: .now).milliseconds) ms; records committed")
+            logger?.notice("\(spool.path) is free again after \(elapsed.milliseconds(since: lockedSince)) ms; records committed")
             self.lockedSince = nil
         }
     }
 
     private func noteLocked(_ path: String) {
-        lastAttempt = .now
+        lastAttempt = elapsed.nowSeconds
         guard lockedSince == nil else { return }
-        lockedSince = .now
+        lockedSince = elapsed.nowSeconds
         logger?.warning("\(path) is locked by another process; records are kept in memory and committed when it is free")
     }
 }

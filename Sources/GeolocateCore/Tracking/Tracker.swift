@@ -3,6 +3,7 @@ import Logging
 
 /// A request to stop, set from a signal handler and read by the tracking loop.
 public final class StopFlag: @unchecked Sendable {
+    // @unchecked: `requested` is only read and written under `lock`.
     private let lock = NSLock()
     private var requested = false
 
@@ -66,6 +67,9 @@ public struct Tracker {
     public var settings: Settings
     public var environment: [String: String]
     public var clock: WallClock
+    /// Elapsed time for the commit window, the last known location's saves, transmissions,
+    /// reconnect backoff and the final commit's deadline.
+    public var elapsed: MonotonicClock
     public var timeZone: TimeZone
     public var logger: Logger
     public var stop: StopFlag
@@ -77,13 +81,14 @@ public struct Tracker {
     public var transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)?
 
     public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
-                timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
+                elapsed: MonotonicClock = SystemMonotonicClock(), timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
                 output: @escaping (String) -> Void,
                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) },
                 transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)? = nil) {
         self.settings = settings
         self.environment = environment
         self.clock = clock
+        self.elapsed = elapsed
         self.timeZone = timeZone
         self.logger = logger
         self.stop = stop
@@ -122,12 +127,12 @@ public struct Tracker {
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         let specifier = try settings.resolvedSource(flag: request.source, environment: environment)
         let device = try settings.fields.wantsDevice ? deviceInfo(stateDirectory: stateDirectory, required: request.toSpool) : nil
-        let writer = try request.toSpool ? SpoolWriter(limits: settings.spoolLimits, window: Tracker.commitWindow, logger: logger) {
+        let writer = try request.toSpool ? SpoolWriter(limits: settings.spoolLimits, window: Tracker.commitWindow, elapsed: elapsed, logger: logger) {
             try Spool(stateDirectory: stateDirectory, busyTimeout: Tracker.spoolBusyTimeout)
         } : nil
         let opening = SourceOpening(replaySpeed: request.replaySpeed, responseTimeoutMilliseconds: Tracker.connectTimeoutMilliseconds,
                                     idleMilliseconds: Tracker.idleSliceMilliseconds, logger: logger)
-        var connection = SourceConnection(name: specifier.description, logger: logger) {
+        var connection = SourceConnection(name: specifier.description, clock: elapsed, logger: logger) {
             try openSource(specifier, opening)
         }
         var run = Run(tracker: self, request: request, permissions: permissions, coarse: permission == .coarse,
@@ -186,9 +191,9 @@ public struct Tracker {
         var summary = TrackSummary()
         var started: Int64?
         var latestFix: Fix?
-        var lastKnownSaved: ContinuousClock.Instant?
+        var lastKnownSaved: Double?
         var lastKnownFailed = false
-        var lastTransmission = ContinuousClock.now
+        var lastTransmission: Double
 
         init(tracker: Tracker, request: TrackRequest, permissions: [Permission], coarse: Bool,
              device: DeviceInfo?, writer: SpoolWriter?, privacy: RecordPrivacy, lastKnown: LastKnownStore) {
@@ -202,6 +207,7 @@ public struct Tracker {
             outputPolicy = OutputPolicy(settings: tracker.settings)
             self.lastKnown = lastKnown
             emission = EmissionFilter(policy: request.policy)
+            lastTransmission = tracker.elapsed.nowSeconds
             visits = request.policy.visits.map(VisitDetector.init)
         }
 
@@ -238,14 +244,15 @@ public struct Tracker {
         mutating func tick(now: Int64) throws {
             if started == nil { started = now }
             try writer?.tick(now: now)
-            if let latestFix, lastKnownSaved.map({ $0.duration(to: .now) >= .seconds(1) }) ?? true {
+            let elapsed = tracker.elapsed
+            if let latestFix, lastKnownSaved.map({ elapsed.milliseconds(since: $0) >= 1000 }) ?? true {
                 saveLastKnown(latestFix, now: now)
-                lastKnownSaved = .now
+                lastKnownSaved = elapsed.nowSeconds
             }
             if let transmission = tracker.transmission,
-               lastTransmission.duration(to: .now) >= .milliseconds(transmission.intervalMilliseconds) {
+               elapsed.milliseconds(since: lastTransmission) >= transmission.intervalMilliseconds {
                 transmission.flush.startIfIdle()
-                lastTransmission = .now
+                lastTransmission = elapsed.nowSeconds
             }
         }
 
@@ -269,12 +276,13 @@ public struct Tracker {
         mutating func finish(now: Int64) throws {
             if let latestFix { saveLastKnown(latestFix, now: now) }
             // A locked spool is waited for, until a stop asks to give up (after a last try).
-            var stopSeen: ContinuousClock.Instant?
+            var stopSeen: Double?
+            let elapsed = tracker.elapsed
             try writer?.finish(now: now) {
                 guard tracker.stop.isRequested else { return false }
-                let seen = stopSeen ?? .now
+                let seen = stopSeen ?? elapsed.nowSeconds
                 stopSeen = seen
-                return seen.duration(to: .now) >= Tracker.finalCommitDeadline
+                return elapsed.milliseconds(since: seen) >= Tracker.finalCommitDeadline.milliseconds
             }
             summary.spooled = writer?.committed ?? 0
             summary.expired = writer?.expired ?? 0
@@ -290,22 +298,26 @@ public struct Tracker {
 /// stays up for `stableAfter` starts again from the shortest backoff.
 struct SourceConnection {
     let name: String
+    /// Times outages and backoff, and waits between attempts.
+    let clock: MonotonicClock
     let logger: Logger
     let open: () throws -> LocationSource
     private var current: LocationSource?
-    private var outageStarted: ContinuousClock.Instant?
-    private var retryAt: ContinuousClock.Instant?
+    /// Readings of `clock`.
+    private var outageStarted: Double?
+    private var retryAt: Double?
     private var backoff: Duration = SourceConnection.minimumBackoff
     /// When the source last came back, until it has stayed up for `stableAfter`.
-    private var recoveredAt: ContinuousClock.Instant?
+    private var recoveredAt: Double?
     /// Flapping: outages and recoveries are not reported until the source is stable again.
     private var quiet = false
     static let minimumBackoff: Duration = .milliseconds(500)
     static let maximumBackoff: Duration = .seconds(30)
     static let stableAfter: Duration = .seconds(60)
 
-    init(name: String, logger: Logger, open: @escaping () throws -> LocationSource) {
+    init(name: String, clock: MonotonicClock, logger: Logger, open: @escaping () throws -> LocationSource) {
         self.name = name
+        self.clock = clock
         self.logger = logger
         self.open = open
     }
@@ -314,10 +326,9 @@ struct SourceConnection {
     /// - Throws: what opening throws other than `SourceError` (a missing replay file).
     mutating func source() throws -> LocationSource? {
         if let current { return current }
-        if let retryAt, ContinuousClock.now < retryAt {
+        if let retryAt, clock.nowSeconds < retryAt {
             // Short sleeps: the tracking loop checks for a stop and commits between them.
-            let left = ContinuousClock.now.duration(to: retryAt)
-            Thread.sleep(forTimeInterval: min(0.1, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+            clock.sleep(seconds: min(0.1, retryAt - clock.nowSeconds))
             return nil
         }
         do {
@@ -334,11 +345,11 @@ struct SourceConnection {
     /// server that accepts and closes at once must not look like a recovery each time.
     mutating func answered() {
         if let outageStarted {
-            let seconds = Double(outageStarted.duration(to: .now).components.seconds)
-            if !quiet { logger.notice("\(name): reconnected after \(Int(seconds)) s; tracking resumes") }
+            let seconds = clock.milliseconds(since: outageStarted) / 1000
+            if !quiet { logger.notice("\(name): reconnected after \(seconds) s; tracking resumes") }
             self.outageStarted = nil
-            recoveredAt = .now
-        } else if let recoveredAt, recoveredAt.duration(to: .now) >= SourceConnection.stableAfter {
+            recoveredAt = clock.nowSeconds
+        } else if let recoveredAt, clock.milliseconds(since: recoveredAt) >= SourceConnection.stableAfter.milliseconds {
             if quiet { logger.notice("\(name): answering steadily again; tracking resumes") }
             self.recoveredAt = nil
             quiet = false
@@ -354,7 +365,7 @@ struct SourceConnection {
 
     private mutating func failed(_ error: SourceError) {
         if outageStarted == nil {
-            outageStarted = .now
+            outageStarted = clock.nowSeconds
             if recoveredAt == nil {
                 logger.warning("\(error.description); retrying with backoff until it answers")
             } else if !quiet {
@@ -363,7 +374,7 @@ struct SourceConnection {
             }
         }
         let jitter = Double.random(in: 0.8...1.2)
-        retryAt = .now + backoff * jitter
+        retryAt = clock.nowSeconds + Double(backoff.milliseconds) / 1000 * jitter
         backoff = min(backoff * 2, SourceConnection.maximumBackoff)
     }
 }
