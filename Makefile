@@ -19,7 +19,7 @@ release: deps
 
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/geolocate
-	install -m 0755 "$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/geolocate" $(DESTDIR)$(PREFIX)/bin/geolocate
+	install -m 0755 -s "$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/geolocate" $(DESTDIR)$(PREFIX)/bin/geolocate
 	install -m 0644 man/geolocate.1 $(DESTDIR)$(PREFIX)/share/man/man1/geolocate.1
 	install -m 0644 share/geolocate/gazetteer.bin share/geolocate/GAZETTEER.md $(DESTDIR)$(PREFIX)/share/geolocate/
 

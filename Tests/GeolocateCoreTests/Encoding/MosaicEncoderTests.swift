@@ -2,7 +2,7 @@ import Foundation
 @testable import GeolocateCore
 import Testing
 
-@Suite struct MosaicRecordTests {
+@Suite struct MosaicEncoderTests {
     @Test func matchesSpecExampleShape() throws {
         let fix = Fix(timestamp: 1_763_783_056_000, latitude: 53.3613367, longitude: -6.50562, mode: .threeD,
                       altitudeHAE: 116.94, speed: 1.234, course: 87.25, horizontalAccuracy: 12.06, verticalAccuracy: 20,
