@@ -73,7 +73,7 @@ public enum Delivery {
             notSpooled = error
         }
         let failure: String
-        switch DeliveryVerdict(await transport.post(endpoint.request(for: [record], policy: policy, idempotencyKey: record.id))) {
+        switch DeliveryVerdict(await transport.post(endpoint.request(for: [record], policy: policy, idempotencyKey: IdempotencyKey.of([record.id], to: endpoint)))) {
         case .delivered:
             if let spooled {
                 // Left in the spool, it would only be sent again under the same key.

@@ -218,9 +218,7 @@ public struct Flusher {
     }
 
     private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint) async -> Outcome {
-        // One record as `trigger --post` sends it keeps the key it was first sent with: its id.
-        let key = endpoint.format == .mosaic && records.count == 1 ? records.first!.record.id
-            : IdempotencyKey.make(endpoint: endpoint.name, ids: records.map(\.record.id))
+        let key = IdempotencyKey.of(records.map(\.record.id), to: endpoint)
         let request = endpoint.request(for: records.map(\.record), policy: policy, idempotencyKey: key)
         var attempt = 1
         var waited: Int64 = 0
@@ -277,6 +275,13 @@ public struct Flusher {
 /// name and the records' ids, one per line: a UUID because receivers that check the header
 /// often expect one, SHA-256 so that different batches never share a key.
 enum IdempotencyKey {
+    /// The key of a request carrying `ids` to `endpoint`, whether `trigger --post`/`--endpoint`
+    /// sends it or flush sends it again: one record to a `mosaic` endpoint (one record per
+    /// request) is keyed by its own id, everything else by `make`.
+    static func of(_ ids: [String], to endpoint: Endpoint) -> String {
+        endpoint.format == .mosaic && ids.count == 1 ? ids[0] : make(endpoint: endpoint.name, ids: ids)
+    }
+
     static func make(endpoint: String, ids: [String]) -> String {
         var hash = SHA256()
         hash.update(data: Array(endpoint.utf8))

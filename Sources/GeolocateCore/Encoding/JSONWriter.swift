@@ -16,25 +16,22 @@ package struct JSONWriter {
     /// The bytes as text.
     package var text: String { String(decoding: bytes, as: UTF8.self) }
 
-    package mutating func beginObject(_ key: String? = nil) {
+    package mutating func beginObject(_ key: String? = nil) { open(key, UInt8(ascii: "{")) }
+
+    package mutating func endObject() { close(UInt8(ascii: "}")) }
+
+    package mutating func beginArray(_ key: String? = nil) { open(key, UInt8(ascii: "[")) }
+
+    package mutating func endArray() { close(UInt8(ascii: "]")) }
+
+    private mutating func open(_ key: String?, _ bracket: UInt8) {
         self.key(key)
-        bytes.append(UInt8(ascii: "{"))
+        bytes.append(bracket)
         needsComma = false
     }
 
-    package mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        needsComma = true
-    }
-
-    package mutating func beginArray(_ key: String? = nil) {
-        self.key(key)
-        bytes.append(UInt8(ascii: "["))
-        needsComma = false
-    }
-
-    package mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+    private mutating func close(_ bracket: UInt8) {
+        bytes.append(bracket)
         needsComma = true
     }
 

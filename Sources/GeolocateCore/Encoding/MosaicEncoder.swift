@@ -36,11 +36,9 @@ enum MosaicEncoder: RecordEncoder {
         if allowed.contains(.course) { json.decimalStringIfPresent("course", fix.course, digits: 1) }
         if allowed.contains(.verticalAccuracy) { json.decimalStringIfPresent("verticalAccuracy", fix.verticalAccuracy, digits: 1) }
         if let address = record.address {
-            if allowed.contains(.countryCode) { json.stringIfPresent("countryCode", address.countryCode) }
-            if allowed.contains(.district) { json.stringIfPresent("district", address.district) }
-            if allowed.contains(.city) { json.stringIfPresent("city", address.city) }
-            if allowed.contains(.street) { json.stringIfPresent("street", address.street) }
-            if allowed.contains(.streetNumber) { json.stringIfPresent("streetNumber", address.streetNumber) }
+            for part in Address.parts where allowed.contains(part.attribute) {
+                json.stringIfPresent(part.name, address[keyPath: part.value])
+            }
         }
         json.endObject()
     }

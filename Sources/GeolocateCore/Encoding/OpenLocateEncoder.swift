@@ -30,11 +30,9 @@ enum OpenLocateEncoder: RecordEncoder {
         json.stringIfPresent("device_model", record.device?.model)
         json.stringIfPresent("os_version", record.device?.osVersion)
         if fix != nil, let address = record.address {
-            if allowed.contains(.countryCode) { json.stringIfPresent("country_code", address.countryCode) }
-            if allowed.contains(.district) { json.stringIfPresent("district", address.district) }
-            if allowed.contains(.city) { json.stringIfPresent("city", address.city) }
-            if allowed.contains(.street) { json.stringIfPresent("street", address.street) }
-            if allowed.contains(.streetNumber) { json.stringIfPresent("street_number", address.streetNumber) }
+            for part in Address.parts where allowed.contains(part.attribute) {
+                json.stringIfPresent(part.snakeCaseName, address[keyPath: part.value])
+            }
         }
         json.endObject()
     }

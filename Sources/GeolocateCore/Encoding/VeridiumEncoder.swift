@@ -20,11 +20,9 @@ enum VeridiumEncoder: RecordEncoder {
             }
         }
         if allowed.contains(.accuracy) { json.number("accuracy", fix?.horizontalAccuracy, digits: 1) }
-        if allowed.contains(.countryCode) { json.string("countryCode", address?.countryCode) }
-        if allowed.contains(.district) { json.string("district", address?.district) }
-        if allowed.contains(.city) { json.string("city", address?.city) }
-        if allowed.contains(.street) { json.string("street", address?.street) }
-        if allowed.contains(.streetNumber) { json.string("streetNumber", address?.streetNumber) }
+        for part in Address.parts where allowed.contains(part.attribute) {
+            json.string(part.name, address?[keyPath: part.value])
+        }
         json.integer("errorCode", Int64(record.errorCode.rawValue))
         json.endObject()
     }

@@ -104,6 +104,14 @@ public struct Address: Sendable, Equatable {
         self.streetNumber = streetNumber
     }
 
+    /// Each part with its attribute, its name in Mosaic and Veridium, and in OpenLocate, in
+    /// the order records list them.
+    static let parts: [(attribute: LocationAttributes, value: KeyPath<Address, String?> & Sendable, name: String, snakeCaseName: String)] = [
+        (.countryCode, \.countryCode, "countryCode", "country_code"), (.district, \.district, "district", "district"),
+        (.city, \.city, "city", "city"), (.street, \.street, "street", "street"),
+        (.streetNumber, \.streetNumber, "streetNumber", "street_number"),
+    ]
+
     /// Only the parts in `attributes`; `nil` when none is left.
     func limited(to attributes: LocationAttributes) -> Address? {
         var address = self

@@ -144,7 +144,7 @@ public struct GeocoderCache: Sendable {
         try write { db in
             if let row = try Row.fetchOne(db, sql: "SELECT street, streetNumber FROM cells WHERE cell = ? AND storedAt > ?",
                                           arguments: [cell, now - GeocoderCache.maxAgeMilliseconds]) {
-                return StreetAddress(street: row[0], streetNumber: row[1])
+                return StreetAddress(street: row.lenient("street"), streetNumber: row.lenient("streetNumber"))
             }
             let last = try Int64.fetchOne(db, sql: "SELECT lastRequestAt FROM throttle")
             if let last, now >= last, now - last < minIntervalMilliseconds {

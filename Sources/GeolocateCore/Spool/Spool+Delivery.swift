@@ -72,8 +72,9 @@ extension Spool {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM endpoints WHERE name = ?", arguments: [endpoint]) else {
                 return EndpointState()
             }
-            return EndpointState(deliveredThrough: row["deliveredThrough"], sent: row["sent"], retryAt: row["retryAt"],
-                                 retryURL: row["retryURL"], lastError: row["lastError"], lastSuccessAt: row["lastSuccessAt"])
+            return EndpointState(deliveredThrough: row.lenient("deliveredThrough") ?? 0, sent: row.lenient("sent") ?? 0,
+                                 retryAt: row.lenient("retryAt"), retryURL: row.lenient("retryURL"),
+                                 lastError: row.lenient("lastError"), lastSuccessAt: row.lenient("lastSuccessAt"))
         }
     }
 

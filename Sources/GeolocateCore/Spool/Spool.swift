@@ -65,6 +65,7 @@ public final class Spool {
             defer { withExtendedLifetime(lock) {} }
             database = try DatabasePool(path: path, configuration: configuration)
             let migrator = Spool.migrator
+            try database.read(SpoolColumns.checkVersion1)
             if try database.read(migrator.hasBeenSuperseded) {
                 throw GeolocateError.stateNotWritable(path: path, reason: "written by a newer geolocate (schema version above \(SpoolColumns.schemaVersion)); use that version")
             }

@@ -85,6 +85,35 @@ enum SpoolColumns {
         return record
     }
 
+    /// The records of a version-1 `table` (`records` or `deadLetters`) by rowid.
+    /// - Throws: `SpoolV1Line.Unreadable` naming the first one that cannot be read.
+    static func version1Records(in table: String, _ db: Database) throws -> [(Int64, Record)] {
+        // Dead letters of the earliest versions have no recordedAt: the time they were refused.
+        let recordedAt = table == "records" ? "recordedAt" : "COALESCE(recordedAt, at)"
+        let key = table == "records" ? "seq" : "endpoint, seq"
+        var records: [(Int64, Record)] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT rowid AS rowNumber, \(recordedAt) AS recordedAt, body FROM \(table) ORDER BY \(key)")
+        while let row = try rows.next() {
+            guard let rowid: Int64 = row.lenient("rowNumber"), let recordedAt: Int64 = row.lenient("recordedAt"),
+                  let body: String = row.lenient("body") else {
+                throw SpoolV1Line.Unreadable(reason: "a row of \(table) without a time or a record")
+            }
+            records.append((rowid, try SpoolV1Line.record(from: body, recordedAt: recordedAt)))
+        }
+        return records
+    }
+
+    /// Whether `db` is a version-1 spool, and every record in it can be read: checked before
+    /// any migration runs, because each migration commits on its own, and one that fails
+    /// half-way must leave the file for the version that wrote it.
+    /// - Throws: `SpoolV1Line.Unreadable` naming the first record that cannot be read.
+    static func checkVersion1(_ db: Database) throws {
+        guard try db.tableExists("records"), try db.columns(in: "records").contains(where: { $0.name == "body" }) else { return }
+        for table in ["records", "deadLetters"] where try db.tableExists(table) {
+            _ = try version1Records(in: table, db)
+        }
+    }
+
     /// Converts a spool of schema version 1 in place: each `body` (a Mosaic line) of `records`
     /// and `deadLetters` becomes typed columns, then the `body` columns go. `seq`, the
     /// AUTOINCREMENT counter and every cursor stay as they were.
@@ -96,21 +125,24 @@ enum SpoolColumns {
             for (name, type) in definitions where !existing.contains(name) {
                 try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(name) \(type)")
             }
-            let key = table == "records" ? "seq" : "endpoint, seq"
             let assignments = definitions.map { "\($0.name) = ?" }.joined(separator: ", ")
             let update = try db.makeStatement(sql: "UPDATE \(table) SET \(assignments) WHERE rowid = ?")
-            let recordedAt = table == "records" ? "recordedAt" : "COALESCE(recordedAt, at)"
-            let rows = try Row.fetchCursor(db, sql: "SELECT rowid, \(recordedAt), body FROM \(table) ORDER BY \(key)")
-            while let row = try rows.next() {
-                let rowid: Int64 = row[0]
-                let record = try SpoolV1Line.record(from: row[2], recordedAt: row[1])
-                var values = arguments(for: record)
-                values[1] = row[1] as Int64
-                try update.execute(arguments: StatementArguments(values + [rowid]))
+            for (rowid, record) in try version1Records(in: table, db) {
+                try update.execute(arguments: StatementArguments(arguments(for: record) + [rowid]))
             }
             try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN body")
         }
         try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
+    }
+}
+
+extension Row {
+    /// The value of `column` as `T`, or `nil` when it is NULL or of another type: what
+    /// another program wrote into a state file is never trusted to have our types, and GRDB's
+    /// own subscript traps on a mismatch.
+    func lenient<T: DatabaseValueConvertible>(_ column: String) -> T? {
+        guard hasColumn(column) else { return nil }
+        return T.fromDatabaseValue(self[column] as DatabaseValue)
     }
 }
 
@@ -159,8 +191,8 @@ package enum SpoolV1Line {
         var streetNumber: String?
     }
 
-    /// The record `body` holds; `recordedAt` is its fix's time (or `triggeredAt` without one),
-    /// as the spool kept it beside the line.
+    /// The record `body` holds; `recordedAt` is the time the spool kept beside the line, the
+    /// fix's time when the line withheld `recordTimestamp`.
     /// - Throws: `Unreadable` for anything but a record geolocate wrote.
     package static func record(from body: String, recordedAt: Int64) throws -> Record {
         let line: Line
@@ -205,7 +237,7 @@ package enum SpoolV1Line {
         _ = note(location.recordTimestamp, .recordTimestamp)
         let permissions = note(location.permissions, .permissions) ?? []
         record.permissions = try permissions.map { try value($0, "permission") ?? .fine }
-        record.fix = Fix(timestamp: recordedAt, latitude: latitude ?? 0, longitude: longitude ?? 0, mode: mode ?? .twoD,
+        record.fix = Fix(timestamp: location.recordTimestamp ?? recordedAt, latitude: latitude ?? 0, longitude: longitude ?? 0, mode: mode ?? .twoD,
                          altitudeHAE: note(try number(location.altitude, "altitude"), .altitude),
                          speed: note(try number(location.speed, "speed"), .speed),
                          course: note(try number(location.course, "course"), .course),

@@ -387,6 +387,23 @@ import Glibc
         #expect(!bodies.isEmpty && bodies.allSatisfy { !$0.contains("\"altitude\"") && !$0.contains("\"speed\"") && $0.contains("\"accuracy\"") })
     }
 
+    /// A record `trigger --endpoint` could not deliver goes out again from flush under the key
+    /// it was first sent with, in every endpoint format: a receiver that took the first attempt
+    /// recognises the second.
+    @Test(arguments: ["mosaic-ndjson", "openlocate", "mosaic"])
+    func aRecordRetriedByFlushKeepsItsIdempotencyKey(_ format: String) throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["e": ["url": "COLLECTOR/e", "format": format]])
+        try collector.script(["/e": ["script": [["status": 500]]]])
+        let posted = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                        "--endpoint", "e"])
+        #expect(posted.status == 0 && posted.stderr.contains("it is in the spool"), "\(posted.stderr)")
+        #expect(try flush(["--ignore-retry-after"]).status == 0)
+        let keys = collector.requests("/e").map(\.key)
+        #expect(keys.count == 2 && keys[0] != nil && keys[0] == keys[1])
+    }
+
     @Test func flushWithoutEndpointsOrWithADryRun() throws {
         let none = try geolocate.run(["flush"])
         #expect(none.status == 78)
