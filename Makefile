@@ -1,7 +1,7 @@
 # geolocate: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build release install demo gpsd-demo test bench man fuzz tsan clean
+.PHONY: deps build release install demo gpsd-demo test bench man docs fuzz tsan clean
 
 PREFIX ?= /usr/local
 
@@ -66,6 +66,10 @@ tsan: deps
 # Regenerates man/geolocate.1 from the argument parser (commit the result).
 man: deps
 	$(SWIFT) package plugin --allow-writing-to-package-directory generate-manual --output-directory man
+
+# Rewrites the generated parts of the docs: the table of configuration keys in docs/REFERENCE.md.
+docs: build
+	python3 ./scripts/update-docs
 
 clean:
 	rm -rf .build .build-fuzz .build-tsan bench-data

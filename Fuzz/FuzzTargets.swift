@@ -100,7 +100,7 @@ enum FuzzTarget: String, CaseIterable {
             if let wait = RetryAfter.milliseconds(text, nowMilliseconds: 1_795_000_000_000) {
                 precondition((0...RetryAfter.maximumMilliseconds).contains(wait), "Retry-After out of range")
             }
-            for kind in ConfigKeys.allKinds { _ = try? ConfigKeys.parse(text, as: kind) }
+            for setting in ConfigKey.all { _ = try? setting.parse(text) }
         }
     }
 

@@ -11,23 +11,40 @@ struct ConfigCommand: ParsableCommand {
             ~/.config/geolocate/config.json, or --config FILE. It is written atomically with mode \
             0600; a corrupt or invalid file is never written over (exit 78).
 
-            Keys:
-            \(ConfigKeys.summary)
+            Every duration is written with its unit: ms, s, m, h or d (1500ms, 2s, 30m, 6h, 10d); \
+            a bare number is refused, except by triggerActionQueryTimeout, which is milliseconds. \
+            In the file, a JSON number for a duration is milliseconds.
+
+            Keys (NAME is a name you choose):
+            \(ConfigKey.summary)
             """,
-        subcommands: [Show.self, Get.self, Set.self, Unset.self, PathCommand.self, Validate.self, Reset.self]
+        subcommands: [Show.self, Get.self, Set.self, Unset.self, Keys.self, PathCommand.self, Validate.self, Reset.self]
     )
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the configuration file as JSON, secrets redacted.")
         @Flag(name: .customLong("show-secrets"), help: "Print header values and URL credentials as they are.")
         var showSecrets = false
+        @Flag(name: .long, help: "Also print every key the file does not set, with its built-in value.")
+        var all = false
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
             try runReportingErrors {
-                let document = try ConfigStore(path: globalOptions.configPath).load()
+                let store = ConfigStore(path: globalOptions.configPath)
+                let document = all ? try store.effective() : try store.load()
                 FileHandleOutput.stdout((showSecrets ? document : ConfigStore.redacted(document)).prettyPrinted() + "\n")
             }
+        }
+    }
+
+    struct Keys: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List every key: its values, built-in default and meaning.")
+        @Flag(name: .long, help: "Print the list as a Markdown table.")
+        var markdown = false
+
+        func run() throws {
+            FileHandleOutput.stdout((markdown ? ConfigKey.markdownTable : ConfigKey.summary) + "\n")
         }
     }
 

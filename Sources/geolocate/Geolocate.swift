@@ -94,7 +94,7 @@ struct Geolocate: AsyncParsableCommand {
             let code = exitCode(for: error)
             let full = fullMessage(for: error)
             guard code != .success, !full.isEmpty else { exit(withError: error) }
-            let short = message(for: error)
+            let short = Geolocate.flagMessage(message(for: error))
             guard code == .validationFailure, !short.isEmpty else {
                 FileHandleOutput.stderr(full.replacingOccurrences(of: short, with: StandardError.oneLine(short)) + "\n")
                 Foundation.exit(code.rawValue)
@@ -105,6 +105,18 @@ struct Geolocate: AsyncParsableCommand {
             StandardError.write("geolocate: \(short)\(help)")
             Foundation.exit(code.rawValue)
         }
+    }
+}
+
+extension Geolocate {
+    /// The parser's "The value 'X' is invalid for '--flag <value>': REASON" as "--flag: REASON":
+    /// our reasons quote the value themselves, redacted where it holds a secret (`--post`).
+    static func flagMessage(_ message: String) -> String {
+        guard message.hasPrefix("The value '"), let forRange = message.range(of: "' is invalid for '"),
+              let reasonStart = message.range(of: "': ", range: forRange.upperBound..<message.endIndex) else { return message }
+        let flag = message[forRange.upperBound..<reasonStart.lowerBound].prefix { $0 != " " }
+        let reason = message[reasonStart.upperBound...]
+        return reason.hasPrefix(flag) ? String(reason) : "\(flag): \(reason)"
     }
 }
 

@@ -15,11 +15,10 @@ struct GlobalOptions: ParsableArguments {
 
 /// Where locations come from: `--source`, `--replay` and `--replay-speed`.
 struct SourceOptions: ParsableArguments {
-    /// Parsed in `validate()` so a bad value is a usage error (exit 64).
     @Option(name: .long, help: ArgumentHelp(
         "Location source: gpsd, gpsd://HOST:PORT or nmea:FILE (default: $GEOLOCATE_SOURCE, config source, else gpsd).",
-        valueName: "source"))
-    var source: String?
+        valueName: "source"), transform: SourceSpecifier.init(parsing:))
+    var source: SourceSpecifier?
 
     /// Shorthand for `--source nmea:FILE`; `-` reads standard input.
     @Option(name: .long, help: ArgumentHelp("Replay an NMEA-0183 log instead of asking gpsd (- for stdin).", valueName: "file"))
@@ -27,28 +26,64 @@ struct SourceOptions: ParsableArguments {
 
     @Option(name: .customLong("replay-speed"), help: ArgumentHelp(
         "Replay pacing: asap (default), realtime, or a factor from 0.001x to 1000000x, such as 10x. Timeouts always run on the log's time.",
-        valueName: "speed"))
-    var replaySpeed: String = "asap"
+        valueName: "speed"), transform: ReplaySpeed.init(parsing:))
+    var replaySpeed: ReplaySpeed = .asap
 
     func validate() throws {
         if source != nil && replay != nil {
             throw ValidationError("--source and --replay cannot be used together")
         }
-        _ = try specifier()
-        _ = try speed()
     }
 
-    func specifier() throws -> SourceSpecifier? {
-        if let replay { return .nmea(path: replay) }
-        guard let source else { return nil }
-        do { return try SourceSpecifier(parsing: source) } catch let error as GeolocateError {
-            throw ValidationError(error.description)
-        }
+    /// The source the flags name, if any.
+    var specifier: SourceSpecifier? { replay.map { .nmea(path: $0) } ?? source }
+}
+
+/// `--permission fine|coarse|none`: the permissions granted for one call.
+enum PermissionChoice: String, ExpressibleByArgument, CaseIterable {
+    case fine, coarse, none
+
+    var granted: [Permission] { Permission(rawValue: rawValue).map { [$0] } ?? [] }
+}
+
+extension RecordFormat: ExpressibleByArgument {}
+extension AccuracyLevel: ExpressibleByArgument {}
+
+/// `track --transmit-interval`: a flush this often, or none.
+enum TransmitInterval {
+    case off
+    case every(milliseconds: Int64)
+
+    init(parsing text: String) throws {
+        self = text == "off" ? .off : .every(milliseconds: try Duration.positive(text, flag: "--transmit-interval"))
+    }
+}
+
+/// The durations flags take, parsed where ArgumentParser reads them. Every duration has a unit
+/// (`1500ms`, `2s`, `30m`, `2h`, `10d`); a bare number other than 0 is refused, as it could be
+/// read as milliseconds or seconds (REFERENCE "Configuration").
+enum Duration {
+    /// A duration above 0: 0 would stop track at once, or flush without a pause.
+    static func positive(_ text: String, flag: String) throws -> Int64 {
+        let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)
+        guard milliseconds > 0 else { throw GeolocateError.usage("\(flag) must be above 0 (such as 30s or 10m)") }
+        return milliseconds
     }
 
-    func speed() throws -> ReplaySpeed {
-        do { return try ReplaySpeed(parsing: replaySpeed) } catch let error as GeolocateError {
-            throw ValidationError(error.description)
+    /// `--timeout`: 0 (only what gpsd already holds) to 10 minutes.
+    static func queryTimeout(_ text: String) throws -> Int64 {
+        let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)
+        guard milliseconds <= Defaults.maximumQueryTimeoutMilliseconds else {
+            throw GeolocateError.usage("--timeout \(text) is over the 10m a query may take")
         }
+        return milliseconds
     }
+}
+
+/// `--post URL`: an http or https URL, never quoted with its credentials.
+func checkedPostURL(_ text: String) throws -> String {
+    guard ConfigStore.isHTTPURL(text) else {
+        throw GeolocateError.usage("invalid URL '\(ConfigStore.redactedURL(text))' for --post (use http://HOST[:PORT]/PATH or https://...)")
+    }
+    return text
 }

@@ -30,24 +30,26 @@ struct TrackCommand: ParsableCommand {
             """
     )
 
-    /// Parsed in `validate()`; a bare number is seconds, as GeoManager's interval.
-    @Option(name: .long, help: ArgumentHelp("Emit when this much time passed since the last record (default 300s; a bare number is seconds).", valueName: "duration"))
-    var interval: String?
+    @Option(name: .long, help: ArgumentHelp("Emit when this much time passed since the last record, such as 5m (default 300s).", valueName: "duration"),
+            transform: { try DurationText.milliseconds($0, bareUnit: .refused) })
+    var interval: Int64?
 
     @Option(name: .long, help: ArgumentHelp("Emit when the device moved this many metres from the last record (default 300).", valueName: "metres"))
     var distance: Double?
 
     @Option(name: .long, help: ArgumentHelp("Drop fixes less accurate than this: best (keep all), 10m, 100m, 1km or 3km.", valueName: "level"))
-    var accuracy: String = AccuracyLevel.best.rawValue
+    var accuracy: AccuracyLevel = .best
 
-    @Option(name: .long, help: ArgumentHelp("Collect only inside this local time window (default 00:00-23:59).", valueName: "HH:MM-HH:MM"))
-    var window: String?
+    @Option(name: .long, help: ArgumentHelp("Collect only inside this local time window (default 00:00-23:59).", valueName: "HH:MM-HH:MM"),
+            transform: CollectionWindow.init(parsing:))
+    var window: CollectionWindow?
 
     @Option(name: .long, help: ArgumentHelp("Stop after this many records.", valueName: "n"))
     var count: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Stop after this much time (log time on a replay; a bare number is seconds).", valueName: "duration"))
-    var duration: String?
+    @Option(name: .long, help: ArgumentHelp("Stop after this much time, such as 10m (log time on a replay).", valueName: "duration"),
+            transform: { try Duration.positive($0, flag: "--duration") })
+    var duration: Int64?
 
     @Flag(name: .long, help: "Also print each record as one JSON line on stdout.")
     var stdout = false
@@ -59,16 +61,15 @@ struct TrackCommand: ParsableCommand {
     var everyFix = false
 
     @Option(name: .long, help: ArgumentHelp("Permission for this run: fine, coarse or none (default: config permissions).", valueName: "permission"))
-    var permission: TriggerCommand.PermissionFlag?
+    var permission: PermissionChoice?
 
     @Flag(name: .long, help: "Log debug diagnostics (connections, waits, counts) on stderr.")
     var verbose = false
 
-    /// Parsed in `validate()`; `off` turns it off.
     @Option(name: .customLong("transmit-interval"), help: ArgumentHelp(
-        "Run a flush this often while tracking, or off (default: config transmissionInterval, else 6h; only with endpoints configured).",
-        valueName: "duration"))
-    var transmitInterval: String?
+        "Run a flush this often while tracking, such as 30m, or off (default: config transmissionInterval, else 6h; only with endpoints configured).",
+        valueName: "duration"), transform: TransmitInterval.init(parsing:))
+    var transmitInterval: TransmitInterval?
 
     @OptionGroup var sourceOptions: SourceOptions
 
@@ -80,21 +81,13 @@ struct TrackCommand: ParsableCommand {
         }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let distance, !(distance.isFinite && distance > 0) { throw ValidationError("--distance must be a number of metres above 0") }
-        do {
-            _ = try policy(warn: { _ in })
-            if let transmitInterval, transmitInterval != "off" {
-                _ = try Self.positiveMilliseconds(transmitInterval, flag: "--transmit-interval")
-            }
-        } catch let error as GeolocateError {
-            throw ValidationError(error.description)
-        }
     }
 
     /// The policy the flags ask for; `warn` receives each out-of-range value replaced by its default.
-    func policy(warn: (String) -> Void) throws -> TrackPolicy {
+    func policy(warn: (String) -> Void) -> TrackPolicy {
         var policy = TrackPolicy()
         if let interval {
-            let (value, warning) = TrackPolicy.checkedInterval(try DurationText.milliseconds(interval, bareUnit: .seconds))
+            let (value, warning) = TrackPolicy.checkedInterval(interval)
             policy.intervalMilliseconds = value
             warning.map(warn)
         }
@@ -103,29 +96,19 @@ struct TrackCommand: ParsableCommand {
             policy.distanceMetres = value
             warning.map(warn)
         }
-        guard let level = AccuracyLevel(rawValue: accuracy) else {
-            throw GeolocateError.usage("invalid accuracy '\(accuracy)' (use best, 10m, 100m, 1km or 3km)")
-        }
-        policy.accuracy = level
-        if let window { policy.window = try CollectionWindow(parsing: window) }
+        policy.accuracy = accuracy
+        if let window { policy.window = window }
         policy.everyFix = everyFix
         policy.count = count
-        policy.durationMilliseconds = try duration.map { try Self.positiveMilliseconds($0, flag: "--duration") }
+        policy.durationMilliseconds = duration
         return policy
-    }
-
-    /// A duration flag's milliseconds; 0 is refused, as it would stop at once or flush without pause.
-    static func positiveMilliseconds(_ text: String, flag: String) throws -> Int64 {
-        let milliseconds = try DurationText.milliseconds(text, bareUnit: .seconds)
-        guard milliseconds > 0 else { throw GeolocateError.usage("\(flag) must be above 0 (such as 30s or 10m)") }
-        return milliseconds
     }
 
     func run() throws {
         try runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
-            var policy = try policy(warn: { logger.warning("\($0)") })
+            var policy = policy(warn: { logger.warning("\($0)") })
             policy.visits = settings.visitSettings
             let stop = StopFlag()
             let signals = SignalHandlers(stopping: stop)
@@ -136,8 +119,8 @@ struct TrackCommand: ParsableCommand {
                                   output: { line in if !FileHandleOutput.stdout(line) { stop.request() } },
                                   transmission: try transmission(settings: settings, environment: environment, logger: logger))
             _ = try tracker.run(TrackRequest(
-                policy: policy, source: try sourceOptions.specifier(), replaySpeed: try sourceOptions.speed(),
-                permission: permission.map { $0 == .none ? nil : Permission(rawValue: $0.rawValue) },
+                policy: policy, source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed,
+                permission: permission?.granted,
                 toStdout: stdout, toSpool: !noSpool))
         }
     }
@@ -149,10 +132,10 @@ extension TrackCommand {
     func transmission(settings: Settings, environment: [String: String],
                       logger: Logger) throws -> (intervalMilliseconds: Int64, flush: BackgroundFlush)? {
         let interval: Int64?
-        if let transmitInterval {
-            interval = transmitInterval == "off" ? nil : try Self.positiveMilliseconds(transmitInterval, flag: "--transmit-interval")
-        } else {
-            interval = settings.transmissionIntervalMilliseconds ?? Defaults.transmissionIntervalMilliseconds
+        switch transmitInterval {
+        case .off?: interval = nil
+        case .every(let milliseconds)?: interval = milliseconds
+        case nil: interval = settings[ConfigKey.transmissionInterval]
         }
         guard let interval, !noSpool, !settings.endpoints.isEmpty else { return nil }
         let configPath = globalOptions.configPath

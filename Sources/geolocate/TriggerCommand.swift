@@ -30,12 +30,12 @@ struct TriggerCommand: AsyncParsableCommand {
     @Argument(help: "The risk event, such as login, transaction or logout.")
     var action: String
 
-    /// Parsed in `validate()`: an unknown mode is a usage error (exit 64).
-    @Option(name: .long, help: ArgumentHelp("Collection mode (see below).", valueName: "mode"))
-    var mode: String = "default"
+    @Option(name: .long, help: ArgumentHelp("Collection mode (see below).", valueName: "mode"), transform: CollectionMode.init(parsing:))
+    var mode: CollectionMode = .default
 
-    @Option(name: .long, help: ArgumentHelp("Query timeout such as 1500ms or 2s; a bare number is milliseconds.", valueName: "duration"))
-    var timeout: String?
+    @Option(name: .long, help: ArgumentHelp("Query timeout with its unit, such as 1500ms or 2s (up to 10m).", valueName: "duration"),
+            transform: Duration.queryTimeout)
+    var timeout: Int64?
 
     @OptionGroup var sourceOptions: SourceOptions
 
@@ -43,10 +43,11 @@ struct TriggerCommand: AsyncParsableCommand {
     var format: RecordFormat = .mosaic
 
     @Option(name: .long, help: ArgumentHelp("Permission for this call: fine, coarse or none (default: config permissions).", valueName: "permission"))
-    var permission: PermissionFlag?
+    var permission: PermissionChoice?
 
-    @Option(name: .long, help: ArgumentHelp("Use this time as now: ISO 8601 or epoch milliseconds.", valueName: "time"))
-    var now: String?
+    @Option(name: .long, help: ArgumentHelp("Use this time as now: ISO 8601 or epoch milliseconds.", valueName: "time"),
+            transform: TimeText.milliseconds)
+    var now: Int64?
 
     @Flag(name: .customLong("require-location"), help: "Exit 3 when the record has no location.")
     var requireLocation = false
@@ -54,7 +55,8 @@ struct TriggerCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Log debug diagnostics (connections, waits) on stderr.")
     var verbose = false
 
-    @Option(name: .long, help: ArgumentHelp("Also POST the record to this URL (spooled if that fails).", valueName: "url"))
+    @Option(name: .long, help: ArgumentHelp("Also POST the record to this URL (spooled if that fails).", valueName: "url"),
+            transform: checkedPostURL)
     var post: String?
 
     @Option(name: .long, help: ArgumentHelp("Also send the record to this configured endpoint (spooled if that fails).", valueName: "name"))
@@ -62,32 +64,13 @@ struct TriggerCommand: AsyncParsableCommand {
 
     @OptionGroup var globalOptions: GlobalOptions
 
-    enum PermissionFlag: String, ExpressibleByArgument, CaseIterable {
-        case fine, coarse, none
-    }
-
     func validate() throws {
         if post != nil && endpoint != nil { throw ValidationError("--post and --endpoint cannot be used together") }
-        if let post, !ConfigKeys.isHTTPURL(post) {
-            throw ValidationError("invalid URL '\(ConfigStore.redactedURL(post))' for --post (use http://HOST[:PORT]/PATH or https://...)")
-        }
         do {
             try Trigger.validate(action: action)
-            _ = try CollectionMode(parsing: mode)
-            if let timeout { _ = try Self.queryTimeout(timeout) }
-            if let now { _ = try TimeText.milliseconds(now) }
         } catch let error as GeolocateError {
             throw ValidationError(error.description)
         }
-    }
-
-    /// `--timeout` in milliseconds: 0 (only what gpsd already holds) to 10 minutes.
-    static func queryTimeout(_ text: String) throws -> Int64 {
-        let milliseconds = try DurationText.milliseconds(text, bareUnit: .milliseconds)
-        guard milliseconds <= Defaults.maximumQueryTimeoutMilliseconds else {
-            throw GeolocateError.usage("--timeout \(text) is over the 10m a query may take")
-        }
-        return milliseconds
     }
 
     func run() async throws {
@@ -99,17 +82,17 @@ struct TriggerCommand: AsyncParsableCommand {
             let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger)
             let record = try await trigger.run(TriggerRequest(
                 action: action,
-                mode: try CollectionMode(parsing: mode),
-                timeoutMilliseconds: try timeout.map(Self.queryTimeout),
-                permission: permission.map { $0 == .none ? nil : Permission(rawValue: $0.rawValue) },
-                now: try now.map(TimeText.milliseconds),
-                source: try sourceOptions.specifier(),
-                replaySpeed: try sourceOptions.speed()))
+                mode: mode,
+                timeoutMilliseconds: timeout,
+                permission: permission?.granted,
+                now: now,
+                source: sourceOptions.specifier,
+                replaySpeed: sourceOptions.replaySpeed))
             FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings)) + "\n")
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint),
-               let failure = try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
-                                                     environment: ProcessInfo.processInfo.environment, logger: logger) {
-                logger.warning("could not send the record to \(post.map(ConfigStore.redactedURL) ?? endpoint ?? "") (\(failure)); it is in the spool for the next flush")
+               case .spooled(let reason) = try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
+                                                                   environment: ProcessInfo.processInfo.environment, logger: logger) {
+                logger.warning("could not send the record to \(post.map(ConfigStore.redactedURL) ?? endpoint ?? "") (\(reason)); it is in the spool for the next flush")
             }
             if requireLocation && record.fix == nil {
                 throw GeolocateError.locationRequired(reason: "errorCode \(record.errorCode.rawValue) (--require-location)")
@@ -117,5 +100,3 @@ struct TriggerCommand: AsyncParsableCommand {
         }
     }
 }
-
-extension RecordFormat: ExpressibleByArgument {}

@@ -16,7 +16,8 @@ import Glibc
         #expect(try geolocate.run(["config", "set", "triggerActionQueryTimeout", "2500"]).status == 0)
         #expect(try geolocate.run(["config", "set", "source", "gpsd://127.0.0.1:2948"]).status == 0)
         #expect(try geolocate.run(["config", "set", "defaultInterval", "force-last-known"]).status == 0)
-        #expect(try geolocate.run(["config", "get", "actions.checkout.mode"]).stdout == "last-known:30\n")
+        // Stored in its one spelling: N minutes of last-known:N written with its unit.
+        #expect(try geolocate.run(["config", "get", "actions.checkout.mode"]).stdout == "last-known:30m\n")
         #expect(try geolocate.run(["config", "get", "triggerActionQueryTimeout"]).stdout == "2500\n")
         let permissions = try geolocate.run(["config", "get", "permissions"]).stdout
         #expect(permissions.contains("\"fine\"") && permissions.contains("\"coarse\""))
@@ -116,7 +117,8 @@ import Glibc
         #expect(try geolocate.run(["config", "set", "privacy.precision", "street_number"]).status == 0)
         #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "STREET_NUMBER\n")
         #expect(try geolocate.run(["config", "set", "privacy.locationAttributeFilter", "coordinates, city"]).status == 0)
-        #expect(try geolocate.run(["config", "get", "privacy.locationAttributeFilter"]).stdout.contains("\"coordinates\""))
+        let filter = try geolocate.run(["config", "get", "privacy.locationAttributeFilter"]).stdout
+        #expect(filter.contains("\"latitude\"") && filter.contains("\"longitude\"") && filter.contains("\"city\"") && !filter.contains("\"altitude\""))
         // The group: the file's values over the built-in defaults (before: "unknown key").
         let group = try geolocate.run(["config", "get", "privacy"])
         let members = try JSONSerialization.jsonObject(with: Data(group.stdout.utf8)) as? [String: Any]
@@ -134,10 +136,10 @@ import Glibc
         let settings = try ConfigStore(path: GeolocateProcess.projectRoot.appendingPathComponent("Examples/config.json").path).settings()
         #expect(settings.endpoints.map(\.name) == ["audit", "primary"])
         #expect(settings.endpoints.last?.format == .openlocate && settings.endpoints.first?.format == .mosaicNDJSON)
-        #expect(settings.transmissionIntervalMilliseconds == .some(900_000))
+        #expect(settings[ConfigKey.transmissionInterval] == 900_000)
         #expect(!settings.fields.deviceModel)
-        #expect(settings.privacy.precision == .city && settings.privacy.attributeFilter?.contains(.district) == true)
-        #expect(settings.geocoderURL == "http://localhost:8088" && settings.geocoderMinIntervalMilliseconds == 60_000)
+        #expect(settings.privacy.precision == .city && settings.privacy.attributeFilter.contains(.district))
+        #expect(settings[ConfigKey.geocoderURL] == "http://localhost:8088" && settings[ConfigKey.geocoderMinInterval] == 60_000)
         let shown = try geolocate.run(["config", "show", "--config", "Examples/config.json"])
         #expect(!shown.stdout.contains("replace-me"))
     }
@@ -203,19 +205,19 @@ import Glibc
         #expect(try geolocate.run(["config", "get", "lastKnownMaxAge"]).status == 1)  // unset: unlimited
         #expect(try geolocate.run(["config", "set", "lastKnownMaxAge", "30m"]).status == 0)
         #expect(try geolocate.run(["config", "set", "actions.login.lastKnownMaxAge", "90s"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "actions.checkout.lastKnownMaxAge", "7200000"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "actions.checkout.lastKnownMaxAge", "2h"]).status == 0)
         #expect(try geolocate.run(["config", "get", "lastKnownMaxAge"]).stdout == "30m\n")
         #expect(try geolocate.run(["config", "get", "actions.login.lastKnownMaxAge"]).stdout == "90s\n")
         #expect(try geolocate.run(["config", "validate"]).status == 0)
         let refused = try geolocate.run(["config", "set", "lastKnownMaxAge", "soon"])
         #expect(refused.status == 64 && refused.stderr.contains("lastKnownMaxAge"), "\(refused.stderr)")
         let settings = try ConfigStore(path: geolocate.configPath).settings()
-        #expect(settings.lastKnownMaxAgeMilliseconds == 1_800_000)
-        #expect(settings.actions["login"]?.lastKnownMaxAgeMilliseconds == 90_000)
-        #expect(settings.actions["checkout"]?.lastKnownMaxAgeMilliseconds == 7_200_000)
-        #expect(settings.actions["logout"]?.lastKnownMaxAgeMilliseconds == nil)
+        #expect(settings[ConfigKey.lastKnownMaxAge] == 1_800_000)
+        #expect(settings[ConfigKey.actionLastKnownMaxAge, name: "login"] == 90_000)
+        #expect(settings[ConfigKey.actionLastKnownMaxAge, name: "checkout"] == 7_200_000)
+        #expect(settings[ConfigKey.actionLastKnownMaxAge, name: "logout"] == nil)
         #expect(try geolocate.run(["config", "unset", "actions.login.lastKnownMaxAge"]).status == 0)
-        #expect(try ConfigStore(path: geolocate.configPath).settings().actions["login"]?.lastKnownMaxAgeMilliseconds == nil)
+        #expect(try ConfigStore(path: geolocate.configPath).settings()[ConfigKey.actionLastKnownMaxAge, name: "login"] == nil)
         // Hand-edited: a bad value is refused with its line.
         try "{\n  \"actions\": {\n    \"login\": { \"lastKnownMaxAge\": \"later\" }\n  }\n}\n"
             .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
@@ -250,7 +252,7 @@ import Glibc
             let result = try geolocate.run(["config", "set"] + refused)
             #expect(result.status == 64, "\(refused): \(result.stderr)")
         }
-        for timeout in ["600001", "100d"] {
+        for timeout in ["600001ms", "100d"] {
             let flag = try geolocate.run(["trigger", "login", "--timeout", timeout])
             #expect(flag.status == 64 && flag.stderr.contains("10m"), "--timeout \(timeout): \(flag.stderr)")
         }
@@ -299,5 +301,40 @@ import Glibc
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
         #expect(try FileManager.default.attributesOfItem(atPath: victim)[.posixPermissions] as? Int == 0o644)
         #expect(FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known-replay.json"))
+    }
+
+    /// The one unit rule through the binary: every duration flag refuses a bare number with
+    /// both readings offered, and takes it with a unit.
+    @Test(arguments: [["trigger", "login", "--timeout"], ["track", "--stdout", "--no-spool", "--interval"],
+                      ["track", "--stdout", "--no-spool", "--duration"], ["track", "--stdout", "--no-spool", "--transmit-interval"]])
+    func aBareNumberOnADurationFlagIsRefused(_ command: [String]) throws {
+        let flag = command.last!
+        let bare = try geolocate.run(command + ["90"])
+        #expect(bare.status == 64 && bare.stdout.isEmpty, "\(bare.stderr)")
+        #expect(bare.stderr == "geolocate: \(flag): invalid duration '90': say its unit, such as 90ms or 90s (see 'geolocate \(command[0]) --help')\n",
+                "\(bare.stderr)")
+        let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
+        let withUnit = try geolocate.run(command + ["90s", "--replay", kiosk, "--permission", "fine"] + (command[0] == "track" ? ["--count", "1"] : []))
+        #expect(withUnit.status == 0, "\(withUnit.stderr)")
+    }
+
+    /// `config show --all` is the configuration the commands use: every key, the file's values
+    /// over the built-in ones; `config keys --markdown` is the table docs/REFERENCE.md carries.
+    @Test func showAllAndTheKeysTable() throws {
+        #expect(try geolocate.run(["config", "set", "spool.maxRecords", "5000"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "endpoints.a.url", "https://u:pw@example.org/in"]).status == 0)
+        let shown = try geolocate.run(["config", "show", "--all"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+        #expect((document["spool"] as? [String: Any])?["maxRecords"] as? Int == 5000)
+        #expect((document["spool"] as? [String: Any])?["maxRetention"] as? String == "10d")
+        #expect(document["transmissionInterval"] as? String == "6h" && document["triggerActionQueryTimeout"] as? Int == 1500)
+        let endpoint = try #require((document["endpoints"] as? [String: Any])?["a"] as? [String: Any])
+        #expect(endpoint["batchSize"] as? Int == 500 && endpoint["format"] as? String == "openlocate")
+        #expect(!shown.stdout.contains("pw@"))
+
+        let table = try geolocate.run(["config", "keys", "--markdown"]).stdout
+        let reference = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("docs/REFERENCE.md"), encoding: .utf8)
+        #expect(reference.contains("<!-- config-keys:begin -->\n" + table + "<!-- config-keys:end -->"),
+                "docs/REFERENCE.md's table of keys is not current: run make docs")
     }
 }

@@ -62,8 +62,8 @@ public enum CollectionMode: Sendable, Equatable, CustomStringConvertible {
 
 /// Parses and prints durations such as `1500ms`, `2s`, `30m`, `2h`.
 public enum DurationText {
-    /// The unit a number without a suffix is taken in.
-    public enum BareUnit: Sendable { case milliseconds, seconds, minutes }
+    /// The unit a number without a suffix is taken in; `refused` asks for a unit.
+    public enum BareUnit: Sendable { case milliseconds, seconds, minutes, refused }
 
     /// The longest duration accepted: 100 years, far beyond any timeout or retention, and far
     /// below where milliseconds overflow `Int64` (SPEC §8: refused, never an arithmetic trap).
@@ -79,11 +79,18 @@ public enum DurationText {
         case .milliseconds: scale = 1
         case .seconds: scale = 1000
         case .minutes: scale = 60_000
+        case .refused: scale = .nan
         }
         for (suffix, unitScale) in units where text.hasSuffix(suffix) {
             number = text.dropLast(suffix.count)
             scale = unitScale
             break
+        }
+        if scale.isNaN {
+            if let value = Double(number), value == 0, NumberText.isDecimal(number) { return 0 }  // 0 in any unit
+            throw GeolocateError.usage(NumberText.isDecimal(number) && !number.hasPrefix("-")
+                ? "invalid duration '\(text)': say its unit, such as \(text)ms or \(text)s"
+                : "invalid duration '\(text)' (use a number with ms, s, m, h or d, such as 1500ms, 2s, 30m, 2h, 10d)")
         }
         guard NumberText.isDecimal(number), let value = Double(number), value.isFinite, value >= 0, !number.hasPrefix("+"),
               (value * scale).rounded() <= Double(maximumMilliseconds) else {

@@ -92,7 +92,8 @@ public struct LocationResolver {
         let resolver: LocationResolver
         var opened: LocationSource?
         var unavailable: String?
-        var held: Fix??
+        /// What the source held when asked: asked at most once per decision.
+        var held: HeldFix = .notAsked
         let started: Double
 
         init(resolver: LocationResolver) {
@@ -120,14 +121,19 @@ public struct LocationResolver {
             resolver.logger.warning("\(error.description)")
         }
 
+        enum HeldFix {
+            case notAsked
+            case answered(Fix?)
+        }
+
         /// The fix the source holds now, asked once.
         mutating func heldFix() throws -> Fix? {
-            if let held { return held }
+            if case .answered(let fix) = held { return fix }
             var fix: Fix?
             if let source = try open() {
                 do { fix = try source.heldFix() } catch let error as SourceError { note(error) }
             }
-            held = fix
+            held = .answered(fix)
             if let fix { remember(fix) }
             return fix
         }

@@ -5,14 +5,14 @@ public struct TriggerRequest: Sendable {
     public var action: String
     public var mode: CollectionMode
     public var timeoutMilliseconds: Int64?
-    /// `--permission`: `.some(nil)` is `--permission none`.
-    public var permission: Permission??
+    /// `--permission`: the permissions granted for this call (`[]` for none), instead of config `permissions`.
+    public var permission: [Permission]?
     public var now: Int64?
     public var source: SourceSpecifier?
     public var replaySpeed: ReplaySpeed
 
     public init(action: String, mode: CollectionMode = .default, timeoutMilliseconds: Int64? = nil,
-                permission: Permission?? = nil, now: Int64? = nil, source: SourceSpecifier? = nil,
+                permission: [Permission]? = nil, now: Int64? = nil, source: SourceSpecifier? = nil,
                 replaySpeed: ReplaySpeed = .asap) {
         self.action = action
         self.mode = mode
@@ -82,7 +82,7 @@ public struct Trigger {
             source: { try openSource(source, opening) },
             store: LastKnownStore(stateDirectory: stateDirectory, for: source, logger: logger), clock: clock,
             elapsed: elapsed, nowOverride: request.now,
-            currentMaxAgeMilliseconds: settings.currentMaxAgeMilliseconds ?? Defaults.currentMaxAgeMilliseconds,
+            currentMaxAgeMilliseconds: settings[ConfigKey.currentMaxAge],
             lastKnownMaxAgeMilliseconds: resolveLastKnownMaxAge(action: request.action),
             logger: logger)
         let decision = try resolver.decide(mode: mode, timeoutMilliseconds: timeout)
@@ -98,25 +98,24 @@ public struct Trigger {
     /// else `defaultInterval`, else `force-current`.
     public func resolveMode(_ requested: CollectionMode, action: String) -> CollectionMode {
         if requested != .default { return requested }
-        return settings.actions[action]?.mode ?? CollectionMode.builtInDefault(for: action)
-            ?? settings.defaultInterval ?? .forceCurrent
+        let mode = settings[ConfigKey.actionMode, name: action]
+        return mode == .default ? settings[ConfigKey.defaultInterval] : mode
     }
 
     /// The query timeout: `--timeout`, else `actions.NAME.timeout`, else
     /// `triggerActionQueryTimeout`, else 1500 ms.
     public func resolveTimeout(_ flag: Int64?, action: String) -> Int64 {
-        flag ?? settings.actions[action]?.timeoutMilliseconds ?? settings.queryTimeoutMilliseconds
-            ?? Defaults.queryTimeoutMilliseconds
+        flag ?? settings[ConfigKey.actionTimeout, name: action] ?? settings[ConfigKey.queryTimeout]
     }
 
     /// The oldest last-known fallback: `actions.NAME.lastKnownMaxAge`, else `lastKnownMaxAge`,
     /// else unlimited (`nil`).
     public func resolveLastKnownMaxAge(action: String) -> Int64? {
-        settings.actions[action]?.lastKnownMaxAgeMilliseconds ?? settings.lastKnownMaxAgeMilliseconds
+        settings[ConfigKey.actionLastKnownMaxAge, name: action] ?? settings[ConfigKey.lastKnownMaxAge]
     }
 
     /// The permissions in force: `--permission`, else config `permissions`, else none.
-    public func resolvePermissions(_ flag: Permission??) -> [Permission] {
+    public func resolvePermissions(_ flag: [Permission]?) -> [Permission] {
         settings.permissionsInForce(flag: flag)
     }
 

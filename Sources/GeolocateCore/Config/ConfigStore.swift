@@ -47,11 +47,11 @@ public struct ConfigStore {
         }
         for (keyPath, value) in document.leaves() {
             let key = keyPath.joined(separator: ".")
-            guard let spec = ConfigKeys.spec(for: keyPath) else {
+            guard let setting = ConfigKey.setting(for: keyPath) else {
                 throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
-                                                   reason: "unknown key '\(key)' (valid: \(ConfigKeys.validKeys))")
+                                                   reason: "unknown key '\(key)' (valid: \(ConfigKey.validKeys))")
             }
-            if let problem = ConfigKeys.problem(with: value, as: spec.kind) ?? ConfigStore.keyProblem(keyPath, spec: spec) {
+            if let problem = setting.check(value) ?? ConfigStore.keyProblem(keyPath) {
                 throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
                                                    reason: "\(key): \(problem)")
             }
@@ -67,18 +67,18 @@ public struct ConfigStore {
     ///   the existing file is corrupt.
     public func set(_ key: String, to value: String) throws {
         let keyPath = try ConfigStore.checkedKey(key)
-        guard let spec = ConfigKeys.spec(for: keyPath) else { throw ConfigStore.unknownKey(key) }
-        if let problem = ConfigStore.keyProblem(keyPath, spec: spec) { throw GeolocateError.usage("\(key): \(problem)") }
+        guard let setting = ConfigKey.setting(for: keyPath) else { throw ConfigStore.unknownKey(key) }
+        if let problem = ConfigStore.keyProblem(keyPath) { throw GeolocateError.usage("\(key): \(problem)") }
         let parsed: JSONValue
         do {
-            parsed = try ConfigKeys.parse(value, as: spec.kind)
+            parsed = try setting.parse(value)
         } catch let error as GeolocateError {
             throw GeolocateError.usage("\(key): \(error)")
         }
         var document = try load()
         // Header names are case-insensitive: `authorization` replaces `Authorization`, so the
         // request never carries both.
-        if case .headerValue = spec.kind, case .object(let headers)? = document[Array(keyPath.dropLast())] {
+        if setting.key == ConfigKey.endpointHeader.key, case .object(let headers)? = document[Array(keyPath.dropLast())] {
             for name in headers.keys where name != keyPath.last && name.lowercased() == keyPath.last?.lowercased() {
                 document.set(Array(keyPath.dropLast()) + [name], to: nil)
             }
@@ -94,8 +94,9 @@ public struct ConfigStore {
 
     /// What is wrong with the name parts of a key: an endpoint or action name that commands
     /// could not use, or a header name that is no token or is one geolocate sets.
-    static func keyProblem(_ keyPath: [String], spec: ConfigKeys.Spec) -> String? {
-        for (pattern, name) in zip(spec.pattern.dropLast(), keyPath.dropLast()) where pattern == "*" {
+    static func keyProblem(_ keyPath: [String]) -> String? {
+        guard let setting = ConfigKey.setting(for: keyPath) else { return nil }
+        for (pattern, name) in zip(setting.pattern.dropLast(), keyPath.dropLast()) where pattern == "*" {
             if keyPath.first == "actions", (try? Trigger.validate(action: name)) == nil {
                 return "'\(name)' is not an action name (letters, digits, _ - or ., up to 64 characters)"
             }
@@ -103,8 +104,8 @@ public struct ConfigStore {
                 return "'\(name)' is not an endpoint name (letters, digits, _ - or ., up to 64 characters)"
             }
         }
-        guard case .headerValue = spec.kind, let name = keyPath.last else { return nil }
-        if !ConfigKeys.isHeaderName(name) {
+        guard setting.key == ConfigKey.endpointHeader.key, let name = keyPath.last else { return nil }
+        if !isHeaderName(name) {
             return "'\(name)' is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)"
         }
         if reservedHeaderNames.contains(name.lowercased()) {
@@ -113,11 +114,18 @@ public struct ConfigStore {
         return nil
     }
 
+    /// Whether `name` is an HTTP header name (an RFC 9110 token).
+    static func isHeaderName(_ name: String) -> Bool {
+        !name.isEmpty && name.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "!#$%&'*+-.^_`|~".unicodeScalars.contains($0)
+        }
+    }
+
     /// Removes `key` (and objects it leaves empty). A key may also name a group of keys,
     /// such as `endpoints.primary` or `privacy`, which is removed whole.
     public func unset(_ key: String) throws {
         let keyPath = try ConfigStore.checkedKey(key)
-        guard ConfigKeys.spec(for: keyPath) != nil || ConfigKeys.isGroup(keyPath) else {
+        guard ConfigKey.setting(for: keyPath) != nil || ConfigKey.isGroup(keyPath) else {
             throw ConfigStore.unknownKey(key)
         }
         var document = try load()
@@ -133,20 +141,40 @@ public struct ConfigStore {
         let keyPath = try ConfigStore.checkedKey(key)
         let document = try load()
         let stored = (showingSecrets ? document : ConfigStore.redacted(document))[keyPath]
-        if ConfigKeys.isGroup(keyPath) {
+        if ConfigKey.isGroup(keyPath) {
             var group = JSONValue.object([:])
-            for spec in ConfigKeys.all where spec.pattern.count > keyPath.count && Array(spec.pattern.prefix(keyPath.count)) == keyPath {
-                if let value = Settings.builtInDefault(for: spec.pattern) { group.set(Array(spec.pattern.dropFirst(keyPath.count)), to: value) }
+            for setting in ConfigKey.all {
+                let pattern = setting.pattern
+                guard pattern.count > keyPath.count, !pattern.dropFirst(keyPath.count).contains("*"),
+                      zip(pattern, keyPath).allSatisfy({ $0 == "*" || $0 == $1 }) else { continue }
+                let name = zip(pattern, keyPath).first { $0.0 == "*" }?.1 ?? ""
+                if let value = setting.builtIn(name) { group.set(Array(pattern.dropFirst(keyPath.count)), to: value) }
             }
             for (path, value) in stored?.leaves() ?? [] { group.set(path, to: value) }
             if case .object(let members) = group, members.isEmpty { return stored }
             return group
         }
         if let stored { return stored }
-        guard ConfigKeys.spec(for: keyPath) != nil || keyPath.first == "actions" else {
-            throw ConfigStore.unknownKey(key)
+        guard let setting = ConfigKey.setting(for: keyPath) else { throw ConfigStore.unknownKey(key) }
+        return setting.builtIn(zip(setting.pattern, keyPath).first { $0.0 == "*" }?.1 ?? "")
+    }
+
+    /// The file's document with the built-in value of every key it does not set: the
+    /// configuration the commands use. Keys with a `NAME` get theirs for each name in the file.
+    public func effective() throws -> JSONValue {
+        var document = JSONValue.object([:])
+        let stored = try load()
+        for setting in ConfigKey.all where !setting.pattern.contains("*") {
+            if let value = setting.builtIn("") { document.set(setting.pattern, to: value) }
         }
-        return Settings.builtInDefault(for: keyPath)
+        for group in ["actions", "endpoints"] {
+            guard case .object(let members)? = stored[[group]] else { continue }
+            for name in members.keys {
+                if let value = try get("\(group).\(name)", showingSecrets: true) { document.set([group, name], to: value) }
+            }
+        }
+        for (path, value) in stored.leaves() { document.set(path, to: value) }
+        return document
     }
 
     /// Moves any existing file to `PATH.bak` and starts from an empty configuration.
@@ -227,7 +255,7 @@ public struct ConfigStore {
     }
 
     private static func unknownKey(_ key: String) -> GeolocateError {
-        .usage("unknown key '\(key)' (valid: \(ConfigKeys.validKeys))")
+        .usage("unknown key '\(key)' (valid: \(ConfigKey.validKeys))")
     }
 
     /// The line of a JSON syntax error. `JSONDecoder` does not say where; `JSONSerialization`
@@ -259,203 +287,11 @@ public struct ConfigStore {
     }
 }
 
-/// The typed view of a validated configuration document.
-public struct Settings: Sendable, Equatable {
-    /// Per-action overrides.
-    public struct Action: Sendable, Equatable {
-        public var mode: CollectionMode?
-        public var timeoutMilliseconds: Int64?
-        /// `actions.NAME.lastKnownMaxAge`; `nil` when not set.
-        public var lastKnownMaxAgeMilliseconds: Int64?
-
-        public init(mode: CollectionMode? = nil, timeoutMilliseconds: Int64? = nil,
-                    lastKnownMaxAgeMilliseconds: Int64? = nil) {
-            self.mode = mode
-            self.timeoutMilliseconds = timeoutMilliseconds
-            self.lastKnownMaxAgeMilliseconds = lastKnownMaxAgeMilliseconds
-        }
-    }
-
-    public var permissions: [Permission]?
-    public var defaultInterval: CollectionMode?
-    public var queryTimeoutMilliseconds: Int64?
-    public var currentMaxAgeMilliseconds: Int64?
-    /// `lastKnownMaxAge`: the oldest last-known fallback; `nil` (not set) is unlimited.
-    public var lastKnownMaxAgeMilliseconds: Int64?
-    public var actions: [String: Action] = [:]
-    public var source: SourceSpecifier?
-    /// `fields.*`: what records carry.
-    public var fields = RecordFields()
-    public var spoolMaxRetentionMilliseconds: Int64?
-    public var spoolMaxRecords: Int?
-    public var visitsEnabled: Bool?
-    public var visitRadiusMetres: Double?
-    public var visitMinDurationMilliseconds: Int64?
-    /// `endpoints.NAME.*`, sorted by name.
-    public var endpoints: [Endpoint] = []
-    /// `transmissionInterval`: `.some(nil)` is `off`.
-    public var transmissionIntervalMilliseconds: Int64??
-    /// `privacy.*`, with the built-in defaults for keys not set.
-    public var privacy = PrivacyPolicy()
-    /// `geocoder.url`: the Nominatim server for streets; `nil` when there is none.
-    public var geocoderURL: String?
-    public var geocoderMinIntervalMilliseconds: Int64?
-    public var geocoderTimeoutMilliseconds: Int64?
-
-    public init() {}
-
-    /// Reads a document that `ConfigStore.load` validated; anything invalid is left unset.
-    public init(_ document: JSONValue) {
-        if let names = document[["permissions"]]?.strings { permissions = names.compactMap(Permission.init(rawValue:)) }
-        defaultInterval = Settings.mode(document[["defaultInterval"]])
-        if case .number(let value)? = document[["triggerActionQueryTimeout"]] { queryTimeoutMilliseconds = Int64(value) }
-        currentMaxAgeMilliseconds = Settings.duration(document[["currentMaxAge"]])
-        lastKnownMaxAgeMilliseconds = Settings.duration(document[["lastKnownMaxAge"]])
-        if case .object(let actions)? = document[["actions"]] {
-            for (name, value) in actions {
-                self.actions[name] = Action(mode: Settings.mode(value[["mode"]]),
-                                            timeoutMilliseconds: Settings.duration(value[["timeout"]]),
-                                            lastKnownMaxAgeMilliseconds: Settings.duration(value[["lastKnownMaxAge"]]))
-            }
-        }
-        if case .string(let text)? = document[["source"]] { source = try? SourceSpecifier(parsing: text) }
-        for field in RecordFields.keys {
-            if case .bool(let on)? = document[["fields", field.name]] { fields[keyPath: field.flag] = on }
-        }
-        spoolMaxRetentionMilliseconds = Settings.duration(document[["spool", "maxRetention"]])
-        if case .number(let value)? = document[["spool", "maxRecords"]] { spoolMaxRecords = Int(value) }
-        if case .bool(let on)? = document[["visits", "enabled"]] { visitsEnabled = on }
-        if case .number(let value)? = document[["visits", "radius"]] { visitRadiusMetres = value }
-        visitMinDurationMilliseconds = Settings.duration(document[["visits", "minDuration"]])
-        if case .object(let endpoints)? = document[["endpoints"]] {
-            self.endpoints = endpoints.keys.sorted().compactMap { name in
-                guard let value = endpoints[name], case .string(let url)? = value[["url"]] else { return nil }
-                var endpoint = Endpoint(name: name, url: url)
-                if case .object(let headers)? = value[["headers"]] {
-                    for (header, text) in headers { if case .string(let text) = text { endpoint.headers[header] = text } }
-                }
-                if case .string(let format)? = value[["format"]], let parsed = EndpointFormat(rawValue: format) {
-                    endpoint.format = parsed
-                }
-                if case .number(let size)? = value[["batchSize"]] { endpoint.batchSize = max(1, Int(size)) }
-                if let timeout = Settings.duration(value[["timeout"]]) { endpoint.timeoutMilliseconds = timeout }
-                return endpoint
-            }
-        }
-        if case .string("off")? = document[["transmissionInterval"]] {
-            transmissionIntervalMilliseconds = .some(nil)
-        } else if let interval = Settings.duration(document[["transmissionInterval"]]) {
-            transmissionIntervalMilliseconds = interval
-        }
-        if case .string(let text)? = document[["privacy", "precision"]], let precision = LocationPrecision(rawValue: text) {
-            privacy.precision = precision
-        }
-        if case .number(let metres)? = document[["privacy", "accuracyThreshold"]] { privacy.accuracyThresholdMetres = metres }
-        if case .string(let code)? = document[["privacy", "countryCodeReplacement"]] { privacy.countryCodeReplacement = code }
-        if let names = document[["privacy", "locationAttributeFilter"]]?.strings {
-            privacy.attributeFilter = try? LocationAttributes(parsingNames: names)
-        }
-        if case .string(let url)? = document[["geocoder", "url"]] { geocoderURL = url }
-        geocoderMinIntervalMilliseconds = Settings.duration(document[["geocoder", "minInterval"]])
-        geocoderTimeoutMilliseconds = Settings.duration(document[["geocoder", "timeout"]])
-    }
-
-    /// The permissions in force: `--permission`, else config `permissions`, else none.
-    public func permissionsInForce(flag: Permission??) -> [Permission] {
-        if let flag { return flag.map { [$0] } ?? [] }
-        return permissions ?? []
-    }
-
-    /// The source: `--source`/`--replay`, else `$GEOLOCATE_SOURCE`, else config `source`, else gpsd.
-    public func resolvedSource(flag: SourceSpecifier?, environment: [String: String]) throws -> SourceSpecifier {
-        if let flag { return flag }
-        if let text = environment["GEOLOCATE_SOURCE"], !text.isEmpty {
-            return try SourceSpecifier(parsing: text)
-        }
-        return source ?? .defaultGPSD
-    }
-
-    /// `spool.maxRetention` and `spool.maxRecords`, else the built-in 10 days and 1,000,000.
-    public var spoolLimits: SpoolLimits {
-        SpoolLimits(maxRetentionMilliseconds: spoolMaxRetentionMilliseconds ?? Defaults.spoolMaxRetentionMilliseconds,
-                    maxRecords: spoolMaxRecords ?? Defaults.spoolMaxRecords)
-    }
-
-    /// `visits.*`: stay detection unless `visits.enabled` is false.
-    public var visitSettings: VisitSettings? {
-        guard visitsEnabled ?? true else { return nil }
-        return VisitSettings(radiusMetres: visitRadiusMetres ?? Defaults.visitRadiusMetres,
-                             minDurationMilliseconds: visitMinDurationMilliseconds ?? Defaults.visitMinDurationMilliseconds)
-    }
-
-    /// Built-in values shown by `config get` for keys the file does not set.
-    static func builtInDefault(for keyPath: [String]) -> JSONValue? {
-        switch keyPath {
-        case ["permissions"]: return .array([])
-        case ["defaultInterval"]: return .string("force-current")
-        case ["triggerActionQueryTimeout"]: return .number(Double(Defaults.queryTimeoutMilliseconds))
-        case ["currentMaxAge"]: return .string(DurationText.format(Defaults.currentMaxAgeMilliseconds))
-        case ["source"]: return .string("gpsd")
-        case ["spool", "maxRetention"]: return .string(DurationText.format(Defaults.spoolMaxRetentionMilliseconds))
-        case ["spool", "maxRecords"]: return .number(Double(Defaults.spoolMaxRecords))
-        case ["visits", "enabled"]: return .bool(true)
-        case ["transmissionInterval"]: return .string(DurationText.format(Defaults.transmissionIntervalMilliseconds))
-        case ["visits", "radius"]: return .number(Defaults.visitRadiusMetres)
-        case ["visits", "minDuration"]: return .string(DurationText.format(Defaults.visitMinDurationMilliseconds))
-        case ["privacy", "precision"]: return .string(LocationPrecision.gpsLocation.rawValue)
-        case ["privacy", "accuracyThreshold"]: return .number(PrivacyPolicy.defaultAccuracyThresholdMetres)
-        case ["privacy", "countryCodeReplacement"]: return .string(PrivacyPolicy.defaultCountryCodeReplacement)
-        case ["privacy", "locationAttributeFilter"]: return .array(LocationAttributes.names.filter { $0.name != "coordinates" }.map { .string($0.name) })
-        case ["geocoder", "minInterval"]: return .string(DurationText.format(StreetGeocoder.defaultMinIntervalMilliseconds))
-        case ["geocoder", "timeout"]: return .string(DurationText.format(StreetGeocoder.defaultTimeoutMilliseconds))
-        default:
-            if keyPath.count == 2, keyPath[0] == "fields", RecordFields.keys.contains(where: { $0.name == keyPath[1] }) {
-                return .bool(true)
-            }
-            if keyPath.count == 3, keyPath[0] == "actions", keyPath[2] == "mode" {
-                return .string((CollectionMode.builtInDefault(for: keyPath[1]) ?? .default).description)
-            }
-            if keyPath.count == 3, keyPath[0] == "endpoints" {
-                switch keyPath[2] {
-                case "format": return .string(EndpointFormat.openlocate.rawValue)
-                case "batchSize": return .number(Double(Endpoint.defaultBatchSize))
-                case "timeout": return .string(DurationText.format(Endpoint.defaultTimeoutMilliseconds))
-                default: break
-                }
-            }
-            return nil
-        }
-    }
-
-    private static func mode(_ value: JSONValue?) -> CollectionMode? {
-        guard case .string(let text)? = value else { return nil }
-        return try? CollectionMode(parsing: text)
-    }
-
-    private static func duration(_ value: JSONValue?) -> Int64? {
-        switch value {
-        case .string(let text)?: return try? DurationText.milliseconds(text, bareUnit: .milliseconds)
-        case .number(let number)?:
-            return ConfigKeys.isWhole(number, in: 0...DurationText.maximumMilliseconds) ? Int64(number) : nil
-        default: return nil
-        }
-    }
-}
-
-/// Built-in defaults (SPEC §3).
+/// Fixed values that are no setting (the settings' defaults are in `ConfigKey`).
 public enum Defaults {
     public static let version = "0.1.0"
-    public static let queryTimeoutMilliseconds: Int64 = 1500
     /// The longest query timeout anywhere (flag or config): 10 minutes.
     public static let maximumQueryTimeoutMilliseconds: Int64 = 600_000
-    public static let currentMaxAgeMilliseconds: Int64 = 2000
     /// gpsd answers `?POLL;` in about 1 ms; one that takes a second is treated as unavailable.
     public static let gpsdResponseTimeoutMilliseconds: Int64 = 1000
-    public static let spoolMaxRetentionMilliseconds: Int64 = 10 * 86_400_000
-    public static let spoolMaxRecords = 1_000_000
-    /// OpenLocate's visit monitoring: within 200 m for at least 10 minutes.
-    public static let visitRadiusMetres = 200.0
-    public static let visitMinDurationMilliseconds: Int64 = 600_000
-    /// `track --transmit-interval`, config `transmissionInterval`.
-    public static let transmissionIntervalMilliseconds: Int64 = 6 * 3_600_000
 }

@@ -41,6 +41,14 @@ public enum Delivery {
         case endpoint(String)
     }
 
+    /// What became of a `trigger --post` or `--endpoint` record.
+    public enum PostOutcome: Sendable, Equatable {
+        /// The endpoint answered 2xx; the record is not kept.
+        case delivered
+        /// Not delivered, for `reason`; the record is in the spool for the next flush.
+        case spooled(reason: String)
+    }
+
     /// How long `trigger --post` waits for another process's lock on the spool: a login hook
     /// must not stall; the record is sent anyway.
     static let postSpoolBusyTimeout: TimeInterval = 1
@@ -48,12 +56,12 @@ public enum Delivery {
     /// POSTs `record` once, spooled first for the next flush to the same destination (a URL is
     /// remembered with the record) and taken out again when the POST delivered it: a record
     /// that was printed is kept whatever happens to the POST (a kill, a hang, a refusal).
-    /// - Returns: `nil` when delivered, else why not (the record is then in the spool).
+    /// - Returns: whether the POST delivered the record or it waits in the spool.
     /// - Throws: `GeolocateError` for an unknown endpoint (78), or a spool that could not take
     ///   the record when the POST did not deliver it either (73, 75).
     public static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
                             environment: [String: String], logger: Logger,
-                            transport: HTTPTransport = AsyncHTTPTransport()) async throws -> String? {
+                            transport: HTTPTransport = AsyncHTTPTransport()) async throws -> PostOutcome {
         let endpoint: Endpoint
         switch target {
         case .url(let url):
@@ -79,14 +87,14 @@ public enum Delivery {
                 // Left in the spool, it would only be sent again under the same key.
                 do { try spooled.spool.remove(seq: spooled.seq) } catch { logger.debug("\(error)") }
             }
-            return nil
+            return .delivered
         case .retry(let reason, _), .endpointRefused(let reason):
             failure = reason
         case .recordsRefused(let code):
             failure = "HTTP \(code)"
         }
         if let notSpooled { throw notSpooled }
-        return failure
+        return .spooled(reason: failure)
     }
 }
 

@@ -9,11 +9,9 @@ public struct Endpoint: Sendable, Equatable {
     public var batchSize: Int
     public var timeoutMilliseconds: Int64
 
-    public static let defaultBatchSize = 500
-    public static let defaultTimeoutMilliseconds: Int64 = 10_000
-
     public init(name: String, url: String, headers: [String: String] = [:], format: EndpointFormat = .openlocate,
-                batchSize: Int = Endpoint.defaultBatchSize, timeoutMilliseconds: Int64 = Endpoint.defaultTimeoutMilliseconds) {
+                batchSize: Int = ConfigKey.endpointBatchSize.builtInValue,
+                timeoutMilliseconds: Int64 = ConfigKey.endpointTimeout.builtInValue) {
         self.name = name
         self.url = url
         self.headers = headers

@@ -12,7 +12,7 @@ public enum Permission: String, Sendable, Codable, CaseIterable {
 
     /// Parses a list given as `fine`, `fine,coarse`, `none`, an empty string or a JSON array.
     public static func parseList(_ text: String) throws -> [Permission] {
-        var items = try ConfigKeys.listItems(text)
+        var items = try ListText.items(text)
         if items == ["none"] { items = [] }
         return try items.map { item in
             guard let permission = Permission(rawValue: item) else {

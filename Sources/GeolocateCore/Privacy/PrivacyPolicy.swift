@@ -131,16 +131,13 @@ public struct PrivacyPolicy: Sendable, Equatable {
     public var accuracyThresholdMetres: Double
     /// Reported instead of the country code when the fix is not accurate enough (or its accuracy unknown).
     public var countryCodeReplacement: String
-    /// `privacy.locationAttributeFilter`; `nil` lets every field through.
-    public var attributeFilter: LocationAttributes?
+    /// `privacy.locationAttributeFilter`: the fields let through, whatever the precision.
+    public var attributeFilter: LocationAttributes
 
-    public static let defaultAccuracyThresholdMetres = 50.0
-    public static let defaultCountryCodeReplacement = "XB"
-
-    public init(precision: LocationPrecision = .gpsLocation,
-                accuracyThresholdMetres: Double = PrivacyPolicy.defaultAccuracyThresholdMetres,
-                countryCodeReplacement: String = PrivacyPolicy.defaultCountryCodeReplacement,
-                attributeFilter: LocationAttributes? = nil) {
+    public init(precision: LocationPrecision = ConfigKey.privacyPrecision.builtInValue,
+                accuracyThresholdMetres: Double = ConfigKey.privacyAccuracyThreshold.builtInValue,
+                countryCodeReplacement: String = ConfigKey.privacyCountryCodeReplacement.builtInValue,
+                attributeFilter: LocationAttributes = ConfigKey.privacyLocationAttributeFilter.builtInValue) {
         self.precision = precision
         self.accuracyThresholdMetres = accuracyThresholdMetres
         self.countryCodeReplacement = countryCodeReplacement
@@ -149,7 +146,7 @@ public struct PrivacyPolicy: Sendable, Equatable {
 
     /// The fields a location object may carry: the precision's, narrowed by the filter.
     public var attributes: LocationAttributes {
-        attributeFilter.map { precision.attributes.intersection($0) } ?? precision.attributes
+        precision.attributes.intersection(attributeFilter)
     }
 
     /// The country code to report for a fix: the code when the fix is accurate enough.

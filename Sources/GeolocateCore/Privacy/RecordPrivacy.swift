@@ -24,10 +24,10 @@ public struct RecordPrivacy: Sendable {
     /// The privacy settings of `settings`, with the geocoder's cache in `stateDirectory`.
     public init(settings: Settings, environment: [String: String], stateDirectory: String, logger: Logger) {
         self.init(policy: settings.privacy, environment: environment,
-                  streetGeocoder: settings.geocoderURL.map {
+                  streetGeocoder: settings[ConfigKey.geocoderURL].map {
                       StreetGeocoder(baseURL: $0,
-                                     minIntervalMilliseconds: settings.geocoderMinIntervalMilliseconds ?? StreetGeocoder.defaultMinIntervalMilliseconds,
-                                     timeoutMilliseconds: settings.geocoderTimeoutMilliseconds ?? StreetGeocoder.defaultTimeoutMilliseconds,
+                                     minIntervalMilliseconds: settings[ConfigKey.geocoderMinInterval],
+                                     timeoutMilliseconds: settings[ConfigKey.geocoderTimeout],
                                      cache: GeocoderCache(stateDirectory: stateDirectory))
                   },
                   logger: logger)

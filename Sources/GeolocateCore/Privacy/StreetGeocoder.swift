@@ -31,11 +31,9 @@ public struct StreetGeocoder: Sendable {
     /// service's load, not the log's time.
     public var clock: WallClock
 
-    public static let defaultMinIntervalMilliseconds: Int64 = 60_000
-    public static let defaultTimeoutMilliseconds: Int64 = 2_000
 
-    public init(baseURL: String, minIntervalMilliseconds: Int64 = StreetGeocoder.defaultMinIntervalMilliseconds,
-                timeoutMilliseconds: Int64 = StreetGeocoder.defaultTimeoutMilliseconds, cache: GeocoderCache,
+    public init(baseURL: String, minIntervalMilliseconds: Int64 = ConfigKey.geocoderMinInterval.builtInValue,
+                timeoutMilliseconds: Int64 = ConfigKey.geocoderTimeout.builtInValue, cache: GeocoderCache,
                 transport: HTTPTransport = AsyncHTTPTransport(), clock: WallClock = SystemClock()) {
         self.baseURL = baseURL
         self.minIntervalMilliseconds = minIntervalMilliseconds

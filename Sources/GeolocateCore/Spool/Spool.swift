@@ -9,8 +9,8 @@ public struct SpoolLimits: Sendable, Equatable {
     /// At most this many records are kept; the oldest beyond it are expired.
     public var maxRecords: Int
 
-    public init(maxRetentionMilliseconds: Int64 = Defaults.spoolMaxRetentionMilliseconds,
-                maxRecords: Int = Defaults.spoolMaxRecords) {
+    public init(maxRetentionMilliseconds: Int64 = ConfigKey.spoolMaxRetention.builtInValue,
+                maxRecords: Int = ConfigKey.spoolMaxRecords.builtInValue) {
         self.maxRetentionMilliseconds = maxRetentionMilliseconds
         self.maxRecords = maxRecords
     }

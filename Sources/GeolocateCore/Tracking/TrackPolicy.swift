@@ -127,11 +127,11 @@ public struct CollectionWindow: Sendable, Equatable, CustomStringConvertible {
 
 /// Stay detection (config `visits.*`): within `radiusMetres` for at least `minDurationMilliseconds`.
 public struct VisitSettings: Sendable, Equatable {
-    public var radiusMetres = Defaults.visitRadiusMetres
-    public var minDurationMilliseconds = Defaults.visitMinDurationMilliseconds
+    public var radiusMetres: Double
+    public var minDurationMilliseconds: Int64
 
-    public init(radiusMetres: Double = Defaults.visitRadiusMetres,
-                minDurationMilliseconds: Int64 = Defaults.visitMinDurationMilliseconds) {
+    public init(radiusMetres: Double = ConfigKey.visitsRadius.builtInValue,
+                minDurationMilliseconds: Int64 = ConfigKey.visitsMinDuration.builtInValue) {
         self.radiusMetres = radiusMetres
         self.minDurationMilliseconds = minDurationMilliseconds
     }

@@ -27,15 +27,15 @@ public struct TrackRequest: Sendable {
     public var policy: TrackPolicy
     public var source: SourceSpecifier?
     public var replaySpeed: ReplaySpeed
-    /// `--permission`: `.some(nil)` is `--permission none`.
-    public var permission: Permission??
+    /// `--permission`: the permissions granted for this run (`[]` for none), instead of config `permissions`.
+    public var permission: [Permission]?
     /// `--stdout`: NDJSON records on standard output.
     public var toStdout: Bool
     /// Not `--no-spool`.
     public var toSpool: Bool
 
     public init(policy: TrackPolicy = TrackPolicy(), source: SourceSpecifier? = nil, replaySpeed: ReplaySpeed = .asap,
-                permission: Permission?? = nil, toStdout: Bool = false, toSpool: Bool = true) {
+                permission: [Permission]? = nil, toStdout: Bool = false, toSpool: Bool = true) {
         self.policy = policy
         self.source = source
         self.replaySpeed = replaySpeed

@@ -49,15 +49,16 @@ import Testing
     @Test func resolutionOrder() {
         var settings = Settings()
         #expect(trigger(settings).resolveMode(.default, action: "view_page") == .forceCurrent)
-        settings.defaultInterval = .lastKnown(maxAgeMilliseconds: 60_000)
+        settings[ConfigKey.defaultInterval] = .lastKnown(maxAgeMilliseconds: 60_000)
         #expect(trigger(settings).resolveMode(.default, action: "view_page") == .lastKnown(maxAgeMilliseconds: 60_000))
         #expect(trigger(settings).resolveMode(.default, action: "logout") == .forceLastKnown)
-        settings.actions["logout"] = Settings.Action(mode: .disabled, timeoutMilliseconds: 3000)
+        settings[ConfigKey.actionMode, name: "logout"] = .disabled
+        settings[ConfigKey.actionTimeout, name: "logout"] = 3000
         #expect(trigger(settings).resolveMode(.default, action: "logout") == .disabled)
         #expect(trigger(settings).resolveMode(.forceCurrent, action: "logout") == .forceCurrent)
 
         #expect(trigger(settings).resolveTimeout(nil, action: "login") == 1500)
-        settings.queryTimeoutMilliseconds = 2500
+        settings[ConfigKey.queryTimeout] = 2500
         #expect(trigger(settings).resolveTimeout(nil, action: "login") == 2500)
         #expect(trigger(settings).resolveTimeout(nil, action: "logout") == 3000)
         #expect(trigger(settings).resolveTimeout(700, action: "logout") == 700)
@@ -66,13 +67,13 @@ import Testing
     @Test func permissionsAndSources() throws {
         var settings = Settings()
         #expect(trigger(settings).resolvePermissions(nil) == [])
-        settings.permissions = [.coarse]
+        settings[ConfigKey.permissions] = [.coarse]
         #expect(trigger(settings).resolvePermissions(nil) == [.coarse])
-        #expect(trigger(settings).resolvePermissions(.some(.fine)) == [.fine])
-        #expect(trigger(settings).resolvePermissions(.some(nil)) == [])
+        #expect(trigger(settings).resolvePermissions([.fine]) == [.fine])
+        #expect(trigger(settings).resolvePermissions([]) == [])
 
         #expect(try trigger(settings).resolveSource(nil) == .defaultGPSD)
-        settings.source = .nmea(path: "a.nmea")
+        settings[ConfigKey.source] = .nmea(path: "a.nmea")
         #expect(try trigger(settings).resolveSource(nil) == .nmea(path: "a.nmea"))
         #expect(try trigger(settings, environment: ["GEOLOCATE_SOURCE": "gpsd://10.0.0.1:3000"]).resolveSource(nil)
             == .gpsd(host: "10.0.0.1", port: 3000))

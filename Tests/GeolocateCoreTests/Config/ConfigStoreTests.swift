@@ -22,11 +22,14 @@ import Testing
         try store.set("actions.login.timeout", to: "750ms")
         try store.set("currentMaxAge", to: "3s")
         let settings = try store.settings()
-        #expect(settings.permissions == [.coarse])
-        #expect(settings.actions["login"] == Settings.Action(mode: .lastKnown(maxAgeMilliseconds: 7_200_000), timeoutMilliseconds: 750))
-        #expect(settings.currentMaxAgeMilliseconds == 3000)
+        #expect(settings[ConfigKey.permissions] == [.coarse])
+        #expect(settings[ConfigKey.actionMode, name: "login"] == .lastKnown(maxAgeMilliseconds: 7_200_000))
+        #expect(settings[ConfigKey.actionTimeout, name: "login"] == 750)
+        #expect(settings[ConfigKey.actionMode, name: "logout"] == .forceLastKnown)
+        #expect(settings[ConfigKey.actionMode, name: "view_page"] == .default)
+        #expect(settings[ConfigKey.currentMaxAge] == 3000)
         try store.set("permissions", to: "none")
-        #expect(try store.settings().permissions == [])
+        #expect(try store.settings()[ConfigKey.permissions] == [])
     }
 
     @Test func trackAndSpoolSettings() throws {

@@ -132,7 +132,7 @@ import Testing
         var record = privacy(PrivacyPolicy()).applyOffline(to: Self.dublinRecord())
         record.address?.street = "O'Connell Street"
         record.address?.streetNumber = "1"
-        for filter in [nil, try LocationAttributes(parsingNames: ["coordinates", "city", "provider"])] {
+        for filter in [LocationAttributes.all, try LocationAttributes(parsingNames: ["coordinates", "city", "provider"])] {
             let policy = PrivacyPolicy(precision: precision, attributeFilter: filter)
             var narrow = record
             narrow.attributes = policy.attributes

@@ -52,7 +52,7 @@ final class VanishingSource: LocationSource {
                source: LocationSource? = nil) throws -> (records: [[String: Any]], summary: TrackSummary) {
         var lines: [String] = []
         var request = request
-        request.permission = .some(.fine)
+        request.permission = [.fine]
         request.toStdout = true
         let tracker = Tracker(settings: settings, environment: ["GEOLOCATE_STATE_DIR": state], timeZone: utc,
                               logger: logger, output: { lines.append($0) },
@@ -216,7 +216,7 @@ final class VanishingSource: LocationSource {
                                       opened = true
                                       return VanishingSource(fixes)
                                   })
-            _ = try? tracker.run(TrackRequest(policy: policy, source: .defaultGPSD, permission: .some(.fine)))
+            _ = try? tracker.run(TrackRequest(policy: policy, source: .defaultGPSD, permission: [.fine]))
             finished.signal()
         }
         thread.start()
@@ -243,7 +243,7 @@ final class VanishingSource: LocationSource {
         let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], logger: logger, stop: stop,
                               output: { _ in lines += 1; if lines == 10 { stop.request() } })
         let summary = try tracker.run(TrackRequest(policy: policy, source: .nmea(path: TestPaths.fixture("gpsd-fixes.nmea").path),
-                                                   permission: .some(.fine), toStdout: true))
+                                                   permission: [.fine], toStdout: true))
         #expect(summary.records == 10)
         #expect(try Spool(stateDirectory: state).count() == 10)
     }

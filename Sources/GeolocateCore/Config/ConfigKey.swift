@@ -1,0 +1,172 @@
+import Foundation
+
+/// Every configuration key (SPEC §7), each defined once with its kind of value, built-in
+/// default and meaning.
+///
+/// Validation, `config get`/`show --all`/`keys`, `config --help` and the REFERENCE table are
+/// made from this table; `Settings` reads typed values through it.
+public enum ConfigKey {
+    public static let permissions = Setting<[Permission]>("permissions", .permissions, default: [],
+                                            help: "the location permissions granted, as a list")
+    public static let defaultInterval = Setting<CollectionMode>("defaultInterval", .mode, default: .forceCurrent,
+                                                help: "the mode of actions with no mode of their own")
+    public static let queryTimeout = Setting<Int64>("triggerActionQueryTimeout", .milliseconds(1...Defaults.maximumQueryTimeoutMilliseconds),
+                                             default: 1500, help: "the query timeout in milliseconds")
+    public static let lastKnownMaxAge = Setting<Int64?>("lastKnownMaxAge", anyDuration.optional, default: nil,
+                                                help: "the oldest last known location reported after a timeout or an unavailable source (none: unlimited)")
+    public static let currentMaxAge = Setting<Int64>("currentMaxAge", anyDuration, default: 2000,
+                                              help: "how old a fix gpsd holds may be and still count as current")
+    public static let actionMode = Setting<CollectionMode>("actions.NAME.mode", .mode,
+                                           defaultForName: { CollectionMode.builtInDefault(for: $0) ?? .default },
+                                           help: "the mode of action NAME (built-in per SPEC §3, else defaultInterval)")
+    public static let actionTimeout = Setting<Int64?>("actions.NAME.timeout", queryTimeoutDuration.optional, default: nil,
+                                              help: "the query timeout of action NAME")
+    public static let actionLastKnownMaxAge = Setting<Int64?>("actions.NAME.lastKnownMaxAge", anyDuration.optional, default: nil,
+                                                      help: "lastKnownMaxAge for action NAME")
+    public static let source = Setting<SourceSpecifier>("source", .source, default: .defaultGPSD, help: "where locations come from")
+    public static let spoolMaxRetention = Setting<Int64>("spool.maxRetention", positiveDuration, default: 10 * 86_400_000,
+                                                  help: "records older than this are expired from the spool, never sent")
+    public static let spoolMaxRecords = Setting<Int>("spool.maxRecords", .integer(1...1_000_000_000), default: 1_000_000,
+                                                help: "the spool keeps at most this many records, expiring the oldest")
+    public static let visitsEnabled = Setting<Bool>("visits.enabled", .boolean, default: true, help: "detect stays for location_context")
+    public static let visitsRadius = Setting<Double>("visits.radius", .metres(1...20_000_000), default: 200,
+                                             help: "the metres a stay keeps within")
+    public static let visitsMinDuration = Setting<Int64>("visits.minDuration", positiveDuration, default: 600_000,
+                                                  help: "how long a stay lasts before it is a visit")
+    public static let endpointURL = Setting<String?>("endpoints.NAME.url", SettingKind<String>.url.optional, default: nil,
+                                            help: "where flush POSTs records for endpoint NAME")
+    public static let endpointHeader = Setting<String?>("endpoints.NAME.headers.NAME", SettingKind<String>.headerValue.optional, default: nil,
+                                               help: "a header sent to endpoint NAME (shown redacted)")
+    public static let endpointFormat = Setting<EndpointFormat>("endpoints.NAME.format", SettingKind<EndpointFormat>.choice(), default: .openlocate,
+                                               help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, or mosaic (one record per request)")
+    public static let endpointBatchSize = Setting<Int>("endpoints.NAME.batchSize", .integer(1...100_000), default: 500,
+                                                  help: "records per request")
+    public static let endpointTimeout = Setting<Int64>("endpoints.NAME.timeout", positiveDuration, default: 10_000,
+                                                help: "the request timeout, the body included")
+    public static let transmissionInterval = Setting<Int64?>("transmissionInterval", .durationOrOff, default: 6 * 3_600_000,
+                                                     help: "how often track runs a flush")
+    public static let privacyPrecision = Setting<LocationPrecision>("privacy.precision", SettingKind<LocationPrecision>.choice(normalize: { $0.uppercased() }),
+                                                 default: .gpsLocation, help: "how much records tell")
+    public static let privacyAccuracyThreshold = Setting<Double>("privacy.accuracyThreshold", .metres(0.01...20_000_000), default: 50,
+                                                         help: "the metres of accuracy a fix needs for its country code to be reported")
+    public static let privacyCountryCodeReplacement = Setting<String>("privacy.countryCodeReplacement", .countryCode, default: "XB",
+                                                              help: "reported instead of a country code from a less accurate fix")
+    public static let privacyLocationAttributeFilter = Setting<LocationAttributes>("privacy.locationAttributeFilter", .attributeList, default: .all,
+                                                               help: "the fields the location object may carry")
+    public static let geocoderURL = Setting<String?>("geocoder.url", SettingKind<String>.url.optional, default: nil,
+                                            help: "a Nominatim server for street and number (/reverse is appended)")
+    public static let geocoderMinInterval = Setting<Int64>("geocoder.minInterval", anyDuration, default: 60_000,
+                                                    help: "at most one geocoder request this often")
+    public static let geocoderTimeout = Setting<Int64>("geocoder.timeout", positiveDuration, default: 2_000,
+                                                help: "the geocoder request timeout")
+    /// `fields.NAME`, one per field of `RecordFields`, in the order of `RecordFields.keys`.
+    public static let fields: [Setting<Bool>] = RecordFields.keys.map {
+        Setting("fields.\($0.name)", .boolean, default: true, help: "records carry \($0.name)")
+    }
+
+    /// The table, in the order `--help` lists it.
+    public static let all: [AnySetting] = [
+        permissions.entry, defaultInterval.entry, queryTimeout.entry, lastKnownMaxAge.entry, currentMaxAge.entry,
+        actionMode.entry, actionTimeout.entry, actionLastKnownMaxAge.entry, source.entry,
+        spoolMaxRetention.entry, spoolMaxRecords.entry, visitsEnabled.entry, visitsRadius.entry, visitsMinDuration.entry,
+        endpointURL.entry, endpointHeader.entry, endpointFormat.entry, endpointBatchSize.entry, endpointTimeout.entry,
+        transmissionInterval.entry, privacyPrecision.entry, privacyAccuracyThreshold.entry,
+        privacyCountryCodeReplacement.entry, privacyLocationAttributeFilter.entry,
+        geocoderURL.entry, geocoderMinInterval.entry, geocoderTimeout.entry,
+    ] + fields.map(\.entry)
+
+    private static var anyDuration: SettingKind<Int64> {
+        .duration(0...DurationText.maximumMilliseconds, valid: "a duration such as 90s, 30m or 2h")
+    }
+
+    /// A timeout, a retention or an interval of 0 would make every request fail or every record expire.
+    private static var positiveDuration: SettingKind<Int64> {
+        .duration(1...DurationText.maximumMilliseconds, valid: "a duration above 0, such as 500ms, 30s or 10d")
+    }
+
+    /// A query timeout, as `triggerActionQueryTimeout` takes: no action can block a login for days.
+    private static var queryTimeoutDuration: SettingKind<Int64> {
+        .duration(1...Defaults.maximumQueryTimeoutMilliseconds, valid: "a duration from 1ms to 10m, such as 1500ms or 2s")
+    }
+
+    /// The setting `path` names, with names for its `NAME` parts.
+    static func setting(for path: [String]) -> AnySetting? { all.first { $0.matches(path) } }
+
+    /// Whether `path` names a group of keys, such as `endpoints.primary` or `privacy`: the
+    /// start of at least one key.
+    static func isGroup(_ path: [String]) -> Bool {
+        all.contains { setting in
+            setting.pattern.count > path.count
+                && zip(setting.pattern, path).allSatisfy { $0 == "*" ? !$1.isEmpty : $0 == $1 }
+        }
+    }
+
+    /// The valid keys, for error messages.
+    public static var validKeys: String { all.map(\.key).joined(separator: ", ") }
+
+    /// Every key with its meaning, valid values and default, two lines each, for `config --help`.
+    public static var summary: String {
+        all.map { "  \($0.key): \($0.help)\n      \($0.valid); default \($0.defaultText)" }.joined(separator: "\n")
+    }
+
+    /// The table as Markdown, for docs/REFERENCE.md.
+    public static var markdownTable: String {
+        (["| key | value | default | meaning |", "|---|---|---|---|"]
+            + all.map { "| `\($0.key)` | \($0.valid.markdownEscaped) | \($0.defaultText.markdownEscaped) | \($0.help.markdownEscaped) |" })
+            .joined(separator: "\n")
+    }
+}
+
+private extension String {
+    var markdownEscaped: String { replacingOccurrences(of: "|", with: "\\|") }
+}
+
+/// Where locations come from: `gpsd`, `gpsd://HOST:PORT` or `nmea:FILE`.
+public enum SourceSpecifier: Sendable, Equatable, CustomStringConvertible {
+    case gpsd(host: String, port: Int)
+    case nmea(path: String)
+
+    public static let defaultGPSD = SourceSpecifier.gpsd(host: "localhost", port: 2947)
+
+    public init(parsing text: String) throws {
+        if text == "gpsd" {
+            self = .defaultGPSD
+        } else if text.hasPrefix("gpsd://") {
+            // HOST, HOST:PORT, or an IPv6 address in brackets: [::1] or [::1]:2947.
+            let rest = text.dropFirst("gpsd://".count)
+            var host = rest[...]
+            var portText: Substring?
+            if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
+                host = rest[rest.index(after: rest.startIndex)..<close]
+                let after = rest[rest.index(after: close)...]
+                if !after.isEmpty {
+                    guard after.hasPrefix(":") else { throw SourceSpecifier.invalid(text) }
+                    portText = after.dropFirst()
+                }
+            } else if let colon = rest.firstIndex(of: ":") {
+                host = rest[..<colon]
+                portText = rest[rest.index(after: colon)...]
+            }
+            guard !host.isEmpty, !host.contains("/"), portText.map({ !$0.contains(":") }) ?? true,
+                  let port = portText.map({ Int($0) }) ?? 2947, (1...65535).contains(port)
+            else { throw SourceSpecifier.invalid(text) }
+            self = .gpsd(host: String(host), port: port)
+        } else if text.hasPrefix("nmea:"), text.count > 5 {
+            self = .nmea(path: String(text.dropFirst(5)))
+        } else {
+            throw SourceSpecifier.invalid(text)
+        }
+    }
+
+    private static func invalid(_ text: String) -> GeolocateError {
+        .usage("invalid source '\(text)' (use gpsd, gpsd://HOST:PORT, gpsd://[IPv6]:PORT or nmea:FILE)")
+    }
+
+    public var description: String {
+        switch self {
+        case .gpsd(let host, let port): return host.contains(":") ? "gpsd://[\(host)]:\(port)" : "gpsd://\(host):\(port)"
+        case .nmea(let path): return "nmea:\(path)"
+        }
+    }
+}
+

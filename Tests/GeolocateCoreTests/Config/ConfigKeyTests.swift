@@ -1,0 +1,64 @@
+import Foundation
+@testable import GeolocateCore
+import Testing
+
+/// The table of settings: each key's default is a value it accepts, and what `config set`
+/// stores is what the file check accepts and the typed view reads back.
+@Suite struct ConfigKeyTests {
+    @Test(arguments: ConfigKey.all.map(\.key))
+    func theBuiltInValueIsValidAndRoundTrips(_ key: String) throws {
+        let setting = try #require(ConfigKey.all.first { $0.key == key })
+        guard let builtIn = setting.builtIn("login") else { return }
+        #expect(setting.check(builtIn) == nil, "\(key): its default \(builtIn) is refused")
+        // The default as help prints it is a value `config set` takes, and stores the same.
+        if case .string(let text) = builtIn, text != "default" {
+            #expect(try setting.parse(text) == builtIn, "\(key): \(text)")
+        }
+    }
+
+    @Test func keysAreUniqueAndEveryKeyHasHelp() {
+        #expect(Set(ConfigKey.all.map(\.key)).count == ConfigKey.all.count)
+        for setting in ConfigKey.all {
+            #expect(!setting.help.isEmpty && !setting.valid.isEmpty, "\(setting.key)")
+            #expect(ConfigKey.summary.contains("  \(setting.key): "), "\(setting.key) missing from config --help")
+            #expect(ConfigKey.markdownTable.contains("| `\(setting.key)` |"), "\(setting.key) missing from the table")
+        }
+    }
+
+    /// The one unit rule: a bare number is refused for every duration key, said with its unit
+    /// it is taken; in the file a number is milliseconds.
+    @Test(arguments: ["currentMaxAge", "lastKnownMaxAge", "actions.NAME.timeout", "actions.NAME.lastKnownMaxAge",
+                      "spool.maxRetention", "visits.minDuration", "endpoints.NAME.timeout", "transmissionInterval",
+                      "geocoder.minInterval", "geocoder.timeout"])
+    func aBareNumberIsNoDuration(_ key: String) throws {
+        let setting = try #require(ConfigKey.all.first { $0.key == key })
+        #expect(throws: GeolocateError.usage("invalid duration '90': say its unit, such as 90ms or 90s")) { try setting.parse("90") }
+        #expect(try setting.parse("90s") == .string("90s"))
+        #expect(try setting.parse("1.5s") == .string("1500ms"))
+        #expect(setting.check(.number(90_000)) == nil)
+        #expect(setting.check(.number(0.5)) != nil)
+    }
+
+    @Test func theQueryTimeoutKeyIsMilliseconds() throws {
+        let setting = try #require(ConfigKey.all.first { $0.key == "triggerActionQueryTimeout" })
+        #expect(try setting.parse("2500") == .number(2500))
+        #expect(try setting.parse("2.5s") == .number(2500))
+        #expect(throws: GeolocateError.self) { try setting.parse("2.5") }
+        #expect(throws: GeolocateError.self) { try setting.parse("600001") }
+    }
+
+    @Test func typedValuesWriteWhatTheFileReadsBack() throws {
+        var settings = Settings()
+        settings[ConfigKey.transmissionInterval] = nil
+        settings[ConfigKey.actionTimeout, name: "login"] = 750
+        settings[ConfigKey.privacyLocationAttributeFilter] = [.city, .latitude, .longitude]
+        settings.fields.speed = false
+        let reread = try ConfigStore.document(parsing: Data(settings.document.prettyPrinted().utf8), file: "test")
+        #expect(reread[["transmissionInterval"]] == .string("off"))
+        #expect(Settings(reread) == settings)
+        #expect(Settings(reread)[ConfigKey.actionTimeout, name: "login"] == 750)
+        #expect(Settings(reread)[ConfigKey.actionTimeout, name: "logout"] == nil)
+        #expect(!Settings(reread).fields.speed && Settings(reread).fields.course)
+        #expect(Settings(reread).privacy.attributes == [.city, .latitude, .longitude])
+    }
+}
