@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "geolocate", targets: ["geolocate"]),
         .library(name: "GeolocateCore", targets: ["GeolocateCore"]),
+        .library(name: "NMEA", targets: ["NMEA"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -21,20 +22,28 @@ let package = Package(
             pkgConfig: "libgps",
             providers: [.apt(["libgps-dev"])]
         ),
+        // NMEA-0183 bytes to `Fix`: no dependencies, not even Foundation.
+        .target(name: "NMEA"),
         .target(
             name: "GeolocateCore",
             dependencies: [
-                "CGPS",
+                "NMEA",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The gpsd adapter: the one file that touches libgps's C types.
+        .target(
+            name: "GPSD",
+            dependencies: ["GeolocateCore", "CGPS", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "geolocate",
             dependencies: [
                 "GeolocateCore",
+                "GPSD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -46,18 +55,20 @@ let package = Package(
         // A runner of inputs in the ordinary build; the libFuzzer target in `make fuzz`.
         .executableTarget(
             name: "geolocate-fuzz",
-            dependencies: ["GeolocateCore"],
+            dependencies: ["GeolocateCore", "GPSD"],
             path: "Fuzz",
             exclude: ["corpus"]
         ),
         .testTarget(
             name: "GeolocateCoreTests",
-            dependencies: ["GeolocateCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GeolocateCore", "NMEA", .product(name: "GRDB", package: "GRDB.swift")],
             resources: [.copy("Fixtures")]
         ),
+        .testTarget(name: "NMEATests", dependencies: ["NMEA"]),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "NMEA"]),
         .testTarget(
             name: "GeolocateIntegrationTests",
-            dependencies: ["GeolocateCore", "geolocate", "geolocate-fuzz"],
+            dependencies: ["GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz"],
             exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Golden"]
         ),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import GeolocateCore
+import GPSD
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import GeolocateCore
+import GPSD
 import Logging
 
 #if canImport(Glibc)
@@ -117,6 +118,7 @@ struct TrackCommand: ParsableCommand {
             let tracker = Tracker(settings: settings, environment: environment,
                                   logger: logger, stop: stop,
                                   output: { line in if !FileHandleOutput.stdout(line) { stop.request() } },
+                                  openSource: SourceOpener.withGPSD.open,
                                   transmission: try transmission(settings: settings, environment: environment, logger: logger))
             _ = try tracker.run(TrackRequest(
                 policy: policy, source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GeolocateCore
+import GPSD
 
 struct TriggerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -79,7 +80,8 @@ struct TriggerCommand: AsyncParsableCommand {
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
             // An unknown endpoint is refused before any record is printed.
             if let endpoint { _ = try settings.endpoint(named: endpoint, configPath: globalOptions.configPath) }
-            let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger)
+            let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger,
+                                  openSource: SourceOpener.withGPSD.open)
             let record = try await trigger.run(TriggerRequest(
                 action: action,
                 mode: mode,

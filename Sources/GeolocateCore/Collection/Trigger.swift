@@ -33,12 +33,12 @@ public struct Trigger {
     /// Elapsed time on a live source (see `LocationResolver.elapsed`).
     public var elapsed: MonotonicClock
     public var logger: Logger
-    /// Opens a source; replaced in tests. The default opens gpsd or a replay file.
+    /// Opens a source: `SourceOpener.withGPSD.open` in the program; the default opens replays only.
     public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
 
     public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
                 elapsed: MonotonicClock = SystemMonotonicClock(), logger: Logger,
-                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) }) {
+                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open) {
         self.settings = settings
         self.environment = environment
         self.clock = clock

@@ -68,18 +68,29 @@ public struct SourceOpening: Sendable {
     }
 }
 
-extension SourceSpecifier {
+/// Opens the source a specifier names: a replay here, gpsd through the adapter the program
+/// links (the `GPSD` target's `SourceOpener.withGPSD`), so the core never touches libgps.
+public struct SourceOpener: Sendable {
+    let gpsd: @Sendable (_ host: String, _ port: Int, _ opening: SourceOpening) throws -> LocationSource
+
+    public init(gpsd: @escaping @Sendable (_ host: String, _ port: Int, _ opening: SourceOpening) throws -> LocationSource) {
+        self.gpsd = gpsd
+    }
+
+    /// Replays only: gpsd is unavailable, as in a program built without the adapter.
+    public static let replaysOnly = SourceOpener { host, port, _ in
+        throw SourceError.unavailable("gpsd://\(host):\(port): this program was built without the gpsd adapter")
+    }
+
     /// Opens the source: connects to gpsd, or opens the replay file.
     /// - Throws: `SourceError.unavailable` when gpsd cannot be reached; `GeolocateError` when a
     ///   replay file is missing (66) or unreadable (65).
-    public func open(_ opening: SourceOpening) throws -> LocationSource {
-        switch self {
+    public func open(_ specifier: SourceSpecifier, _ opening: SourceOpening) throws -> LocationSource {
+        switch specifier {
         case .nmea(let path):
             return try NMEAReplaySource(path: path, speed: opening.replaySpeed, idleMilliseconds: opening.idleMilliseconds)
         case .gpsd(let host, let port):
-            return try GPSDSource(host: host, port: port,
-                                  responseTimeoutMilliseconds: opening.responseTimeoutMilliseconds,
-                                  logger: opening.logger)
+            return try gpsd(host, port, opening)
         }
     }
 }

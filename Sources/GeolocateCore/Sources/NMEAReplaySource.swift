@@ -144,8 +144,8 @@ public final class NMEAReplaySource: LocationSource {
         let next: Epoch?
         do {
             next = try stream.next()
-        } catch GeolocateError.unreadableInput(let reason) {
-            throw GeolocateError.unreadableInput(reason: "\(name.dropFirst("nmea:".count)): \(reason)")
+        } catch let error as NMEAReadError {
+            throw GeolocateError.unreadableInput(reason: "\(name.dropFirst("nmea:".count)): \(error.reason)")
         }
         guard let epoch = next else {
             hasEnded = true

@@ -81,13 +81,13 @@ public struct LastKnownStore {
 
 extension Int64 {
     /// `self + other`, held at the bounds instead of trapping on overflow.
-    func addingClamped(_ other: Int64) -> Int64 {
+    package func addingClamped(_ other: Int64) -> Int64 {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other > 0 ? .max : .min) : sum
     }
 
     /// `self - other`, held at the bounds instead of trapping on overflow.
-    func subtractingClamped(_ other: Int64) -> Int64 {
+    package func subtractingClamped(_ other: Int64) -> Int64 {
         let (difference, overflow) = subtractingReportingOverflow(other)
         return overflow ? (other < 0 ? .max : .min) : difference
     }

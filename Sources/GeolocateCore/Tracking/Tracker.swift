@@ -75,7 +75,7 @@ public struct Tracker {
     public var stop: StopFlag
     /// Receives each record's JSON line (with its newline) for `--stdout`.
     public var output: (String) -> Void
-    /// Opens a source; replaced in tests.
+    /// Opens a source: `SourceOpener.withGPSD.open` in the program; the default opens replays only.
     public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
     /// `--transmit-interval`: starts a flush this often (wall clock), beside collection.
     public var transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)?
@@ -83,7 +83,7 @@ public struct Tracker {
     public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
                 elapsed: MonotonicClock = SystemMonotonicClock(), timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
                 output: @escaping (String) -> Void,
-                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = { try $0.open($1) },
+                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open,
                 transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)? = nil) {
         self.settings = settings
         self.environment = environment

@@ -1,5 +1,6 @@
 import Foundation
 import GeolocateCore
+import GPSD
 import Logging
 import Testing
 

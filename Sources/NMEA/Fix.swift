@@ -1,5 +1,3 @@
-import Foundation
-
 /// One position solution from a receiver, with everything that is known about it.
 ///
 /// Fields that the receiver did not report are `nil`; a `Fix` always has a position,

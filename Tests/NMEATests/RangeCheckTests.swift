@@ -1,5 +1,5 @@
 import Foundation
-import GeolocateCore
+import NMEA
 import Testing
 
 /// SPEC §8: numbers from NMEA are range-checked before use. A position out of range is no

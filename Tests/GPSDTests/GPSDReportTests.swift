@@ -1,4 +1,5 @@
-@testable import GeolocateCore
+@testable import GPSD
+import NMEA
 import Testing
 
 /// gpsd's lines as libgps is given them: TPVs (alone or in a POLL answer, which libgps does

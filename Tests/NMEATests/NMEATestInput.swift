@@ -1,5 +1,5 @@
 import Foundation
-import GeolocateCore
+import NMEA
 
 /// Feeds bytes to the NMEA reader through a real pipe, as stdin would.
 enum NMEATestInput {

@@ -1,4 +1,5 @@
 import CGPS
+import GeolocateCore
 import Foundation
 import Logging
 
@@ -392,5 +393,12 @@ enum GPSDReport {
             text += #","\#(key)":\#(number.doubleValue)"#
         }
         return Array((text + "}").utf8CString)
+    }
+}
+
+extension SourceOpener {
+    /// Replays and gpsd, through this adapter: what the program opens sources with.
+    public static let withGPSD = SourceOpener { host, port, opening in
+        try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: opening.responseTimeoutMilliseconds, logger: opening.logger)
     }
 }

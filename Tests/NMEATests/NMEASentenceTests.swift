@@ -1,5 +1,5 @@
 import Foundation
-import GeolocateCore
+import NMEA
 import Testing
 
 @Suite struct NMEASentenceTests {

@@ -76,7 +76,7 @@ public final class NMEAReader {
     /// Calls `body` with each valid sentence body until the input ends or `body` returns false.
     ///
     /// Calling it again after `body` returned false continues with the next sentence.
-    /// - Throws: `GeolocateError.unreadableInput` when the descriptor cannot be read, or when
+    /// - Throws: `NMEAReadError` when the descriptor cannot be read, or when
     ///   `maximumBytesPerCall` bytes pass without `body` asking to stop.
     public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
         let bytesBefore = statistics.bytes
@@ -111,8 +111,7 @@ public final class NMEAReader {
                 lineStart = filled
             }
             if let limit = maximumBytesPerCall, statistics.bytes - bytesBefore >= limit {
-                throw GeolocateError.unreadableInput(
-                    reason: "\(limit >> 20) MiB without a timed NMEA sentence (is it an NMEA log?)")
+                throw NMEAReadError(reason: "\(limit >> 20) MiB without a timed NMEA sentence (is it an NMEA log?)")
             }
             try refill()
         }
@@ -137,7 +136,7 @@ public final class NMEAReader {
                 if errno == EINTR { continue }
                 // A FIFO opened without blocking (track) whose writer has nothing yet.
                 if errno == EAGAIN, idleMilliseconds != nil { throw Idle() }
-                throw GeolocateError.unreadableInput(reason: ErrorText.posix(errno))
+                throw NMEAReadError(errno: errno)
             }
             if n == 0 { endOfInput = true }
             filled += n
@@ -270,13 +269,28 @@ public final class NMEAReader {
     func countUnknown() { statistics.unknown += 1 }
 }
 
+/// Input that cannot be read, or that holds no NMEA for too long.
+public struct NMEAReadError: Error, Equatable, CustomStringConvertible {
+    /// What went wrong, in a few words: "input/output error".
+    public let reason: String
+
+    public init(reason: String) { self.reason = reason }
+
+    init(errno code: Int32) {
+        let text = String(cString: strerror(code))
+        reason = text.prefix(1).lowercased() + text.dropFirst()
+    }
+
+    public var description: String { reason }
+}
+
 /// Reads sentences from a descriptor and assembles them into epochs, one at a time.
 public final class NMEAEpochStream {
     private let reader: NMEAReader
     private var assembler: EpochAssembler
     private var finished = false
     /// A read failure to report after the epoch that was in progress when it happened.
-    private var pendingFailure: GeolocateError?
+    private var pendingFailure: NMEAReadError?
 
     /// The most input read for one epoch: real logs have one every second or so, in a few
     /// KiB, so this much without one is no NMEA log.
@@ -295,7 +309,7 @@ public final class NMEAEpochStream {
 
     /// The next epoch, or `nil` at the end of the input.
     ///
-    /// - Throws: `GeolocateError.unreadableInput` when the input cannot be read or holds no
+    /// - Throws: `NMEAReadError` when the input cannot be read or holds no
     ///   NMEA for `maximumBytesPerEpoch`: after the epoch in progress, which is not lost.
     public func next() throws -> Epoch? {
         if let failure = pendingFailure.take() { throw failure }
@@ -311,7 +325,7 @@ public final class NMEAEpochStream {
                 produced = assembler.add(sentence)
                 return produced == nil
             }
-        } catch let failure as GeolocateError {
+        } catch let failure as NMEAReadError {
             finished = true
             guard let last = assembler.finish() else { throw failure }
             pendingFailure = failure
