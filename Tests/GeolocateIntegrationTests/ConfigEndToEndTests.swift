@@ -337,4 +337,20 @@ import Glibc
         #expect(reference.contains("<!-- config-keys:begin -->\n" + table + "<!-- config-keys:end -->"),
                 "docs/REFERENCE.md's table of keys is not current: run make docs")
     }
+
+    /// Found by the hostile pass: a source's credentials never reach a message, a host with
+    /// control characters is refused, and `--now` stops at the year 9999.
+    @Test func sourceSecretsAndAbsurdTimesAreRefusedCleanly() throws {
+        for command in [["config", "set", "source", "gpsd://u:SEKRIT@h:99999"], ["trigger", "login", "--source", "gpsd://u:SEKRIT@h:0"]] {
+            let result = try geolocate.run(command)
+            #expect(result.status == 64 && !result.stderr.contains("SEKRIT") && result.stderr.contains("***"), "\(command): \(result.stderr)")
+        }
+        for host in ["gpsd://h\n:1", "gpsd://h h:1", "gpsd://h\t:1"] {
+            #expect(try geolocate.run(["config", "set", "source", host]).status == 64, "\(host)")
+        }
+        let late = try geolocate.run(["trigger", "login", "--now", "9223372036854775807"])
+        #expect(late.status == 64 && late.stdout.isEmpty && late.stderr.contains("--now"), "\(late.stderr)")
+        let latest = try geolocate.run(["trigger", "login", "--now", "253402300799999", "--mode", "disabled"])
+        #expect(latest.status == 0, "\(latest.stderr)")
+    }
 }

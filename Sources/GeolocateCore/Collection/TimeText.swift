@@ -7,7 +7,10 @@ public enum TimeText {
     /// Milliseconds since 1970 in `text`: ISO 8601 or epoch milliseconds.
     /// - Throws: `GeolocateError.usage` naming the accepted forms.
     public static func milliseconds(_ text: String) throws -> Int64 {
-        if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int64(text) { return value }
+        // Up to the last millisecond of 9999, as ISO 8601 can write it: a time beyond means nothing.
+        if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int64(text), value <= 253_402_300_799_999 {
+            return value
+        }
         guard let value = iso8601Milliseconds(Array(text.utf8)) else {
             throw GeolocateError.usage("invalid time '\(text)' (use ISO 8601 such as 2026-11-22T05:00:00Z, or epoch milliseconds)")
         }

@@ -18,7 +18,7 @@ public enum ConfigKey {
                                               help: "how old a fix gpsd holds may be and still count as current")
     public static let actionMode = Setting<CollectionMode>("actions.NAME.mode", .mode,
                                            defaultForName: { CollectionMode.builtInDefault(for: $0) ?? .default },
-                                           help: "the mode of action NAME (built-in per SPEC §3, else defaultInterval)")
+                                           help: "the mode of action NAME; default: force-current for login, register, transaction, checkout, password_reset, account_details_change, account_auth_change and credits_change, force-last-known for logout and withdraw, else defaultInterval")
     public static let actionTimeout = Setting<Int64?>("actions.NAME.timeout", queryTimeoutDuration.optional, default: nil,
                                               help: "the query timeout of action NAME")
     public static let actionLastKnownMaxAge = Setting<Int64?>("actions.NAME.lastKnownMaxAge", anyDuration.optional, default: nil,
@@ -147,7 +147,10 @@ public enum SourceSpecifier: Sendable, Equatable, CustomStringConvertible {
                 host = rest[..<colon]
                 portText = rest[rest.index(after: colon)...]
             }
-            guard !host.isEmpty, !host.contains("/"), portText.map({ !$0.contains(":") }) ?? true,
+            // A host is a name or an address: no spaces or control characters, which would
+            // also reach messages and `config get` raw.
+            guard !host.isEmpty, !host.contains("/"), !host.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }),
+                  portText.map({ !$0.contains(":") }) ?? true,
                   let port = portText.map({ Int($0) }) ?? 2947, (1...65535).contains(port)
             else { throw SourceSpecifier.invalid(text) }
             self = .gpsd(host: String(host), port: port)
@@ -159,7 +162,7 @@ public enum SourceSpecifier: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func invalid(_ text: String) -> GeolocateError {
-        .usage("invalid source '\(text)' (use gpsd, gpsd://HOST:PORT, gpsd://[IPv6]:PORT or nmea:FILE)")
+        .usage("invalid source '\(ConfigStore.redactedURL(text))' (use gpsd, gpsd://HOST:PORT, gpsd://[IPv6]:PORT or nmea:FILE)")
     }
 
     public var description: String {

@@ -324,8 +324,9 @@ public struct AnySetting: Sendable {
 
     /// The built-in value as `config get` prints it, or "none".
     public var defaultText: String {
-        guard let value = builtIn("") else { return key.hasPrefix("actions.NAME.mode") ? "per action, else defaultInterval" : "none" }
+        guard let value = builtIn("") else { return "none" }
         if case .array(let items) = value, items.isEmpty { return "none" }
+        if value == .string(CollectionMode.default.description) { return "per action, as above" }
         return value.compactText
     }
 }
