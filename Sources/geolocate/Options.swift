@@ -55,14 +55,14 @@ enum TransmitInterval {
     case every(milliseconds: Int64)
 
     init(parsing text: String) throws {
-        self = text == "off" ? .off : .every(milliseconds: try Duration.positive(text, flag: "--transmit-interval"))
+        self = text == "off" ? .off : .every(milliseconds: try DurationFlag.positive(text, flag: "--transmit-interval"))
     }
 }
 
 /// The durations flags take, parsed where ArgumentParser reads them. Every duration has a unit
 /// (`1500ms`, `2s`, `30m`, `2h`, `10d`); a bare number other than 0 is refused, as it could be
 /// read as milliseconds or seconds (REFERENCE "Configuration").
-enum Duration {
+enum DurationFlag {
     /// A duration above 0: 0 would stop track at once, or flush without a pause.
     static func positive(_ text: String, flag: String) throws -> Int64 {
         let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)

@@ -49,7 +49,7 @@ struct TrackCommand: ParsableCommand {
     var count: Int?
 
     @Option(name: .long, help: ArgumentHelp("Stop after this much time, such as 10m (log time on a replay).", valueName: "duration"),
-            transform: { try Duration.positive($0, flag: "--duration") })
+            transform: { try DurationFlag.positive($0, flag: "--duration") })
     var duration: Int64?
 
     @Flag(name: .long, help: "Also print each record as one JSON line on stdout.")
@@ -119,7 +119,7 @@ struct TrackCommand: ParsableCommand {
                                   logger: logger, stop: stop,
                                   output: { line in if !FileHandleOutput.stdout(line) { stop.request() } },
                                   openSource: SourceOpener.withGPSD.open,
-                                  transmission: try transmission(settings: settings, environment: environment, logger: logger))
+                                  transmission: transmission(settings: settings, environment: environment, logger: logger))
             _ = try tracker.run(TrackRequest(
                 policy: policy, source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed,
                 permission: permission?.granted,
@@ -132,7 +132,7 @@ extension TrackCommand {
     /// The flush track runs on its cadence: `--transmit-interval`, else `transmissionInterval`,
     /// else 6 h; none when it is off, when records are not spooled, or with no endpoint configured.
     func transmission(settings: Settings, environment: [String: String],
-                      logger: Logger) throws -> (intervalMilliseconds: Int64, flush: BackgroundFlush)? {
+                      logger: Logger) -> (intervalMilliseconds: Int64, flush: BackgroundFlush)? {
         let interval: Int64?
         switch transmitInterval {
         case .off?: interval = nil

@@ -35,7 +35,7 @@ struct TriggerCommand: AsyncParsableCommand {
     var mode: CollectionMode = .default
 
     @Option(name: .long, help: ArgumentHelp("Query timeout with its unit, such as 1500ms or 2s (up to 10m).", valueName: "duration"),
-            transform: Duration.queryTimeout)
+            transform: DurationFlag.queryTimeout)
     var timeout: Int64?
 
     @OptionGroup var sourceOptions: SourceOptions

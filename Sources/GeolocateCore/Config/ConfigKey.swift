@@ -18,6 +18,7 @@ public enum ConfigKey {
                                               help: "how old a fix gpsd holds may be and still count as current")
     public static let actionMode = Setting<CollectionMode>("actions.NAME.mode", .mode,
                                            defaultForName: { CollectionMode.builtInDefault(for: $0) ?? .default },
+                                           described: "per action, as above",
                                            help: "the mode of action NAME; default: force-current for login, register, transaction, checkout, password_reset, account_details_change, account_auth_change and credits_change, force-last-known for logout and withdraw, else defaultInterval")
     public static let actionTimeout = Setting<Int64?>("actions.NAME.timeout", queryTimeoutDuration.optional, default: nil,
                                               help: "the query timeout of action NAME")
@@ -95,10 +96,7 @@ public enum ConfigKey {
     /// Whether `path` names a group of keys, such as `endpoints.primary` or `privacy`: the
     /// start of at least one key.
     static func isGroup(_ path: [String]) -> Bool {
-        all.contains { setting in
-            setting.pattern.count > path.count
-                && zip(setting.pattern, path).allSatisfy { $0 == "*" ? !$1.isEmpty : $0 == $1 }
-        }
+        all.contains { $0.pattern.count > path.count && $0.startsWith(path) }
     }
 
     /// The valid keys, for error messages.

@@ -51,7 +51,7 @@ public struct ConfigStore {
                 throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
                                                    reason: "unknown key '\(key)' (valid: \(ConfigKey.validKeys))")
             }
-            if let problem = setting.check(value) ?? ConfigStore.keyProblem(keyPath) {
+            if let problem = setting.check(value) ?? ConfigStore.keyProblem(keyPath, setting: setting) {
                 throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
                                                    reason: "\(key): \(problem)")
             }
@@ -68,7 +68,7 @@ public struct ConfigStore {
     public func set(_ key: String, to value: String) throws {
         let keyPath = try ConfigStore.checkedKey(key)
         guard let setting = ConfigKey.setting(for: keyPath) else { throw ConfigStore.unknownKey(key) }
-        if let problem = ConfigStore.keyProblem(keyPath) { throw GeolocateError.usage("\(key): \(problem)") }
+        if let problem = ConfigStore.keyProblem(keyPath, setting: setting) { throw GeolocateError.usage("\(key): \(problem)") }
         let parsed: JSONValue
         do {
             parsed = try setting.parse(value)
@@ -94,8 +94,7 @@ public struct ConfigStore {
 
     /// What is wrong with the name parts of a key: an endpoint or action name that commands
     /// could not use, or a header name that is no token or is one geolocate sets.
-    static func keyProblem(_ keyPath: [String]) -> String? {
-        guard let setting = ConfigKey.setting(for: keyPath) else { return nil }
+    static func keyProblem(_ keyPath: [String], setting: AnySetting) -> String? {
         for (pattern, name) in zip(setting.pattern.dropLast(), keyPath.dropLast()) where pattern == "*" {
             if keyPath.first == "actions", (try? Trigger.validate(action: name)) == nil {
                 return "'\(name)' is not an action name (letters, digits, _ - or ., up to 64 characters)"
@@ -144,11 +143,9 @@ public struct ConfigStore {
         if ConfigKey.isGroup(keyPath) {
             var group = JSONValue.object([:])
             for setting in ConfigKey.all {
-                let pattern = setting.pattern
-                guard pattern.count > keyPath.count, !pattern.dropFirst(keyPath.count).contains("*"),
-                      zip(pattern, keyPath).allSatisfy({ $0 == "*" || $0 == $1 }) else { continue }
-                let name = zip(pattern, keyPath).first { $0.0 == "*" }?.1 ?? ""
-                if let value = setting.builtIn(name) { group.set(Array(pattern.dropFirst(keyPath.count)), to: value) }
+                let rest = Array(setting.pattern.dropFirst(keyPath.count))
+                guard !rest.isEmpty, !rest.contains("*"), setting.startsWith(keyPath) else { continue }
+                if let value = setting.builtIn(setting.name(in: keyPath)) { group.set(rest, to: value) }
             }
             for (path, value) in stored?.leaves() ?? [] { group.set(path, to: value) }
             if case .object(let members) = group, members.isEmpty { return stored }
@@ -156,7 +153,7 @@ public struct ConfigStore {
         }
         if let stored { return stored }
         guard let setting = ConfigKey.setting(for: keyPath) else { throw ConfigStore.unknownKey(key) }
-        return setting.builtIn(zip(setting.pattern, keyPath).first { $0.0 == "*" }?.1 ?? "")
+        return setting.builtIn(setting.name(in: keyPath))
     }
 
     /// The file's document with the built-in value of every key it does not set: the

@@ -261,18 +261,25 @@ public struct Setting<Value: Sendable>: Sendable {
     public let kind: SettingKind<Value>
     /// What the key means, in a few words, for help and tables.
     public let help: String
+    /// The key's parts, `*` for `NAME`.
+    let pattern: [String]
     private let builtIn: @Sendable (_ name: String) -> Value
+    /// How help and tables name a default that depends on `NAME`; `nil` shows the value.
+    private let defaultText: String?
 
     init(_ key: String, _ kind: SettingKind<Value>, default value: Value, help: String) {
-        self.init(key, kind, defaultForName: { _ in value }, help: help)
+        self.init(key, kind, defaultForName: { _ in value }, described: nil, help: help)
     }
 
-    /// A setting whose default depends on the `NAME` in its key.
-    init(_ key: String, _ kind: SettingKind<Value>, defaultForName: @escaping @Sendable (String) -> Value, help: String) {
+    /// A setting whose default depends on the `NAME` in its key, `described` in help and tables.
+    init(_ key: String, _ kind: SettingKind<Value>, defaultForName: @escaping @Sendable (String) -> Value,
+         described defaultText: String?, help: String) {
         self.key = key
         self.kind = kind
         self.help = help
+        self.pattern = key.split(separator: ".").map { $0 == "NAME" ? "*" : String($0) }
         self.builtIn = defaultForName
+        self.defaultText = defaultText
     }
 
     /// The value used when the file sets none.
@@ -281,15 +288,12 @@ public struct Setting<Value: Sendable>: Sendable {
     /// The value used for `name` when the file sets none.
     public func builtInValue(for name: String) -> Value { builtIn(name) }
 
-    /// The key's parts, `*` for `NAME`.
-    var pattern: [String] { key.split(separator: ".").map { $0 == "NAME" ? "*" : String($0) } }
-
     /// The key's path with each `NAME` replaced by `name`.
     func path(name: String) -> [String] { pattern.map { $0 == "*" ? name : $0 } }
 
     /// The type-erased entry of the table.
     var entry: AnySetting {
-        AnySetting(key: key, help: help, valid: kind.valid,
+        AnySetting(key: key, pattern: pattern, help: help, valid: kind.valid, describedDefault: defaultText,
                    builtIn: { name in
                        let value = kind.encode(builtIn(name))
                        return value == .null ? nil : value
@@ -305,8 +309,11 @@ public struct Setting<Value: Sendable>: Sendable {
 /// generated help and tables work from.
 public struct AnySetting: Sendable {
     public let key: String
+    /// The key's parts, `*` for `NAME`.
+    let pattern: [String]
     public let help: String
     public let valid: String
+    let describedDefault: String?
     /// The built-in value as stored, for the `NAME` given; `nil` when there is none.
     package let builtIn: @Sendable (_ name: String) -> JSONValue?
     /// The stored form of `config set` text.
@@ -314,19 +321,26 @@ public struct AnySetting: Sendable {
     /// Why a value in the file is refused; `nil` when it is valid.
     package let check: @Sendable (JSONValue) -> String?
 
-    var pattern: [String] { key.split(separator: ".").map { $0 == "NAME" ? "*" : String($0) } }
-
     /// Whether `path` is this key, with a name for each `NAME`.
     func matches(_ path: [String]) -> Bool {
-        let pattern = self.pattern
-        return pattern.count == path.count && zip(pattern, path).allSatisfy { $0 == "*" ? !$1.isEmpty : $0 == $1 }
+        pattern.count == path.count && startsWith(path)
+    }
+
+    /// Whether the key begins with `path`, such as a group (`privacy`, `endpoints.primary`).
+    func startsWith(_ path: [String]) -> Bool {
+        pattern.count >= path.count && zip(pattern, path).allSatisfy { $0 == "*" ? !$1.isEmpty : $0 == $1 }
+    }
+
+    /// The name `path` gives the first `NAME` of the key, or "" when it has none.
+    func name(in path: [String]) -> String {
+        zip(pattern, path).first { $0.0 == "*" }?.1 ?? ""
     }
 
     /// The built-in value as `config get` prints it, or "none".
     public var defaultText: String {
+        if let describedDefault { return describedDefault }
         guard let value = builtIn("") else { return "none" }
         if case .array(let items) = value, items.isEmpty { return "none" }
-        if value == .string(CollectionMode.default.description) { return "per action, as above" }
         return value.compactText
     }
 }
