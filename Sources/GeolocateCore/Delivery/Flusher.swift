@@ -100,7 +100,7 @@ public struct RetryPolicy: Sendable, Equatable {
 /// backoff (`Retry-After` honoured) and otherwise left pending; any other 4xx splits the batch
 /// until the refused records are alone, which go to the dead-letter table. A record leaves the
 /// spool when every configured endpoint has it.
-public struct Flusher {
+public struct Flusher: Sendable {
     public var spool: Spool
     /// Every configured endpoint: deletion waits for all of them, whichever are flushed now.
     public var endpoints: [Endpoint]
@@ -176,11 +176,14 @@ public struct Flusher {
             return report
         }
         let all = endpoints.map(\.name)
-        while true {
-            let batch = try spool.records(for: endpoint.name, after: state.deliveredThrough, through: horizon,
-                                          limit: endpoint.format == .mosaic ? 1 : max(batchSize, 1))
-            guard !batch.isEmpty else { break }
-            let outcome = await send(batch[...], to: endpoint)
+        let limit = endpoint.format == .mosaic ? 1 : max(batchSize, 1)
+        var next = try prepare(for: endpoint, after: state.deliveredThrough, through: horizon, limit: limit)
+        while let (batch, request) = next {
+            // The next batch is read and rendered while this one is on the wire: it starts
+            // after this one's last record, whatever the answer, so the spool and the network
+            // overlap instead of taking turns.
+            async let following = prepare(for: endpoint, after: batch[batch.endIndex - 1].seq, through: horizon, limit: limit)
+            let outcome = await send(batch[...], to: endpoint, request: request)
             if let through = outcome.handledThrough {
                 try spool.markDelivered(endpoint: endpoint.name, through: through, delivered: outcome.delivered,
                                         deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: all)
@@ -190,6 +193,7 @@ public struct Flusher {
                 report.deadLetters += outcome.deadLetters.map { DeadLetter(id: $0.record.record.id, status: $0.status, reason: $0.reason) }
             }
             if let failure = outcome.failure {
+                _ = try? await following
                 try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: failure.message, retryAt: failure.retryAt)
                 report.lastError = failure.message
                 if failure.retryAt == nil {
@@ -199,6 +203,7 @@ public struct Flusher {
                 }
                 break
             }
+            next = try await following
         }
         if report.deadLettered > 0 {
             logger.warning("\(label) refused \(report.deadLettered) records; they are in the dead-letter table (flush --dead-letters)")
@@ -217,9 +222,21 @@ public struct Flusher {
         var failure: (message: String, retryAt: Int64?)?
     }
 
-    private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint) async -> Outcome {
+    /// Up to `limit` of the endpoint's records after `seq`, and their request; `nil` when
+    /// none are left.
+    private func prepare(for endpoint: Endpoint, after seq: Int64, through horizon: Int64,
+                         limit: Int) throws -> ([PendingRecord], DeliveryRequest)? {
+        let batch = try spool.records(for: endpoint.name, after: seq, through: horizon, limit: limit)
+        return batch.isEmpty ? nil : (batch, request(for: batch[...], to: endpoint))
+    }
+
+    private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint) -> DeliveryRequest {
         let key = IdempotencyKey.of(records.map(\.record.id), to: endpoint)
-        let request = endpoint.request(for: records.map(\.record), policy: policy, idempotencyKey: key)
+        return endpoint.request(for: records.map(\.record), policy: policy, idempotencyKey: key)
+    }
+
+    private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint, request: DeliveryRequest? = nil) async -> Outcome {
+        let request = request ?? self.request(for: records, to: endpoint)
         var attempt = 1
         var waited: Int64 = 0
         while true {

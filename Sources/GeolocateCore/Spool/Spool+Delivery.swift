@@ -87,14 +87,21 @@ extension Spool {
     /// Up to `limit` of `endpoint`'s records after `seq` and up to `horizon`, in order.
     public func records(for endpoint: String, after seq: Int64, through horizon: Int64 = .max, limit: Int) throws -> [PendingRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT seq, \(SpoolColumns.names) FROM records
-                WHERE seq > :after AND seq <= :horizon AND \(Spool.forEndpoint) ORDER BY seq LIMIT :limit
-                """, arguments: ["after": seq, "horizon": horizon, "endpoint": endpoint, "limit": limit]).map {
-                PendingRecord(seq: $0[0], record: SpoolColumns.record(from: $0, at: 1))
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: Spool.pendingSQL),
+                                           arguments: ["after": seq, "horizon": horizon, "endpoint": endpoint, "limit": limit])
+            var batch: [PendingRecord] = []
+            batch.reserveCapacity(min(limit, 10_000))
+            while let row = try rows.next() {
+                batch.append(PendingRecord(seq: row[0], record: SpoolColumns.record(from: row, at: 1)))
             }
+            return batch
         }
     }
+
+    private static let pendingSQL = """
+        SELECT seq, \(SpoolColumns.names) FROM records
+        WHERE seq > :after AND seq <= :horizon AND \(Spool.forEndpoint) ORDER BY seq LIMIT :limit
+        """
 
     /// How many records up to `horizon` wait for an endpoint.
     public func pendingCount(for endpoint: String, through horizon: Int64 = .max) throws -> Int {
@@ -160,11 +167,11 @@ extension Spool {
                               deadLetters: [(record: PendingRecord, status: Int?, reason: String)],
                               now: Int64, allEndpoints: [String]) throws {
         try write { db in
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT INTO endpoints (name, deliveredThrough, sent, lastSuccessAt) VALUES (?, ?, ?, ?)
                 ON CONFLICT(name) DO UPDATE SET deliveredThrough = MAX(deliveredThrough, excluded.deliveredThrough),
                     sent = sent + excluded.sent, lastSuccessAt = excluded.lastSuccessAt, retryAt = NULL, lastError = NULL
-                """, arguments: [endpoint, seq, delivered, now])
+                """).execute(arguments: [endpoint, seq, delivered, now])
             // The record moves as stored, column for column.
             for letter in deadLetters {
                 try db.execute(sql: """
@@ -190,17 +197,18 @@ extension Spool {
     /// Deletes the records every endpoint they are for has delivered or dead-lettered: a record
     /// for one destination when that one has it, any other when all of `allEndpoints` have it.
     private static func deleteDelivered(_ db: Database, allEndpoints: [String]) throws {
-        try db.execute(sql: """
+        // Cached: a flush runs these once a batch.
+        try db.cachedStatement(sql: """
             DELETE FROM records WHERE destination IS NOT NULL
                 AND seq <= COALESCE((SELECT deliveredThrough FROM endpoints WHERE name = records.destination), 0)
-            """)
+            """).execute()
         guard !allEndpoints.isEmpty else { return }
         var lowest = Int64.max
         for name in allEndpoints {
-            let through = try Int64.fetchOne(db, sql: "SELECT deliveredThrough FROM endpoints WHERE name = ?",
+            let through = try Int64.fetchOne(db.cachedStatement(sql: "SELECT deliveredThrough FROM endpoints WHERE name = ?"),
                                              arguments: [name]) ?? 0
             lowest = min(lowest, through)
         }
-        try db.execute(sql: "DELETE FROM records WHERE destination IS NULL AND seq <= ?", arguments: [lowest])
+        try db.cachedStatement(sql: "DELETE FROM records WHERE destination IS NULL AND seq <= ?").execute(arguments: [lowest])
     }
 }

@@ -37,7 +37,7 @@ public struct SpoolEntry: Sendable, Equatable {
 /// Each record is kept in typed columns (`SpoolColumns`) under its UUID, with `seq` giving the
 /// order it was spooled in; encoders render it for each endpoint when it is sent. `synchronous = FULL` makes every commit durable when it returns, so
 /// a power loss loses only what was not yet committed.
-public final class Spool {
+public final class Spool: Sendable {
     /// `spool.sqlite` in the state directory.
     public let path: String
     private let database: DatabasePool
@@ -175,9 +175,10 @@ public final class Spool {
     /// The spooled records, oldest first.
     public func records() throws -> [Record] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT \(SpoolColumns.names) FROM records ORDER BY seq").map {
-                SpoolColumns.record(from: $0, at: 0)
-            }
+            let rows = try Row.fetchCursor(db, sql: "SELECT \(SpoolColumns.names) FROM records ORDER BY seq")
+            var records: [Record] = []
+            while let row = try rows.next() { records.append(SpoolColumns.record(from: row, at: 0)) }
+            return records
         }
     }
 

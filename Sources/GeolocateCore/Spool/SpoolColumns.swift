@@ -56,11 +56,15 @@ enum SpoolColumns {
     ///
     /// Values are read as stored: the spool is written only by geolocate, and a value it could
     /// not have written (an unknown mode or provider) reads as the field's withheld form.
+    /// `row` must come from a cursor (`Row.fetchCursor`), whose typed reads are SQLite's own;
+    /// a copied row would trap on a value of the wrong type.
     static func record(from row: Row, at start: Int) -> Record {
-        func column(_ offset: Int) -> DatabaseValue { row[start + offset] as DatabaseValue }
-        func text(_ offset: Int) -> String? { String.fromDatabaseValue(column(offset)) }
-        func real(_ offset: Int) -> Double? { Double.fromDatabaseValue(column(offset)) }
-        func integer(_ offset: Int) -> Int64? { Int64.fromDatabaseValue(column(offset)) }
+        // Typed reads straight from the statement: GRDB's generic decoding costs more than the
+        // rest of reading a batch. SQLite converts a value of another type (which only another
+        // program could have written) as CAST would.
+        func text(_ offset: Int) -> String? { row.hasNull(atIndex: start + offset) ? nil : row[start + offset] as String }
+        func real(_ offset: Int) -> Double? { row.hasNull(atIndex: start + offset) ? nil : row[start + offset] as Double }
+        func integer(_ offset: Int) -> Int64? { row.hasNull(atIndex: start + offset) ? nil : row[start + offset] as Int64 }
         let attributes = integer(18).map { LocationAttributes(rawValue: UInt32(truncatingIfNeeded: $0)) } ?? .all
         let fix = integer(6).map { timestamp in
             Fix(timestamp: timestamp, latitude: real(7) ?? 0, longitude: real(8) ?? 0,
@@ -69,6 +73,7 @@ enum SpoolColumns {
                 horizontalAccuracy: real(14), verticalAccuracy: real(15),
                 provider: text(16).flatMap(Fix.Provider.init(rawValue:)) ?? .gpsd)
         }
+        let device = DeviceInfo(id: text(23), model: text(24), osVersion: text(25))
         var record = Record(
             id: text(0) ?? "", action: text(2) ?? "", triggeredAt: integer(3) ?? 0,
             requestedMode: text(4) ?? "", collectionMode: text(5) ?? "", fix: fix,
@@ -77,8 +82,7 @@ enum SpoolColumns {
             fallbackReason: text(20).flatMap(FallbackReason.init(rawValue:)),
             errorCode: integer(21).flatMap { LocationErrorCode(rawValue: Int($0)) } ?? LocationErrorCode.none,
             context: text(22).flatMap(LocationContext.init(rawValue:)),
-            device: text(23) == nil && text(24) == nil && text(25) == nil
-                ? nil : DeviceInfo(id: text(23), model: text(24), osVersion: text(25)))
+            device: device == DeviceInfo(id: nil, model: nil, osVersion: nil) ? nil : device)
         let address = Address(countryCode: text(26), district: text(27), city: text(28), street: text(29), streetNumber: text(30))
         record.address = fix == nil || address == Address() ? nil : address
         record.attributes = attributes
