@@ -316,14 +316,17 @@ public final class NMEAEpochStream {
         if finished { return nil }
         var produced: Epoch?
         let reader = self.reader
+        // A local copy: a stored property of a class is checked for exclusive access on
+        // every sentence.
+        var assembler = self.assembler
+        defer { self.assembler = assembler }
         do {
             try reader.forEachSentence { body in
                 guard let sentence = NMEASentence.parse(body) else {
                     reader.countUnknown()
                     return true
                 }
-                produced = assembler.add(sentence)
-                return produced == nil
+                return !assembler.add(sentence, completing: &produced)
             }
         } catch let failure as NMEAReadError {
             finished = true

@@ -47,7 +47,9 @@ public enum NMEASentence: Sendable, Equatable {
     /// Decodes a sentence body (the bytes between `$` and `*`); `nil` for types geolocate ignores.
     ///
     /// Any two-letter talker is accepted (GP, GN, GL, GA, GB, BD, GQ, QZ, …); proprietary
-    /// sentences (`P…`) and types outside the list are ignored.
+    /// sentences (`P…`) and types outside the list are ignored. Inlined into the reading loop,
+    /// where the sentence is then taken apart without being built in memory.
+    @inline(__always)
     public static func parse(_ body: UnsafeBufferPointer<UInt8>) -> NMEASentence? {
         guard body.count >= 5, body[0] != 0x50 else { return nil }
         let type = UInt32(body[2]) << 16 | UInt32(body[3]) << 8 | UInt32(body[4])
