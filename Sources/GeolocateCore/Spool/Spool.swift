@@ -60,6 +60,9 @@ public final class Spool: Sendable {
             configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                // Records are appended and read in order, so a small page cache does: SQLite's
+                // default of 2 MB per connection was a tenth of track's memory.
+                try db.execute(sql: "PRAGMA cache_size = -256")
             }
             let lock = try FileLock(path: stateDirectory + "/spool.lock")
             defer { withExtendedLifetime(lock) {} }
@@ -255,6 +258,10 @@ public final class SpoolWriter {
         try! self.init(limits: limits, window: window, elapsed: elapsed, open: { spool })
     }
 
+    /// The most records kept in memory before a commit, whatever the window: a fast replay
+    /// makes tens of thousands a window, and holding them all was a third of track's memory.
+    static let largestBatch = 1000
+
     public func add(_ entry: SpoolEntry, now: Int64) throws {
         pending.append(entry)
         try tick(now: now)
@@ -264,7 +271,7 @@ public final class SpoolWriter {
     /// - Throws: `GeolocateError.stateNotWritable` (73); a lock only delays the commit.
     public func tick(now: Int64) throws {
         guard !pending.isEmpty else { return }
-        if let lastAttempt, elapsed.milliseconds(since: lastAttempt) < window.milliseconds, pending.count < 10_000 { return }
+        if let lastAttempt, elapsed.milliseconds(since: lastAttempt) < window.milliseconds, pending.count < SpoolWriter.largestBatch { return }
         do {
             try commit(now: now)
         } catch GeolocateError.spoolLocked(let path) {
