@@ -75,7 +75,7 @@ struct FlushCommand: AsyncParsableCommand {
                     let count = try spool.requeueDeadLetters(ids: ids)
                     logger.notice("\(count) dead letter\(count == 1 ? "" : "s") back in the queue for the next flush")
                 } else {
-                    printDeadLetters(try spool.deadLetters())
+                    try printDeadLetters(spool.deadLetters())
                 }
                 return
             }
@@ -85,7 +85,7 @@ struct FlushCommand: AsyncParsableCommand {
                 only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun,
                 ignoringRetryAfter: ignoreRetryAfter)
             if json {
-                FileHandleOutput.stdout(report.json() + "\n")
+                try FileHandleOutput.stdout(report.json() + "\n")
             } else {
                 for endpoint in report.endpoints {
                     let why = endpoint.pending > 0 ? endpoint.lastError.map { " (\($0))" } ?? "" : ""
@@ -104,7 +104,7 @@ struct FlushCommand: AsyncParsableCommand {
     }
 
     /// One line per dead letter (endpoint, id, status, reason, when), or a JSON array with --json.
-    private func printDeadLetters(_ letters: [Spool.DeadLetterEntry]) {
+    private func printDeadLetters(_ letters: [Spool.DeadLetterEntry]) throws {
         let letters = letters.map { letter in
             var shown = letter
             shown.endpoint = ConfigStore.redactedURL(letter.endpoint)
@@ -113,11 +113,11 @@ struct FlushCommand: AsyncParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            FileHandleOutput.stdout(String(decoding: (try? encoder.encode(letters)) ?? Data("[]".utf8), as: UTF8.self) + "\n")
+            try FileHandleOutput.stdout(String(decoding: (try? encoder.encode(letters)) ?? Data("[]".utf8), as: UTF8.self) + "\n")
             return
         }
         for letter in letters {
-            FileHandleOutput.stdout("\(letter.endpoint)\t\(letter.id)\t\(letter.status.map(String.init) ?? "-")\t\(letter.reason)\t\(TimeText.iso8601(letter.at))\n")
+            try FileHandleOutput.stdout("\(letter.endpoint)\t\(letter.id)\t\(letter.status.map(String.init) ?? "-")\t\(letter.reason)\t\(TimeText.iso8601(letter.at))\n")
         }
     }
 }

@@ -71,7 +71,8 @@ struct Geolocate: AsyncParsableCommand {
 
             Exit codes: 0 success, 3 --require-location and no location, 64 usage error, \
             65 unreadable data, 66 input file missing, 69 source unavailable, \
-            73 state file or spool not writable, 75 temporary failure, 78 configuration error \
+            73 state file or spool not writable, 74 standard output not writable, \
+            75 temporary failure, 78 configuration error \
             (also track without a location permission).
             """,
         version: Defaults.version,

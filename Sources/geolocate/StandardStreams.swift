@@ -4,22 +4,29 @@ import Glibc
 import Darwin
 #endif
 
+import GeolocateCore
+
 /// Unbuffered writes to the standard streams, so stdout carries whole JSON lines only.
 enum FileHandleOutput {
-    /// Writes `text` to stdout; `false` when it could not (the reader went away).
-    @discardableResult
-    static func stdout(_ text: String) -> Bool { write(1, text) }
+    /// Writes `text` to stdout.
+    /// - Throws: `GeolocateError.outputFailed` (74) when stdout cannot take it (a full disk,
+    ///   a reader that went away): a command whose output is lost must not say it succeeded.
+    static func stdout(_ text: String) throws {
+        if let code = write(1, text) { throw GeolocateError.outputFailed(reason: ErrorText.posix(code)) }
+    }
+
     static func stderr(_ text: String) { _ = write(2, text) }
 
-    private static func write(_ fd: Int32, _ text: String) -> Bool {
+    /// Writes all of `text`; the `errno` of a failed write, else `nil`.
+    static func write(_ fd: Int32, _ text: String) -> Int32? {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
+            if n <= 0 { return n < 0 ? errno : EIO }
             offset += n
         }
-        return true
+        return nil
     }
 }

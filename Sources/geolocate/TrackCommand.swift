@@ -115,15 +115,25 @@ struct TrackCommand: ParsableCommand {
             let signals = SignalHandlers(stopping: stop)
             defer { withExtendedLifetime(signals) {} }
             let environment = ProcessInfo.processInfo.environment
+            var outputFailure: Int32?
             let tracker = Tracker(settings: settings, environment: environment,
                                   logger: logger, stop: stop,
-                                  output: { line in if !FileHandleOutput.stdout(line) { stop.request() } },
+                                  output: { line in
+                                      guard let code = FileHandleOutput.write(1, line) else { return }
+                                      outputFailure = outputFailure ?? code
+                                      stop.request()
+                                  },
                                   openSource: SourceOpener.withGPSD.open,
                                   transmission: transmission(settings: settings, environment: environment, logger: logger))
             _ = try tracker.run(TrackRequest(
                 policy: policy, source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed,
                 permission: permission?.granted,
                 toStdout: stdout, toSpool: !noSpool))
+            // A reader that went away (`track --stdout | head`) stops track as a signal does;
+            // any other failure (a full disk) lost records, which must not look like success.
+            if let code = outputFailure, code != EPIPE {
+                throw GeolocateError.outputFailed(reason: ErrorText.posix(code))
+            }
         }
     }
 }

@@ -90,7 +90,8 @@ struct TriggerCommand: AsyncParsableCommand {
                 now: now,
                 source: sourceOptions.specifier,
                 replaySpeed: sourceOptions.replaySpeed))
-            FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings)) + "\n")
+            // The record is still sent when stdout cannot take it; the failure is the exit code.
+            let printed = Result { try FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings)) + "\n") }
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint),
                case .spooled(let reason) = try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
                                                                    environment: ProcessInfo.processInfo.environment, logger: logger) {
@@ -99,6 +100,7 @@ struct TriggerCommand: AsyncParsableCommand {
             if requireLocation && record.fix == nil {
                 throw GeolocateError.locationRequired(reason: "errorCode \(record.errorCode.rawValue) (--require-location)")
             }
+            try printed.get()
         }
     }
 }

@@ -39,6 +39,32 @@ import Glibc
         expectPlain(result.stderr, naming: "not a directory")
     }
 
+    /// Standard output on a full disk: each command that prints says so and exits 74, where it
+    /// used to exit 0 with its output lost. A trigger's record is still spooled.
+    @Test func aFullStandardOutputIsAnError() throws {
+        var shell = geolocate
+        shell.executable = URL(fileURLWithPath: "/bin/sh")
+        func toFull(_ arguments: [String]) throws -> GeolocateProcess.Result {
+            try shell.run(["-c", "exec \"$0\" \"$@\" > /dev/full", GeolocateProcess.binary.path] + arguments)
+        }
+        let runs = [
+            ["trigger", "login", "--replay", kiosk, "--permission", "fine", "--post", "http://127.0.0.1:1/refused"],
+            ["track", "--replay", kiosk, "--permission", "fine", "--stdout", "--no-spool", "--every-fix"],
+            ["config", "keys"],
+            ["flush", "--dead-letters", "--json"],
+        ]
+        for arguments in runs {
+            let result = try toFull(arguments)
+            #expect(result.status == 74, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").last.map(String.init)
+                        == "geolocate: cannot write to standard output: no space left on device", "\(result.stderr)")
+        }
+        // The trigger's record went to the spool, as a refused --post sends it there.
+        let pending = try geolocate.run(["flush", "--dry-run", "--json"])
+        #expect(pending.status == 0 || pending.status == 75, "\(pending.stderr)")
+        #expect(pending.stdout.contains("\"pending\":1") || pending.stdout.contains("\"pending\" : 1"), "\(pending.stdout)")
+    }
+
     /// A config file that cannot be written or read: the path and the cause.
     @Test func aConfigFileThatCannotBeWrittenOrReadIsNamedWithItsCause() throws {
         try FileManager.default.createDirectory(atPath: geolocate.home.path, withIntermediateDirectories: true)

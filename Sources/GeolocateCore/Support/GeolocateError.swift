@@ -30,6 +30,9 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case missingSetting(String)
     /// An endpoint answered that it, or its credentials, are wrong (exit 78).
     case endpointRefused(String)
+    /// Standard output could not take what the command printed: a full disk, an I/O error
+    /// (exit 74, EX_IOERR).
+    case outputFailed(reason: String)
 
     public var exitCode: Int32 {
         switch self {
@@ -41,6 +44,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .spoolLocked: return 75
         case .configuration, .permissionRequired, .missingSetting, .endpointRefused: return 78
         case .locationRequired: return 3
+        case .outputFailed: return 74
         }
     }
 
@@ -69,6 +73,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return "no location: \(reason)"
         case .permissionRequired(let message), .missingSetting(let message), .endpointRefused(let message):
             return message
+        case .outputFailed(let reason):
+            return "cannot write to standard output: \(reason)"
         }
     }
 }
