@@ -16,13 +16,22 @@ struct ConfigCommand: ParsableCommand {
             In the file, a JSON number for a duration is milliseconds.
 
             Keys (NAME is a name you choose):
-            \(ConfigKey.summary)
+            \(ConfigCommand.keyList)
             """,
         subcommands: [Show.self, Get.self, Set.self, Unset.self, Keys.self, PathCommand.self, Validate.self, Reset.self]
     )
 
+    /// Every key from the settings table, only when help is printed: the argument parser reads
+    /// this configuration on every command, and the list took a millisecond of each trigger.
+    private static var keyList: String {
+        let asksHelp = CommandLine.arguments.dropFirst().contains {
+            ["-h", "--help", "help", "--experimental-dump-help"].contains($0)
+        }
+        return asksHelp ? ConfigKey.summary : "(geolocate config keys lists them)"
+    }
+
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the configuration file as JSON, secrets redacted.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the configuration file as JSON, secrets redacted.")
         @Flag(name: .customLong("show-secrets"), help: "Print header values and URL credentials as they are.")
         var showSecrets = false
         @Flag(name: .long, help: "Also print every key the file does not set, with its built-in value.")
@@ -33,23 +42,24 @@ struct ConfigCommand: ParsableCommand {
             try runReportingErrors {
                 let store = ConfigStore(path: globalOptions.configPath)
                 let document = all ? try store.effective() : try store.load()
-                FileHandleOutput.stdout((showSecrets ? document : ConfigStore.redacted(document)).prettyPrinted() + "\n")
+                try FileHandleOutput.stdout((showSecrets ? document : ConfigStore.redacted(document)).prettyPrinted() + "\n")
             }
         }
     }
 
     struct Keys: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List every key: its values, built-in default and meaning.")
+        static let configuration = CommandConfiguration(commandName: "keys", abstract: "List every key: its values, built-in default and meaning.")
         @Flag(name: .long, help: "Print the list as a Markdown table.")
         var markdown = false
 
         func run() throws {
-            FileHandleOutput.stdout((markdown ? ConfigKey.markdownTable : ConfigKey.summary) + "\n")
+            try runReportingErrors { try FileHandleOutput.stdout((markdown ? ConfigKey.markdownTable : ConfigKey.summary) + "\n") }
         }
     }
 
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "get",
             abstract: "Print one value (the file's, else the built-in default).",
             discussion: "Strings print as they are, lists and objects as JSON, secrets redacted as by show. Exit 1 when the key has no value.")
         @Argument(help: "Dotted key, such as actions.checkout.mode.") var key: String
@@ -63,13 +73,14 @@ struct ConfigCommand: ParsableCommand {
                     StandardError.write("geolocate: \(key) is not set and has no built-in value")
                     throw ExitCode(1)
                 }
-                FileHandleOutput.stdout(value.prettyPrinted() + "\n")
+                try FileHandleOutput.stdout(value.prettyPrinted() + "\n")
             }
         }
     }
 
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Validate and store one value.",
             discussion: "A list value is a comma list (fine,coarse) or a JSON array; none or an empty string is the empty list.")
         @Argument(help: "Dotted key, such as permissions or actions.checkout.mode.") var key: String
@@ -84,7 +95,7 @@ struct ConfigCommand: ParsableCommand {
     }
 
     struct Unset: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove one value, so the built-in default applies.")
+        static let configuration = CommandConfiguration(commandName: "unset", abstract: "Remove one value, so the built-in default applies.")
         @Argument(help: "Dotted key.") var key: String
         @OptionGroup var globalOptions: GlobalOptions
 
@@ -97,24 +108,24 @@ struct ConfigCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "path", abstract: "Print the configuration file's path.")
         @OptionGroup var globalOptions: GlobalOptions
 
-        func run() throws { FileHandleOutput.stdout(globalOptions.configPath + "\n") }
+        func run() throws { try runReportingErrors { try FileHandleOutput.stdout(globalOptions.configPath + "\n") } }
     }
 
     struct Validate: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Check the configuration file; exit 78 with the line and reason when it is invalid.")
+        static let configuration = CommandConfiguration(commandName: "validate", abstract: "Check the configuration file; exit 78 with the line and reason when it is invalid.")
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
             try runReportingErrors {
                 let store = ConfigStore(path: globalOptions.configPath)
                 _ = try store.load()
-                FileHandleOutput.stdout("ok: \(store.path)\n")
+                try FileHandleOutput.stdout("ok: \(store.path)\n")
             }
         }
     }
 
     struct Reset: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Start from an empty configuration, keeping the old file as FILE.bak.")
+        static let configuration = CommandConfiguration(commandName: "reset", abstract: "Start from an empty configuration, keeping the old file as FILE.bak.")
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
