@@ -307,6 +307,13 @@ public final class NMEAEpochStream {
     /// What the stream contained so far.
     public var statistics: NMEAStatistics { reader.statistics }
 
+    /// Ends the input here: the epoch in progress, if any; `next()` then returns `nil`.
+    public func finishEpoch() -> Epoch? {
+        guard !finished else { return nil }
+        finished = true
+        return assembler.finish()
+    }
+
     /// The next epoch, or `nil` at the end of the input.
     ///
     /// - Throws: `NMEAReadError` when the input cannot be read or holds no

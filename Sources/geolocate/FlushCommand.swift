@@ -117,7 +117,10 @@ struct FlushCommand: AsyncParsableCommand {
             return
         }
         for letter in letters {
-            try FileHandleOutput.stdout("\(letter.endpoint)\t\(letter.id)\t\(letter.status.map(String.init) ?? "-")\t\(letter.reason)\t\(TimeText.iso8601(letter.at))\n")
+            // Escaped: a tab, newline or escape sequence in a field must not break the columns
+            // or drive the terminal.
+            let fields = [letter.endpoint, letter.id, letter.status.map(String.init) ?? "-", letter.reason, TimeText.iso8601(letter.at)]
+            try FileHandleOutput.stdout(fields.map(StandardError.oneLine).joined(separator: "\t") + "\n")
         }
     }
 }

@@ -84,6 +84,9 @@ struct Geolocate: AsyncParsableCommand {
     /// 'geolocate trigger --help')`, its control characters escaped (it may quote what the
     /// user typed), instead of the parser's `Error:`, `Help:` and `Usage:` lines.
     static func main() async {
+        // A reader that went away is an error return of write (EPIPE), not death by SIGPIPE:
+        // trigger must still spool or send the record it could not print.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -18,10 +18,21 @@ enum FileHandleOutput {
     static func stderr(_ text: String) { _ = write(2, text) }
 
     /// Writes all of `text`; the `errno` of a failed write, else `nil`.
-    static func write(_ fd: Int32, _ text: String) -> Int32? {
+    ///
+    /// With `giveUp`, it waits for room in 50 ms slices and returns `ECANCELED` once `giveUp`
+    /// says so: a reader that stopped reading must not hold track past a stop.
+    static func write(_ fd: Int32, _ text: String, giveUp: (() -> Bool)? = nil) -> Int32? {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
+            if let giveUp {
+                var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                let ready = poll(&descriptor, 1, 50)
+                if ready == 0 || (ready < 0 && errno == EINTR) {
+                    if giveUp() { return ECANCELED }
+                    continue
+                }
+            }
             let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return n < 0 ? errno : EIO }

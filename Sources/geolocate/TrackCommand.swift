@@ -119,7 +119,7 @@ struct TrackCommand: ParsableCommand {
             let tracker = Tracker(settings: settings, environment: environment,
                                   logger: logger, stop: stop,
                                   output: { line in
-                                      guard let code = FileHandleOutput.write(1, line) else { return }
+                                      guard let code = FileHandleOutput.write(1, line, giveUp: { stop.isRequested }) else { return }
                                       outputFailure = outputFailure ?? code
                                       stop.request()
                                   },
@@ -129,9 +129,10 @@ struct TrackCommand: ParsableCommand {
                 policy: policy, source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed,
                 permission: permission?.granted,
                 toStdout: stdout, toSpool: !noSpool))
-            // A reader that went away (`track --stdout | head`) stops track as a signal does;
-            // any other failure (a full disk) lost records, which must not look like success.
-            if let code = outputFailure, code != EPIPE {
+            // A reader that went away (`track --stdout | head`) stops track as a signal does, as
+            // does a stop while stdout's reader is not reading; any other failure (a full disk)
+            // lost records, which must not look like success.
+            if let code = outputFailure, code != EPIPE, code != ECANCELED {
                 throw GeolocateError.outputFailed(reason: ErrorText.posix(code))
             }
         }
@@ -163,13 +164,12 @@ extension TrackCommand {
     }
 }
 
-/// SIGINT and SIGTERM request a clean stop instead of ending the process; SIGPIPE is an error
-/// return (stdout's reader went away), which also stops the run.
+/// SIGINT and SIGTERM request a clean stop instead of ending the process (SIGPIPE is ignored
+/// by every command: a reader that went away also stops the run).
 final class SignalHandlers {
     private let sources: [DispatchSourceSignal]
 
     init(stopping stop: StopFlag) {
-        signal(SIGPIPE, SIG_IGN)
         sources = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())

@@ -65,6 +65,31 @@ import Glibc
         #expect(pending.stdout.contains("\"pending\":1") || pending.stdout.contains("\"pending\" : 1"), "\(pending.stdout)")
     }
 
+    /// A reader that went away before trigger printed: exit 74 with one line, and the record
+    /// still goes where --post sends it (here, refused, into the spool), where SIGPIPE used
+    /// to end the process before it was sent or spooled.
+    @Test func aClosedStdoutStillSpoolsTheTriggerRecord() throws {
+        let pipe = Pipe()
+        try pipe.fileHandleForReading.close()
+        let errors = Pipe()
+        let process = Process()
+        process.executableURL = GeolocateProcess.binary
+        process.arguments = ["trigger", "login", "--replay", kiosk, "--permission", "fine", "--post", "http://127.0.0.1:1/refused"]
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            ["GEOLOCATE_STATE_DIR": geolocate.stateDirectory, "GEOLOCATE_CONFIG": geolocate.configPath]) { $1 }
+        process.standardOutput = pipe.fileHandleForWriting
+        process.standardError = errors.fileHandleForWriting
+        try process.run()
+        try pipe.fileHandleForWriting.close()
+        try errors.fileHandleForWriting.close()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 74, "\(process.terminationStatus) \(stderr)")
+        #expect(stderr.split(separator: "\n").last == "geolocate: cannot write to standard output: broken pipe", "\(stderr)")
+        let pending = try geolocate.run(["flush", "--dry-run", "--json"])
+        #expect(pending.stdout.contains("\"pending\":1") || pending.stdout.contains("\"pending\" : 1"), "\(pending.stdout)")
+    }
+
     /// A config file that cannot be written or read: the path and the cause.
     @Test func aConfigFileThatCannotBeWrittenOrReadIsNamedWithItsCause() throws {
         try FileManager.default.createDirectory(atPath: geolocate.home.path, withIntermediateDirectories: true)

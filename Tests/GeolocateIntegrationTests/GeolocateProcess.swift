@@ -68,8 +68,8 @@ struct GeolocateProcess {
     /// Starts the binary without waiting for it; its output is collected as it arrives.
     /// With `stdin`, the test writes the process's standard input (`Running.write`), which
     /// stays open until `closeStdin` or the end; else it is closed at once.
-    func start(_ arguments: [String], stdin: Bool = false) throws -> Running {
-        let (process, out, err, input) = makeProcess(arguments, environment: [:])
+    func start(_ arguments: [String], stdin: Bool = false, environment extra: [String: String] = [:]) throws -> Running {
+        let (process, out, err, input) = makeProcess(arguments, environment: extra)
         try process.run()
         if !stdin { try input.fileHandleForWriting.close() }
         return Running(process: process, stdout: out, stderr: err, stdin: stdin ? input.fileHandleForWriting : nil)

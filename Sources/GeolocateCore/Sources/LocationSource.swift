@@ -29,10 +29,15 @@ public protocol LocationSource: AnyObject {
     /// Whether the source has nothing more to give (a replay at the end of its log); a live
     /// source never ends.
     var hasEnded: Bool { get }
+    /// Ends the epoch the source is assembling and returns its fix, if it makes one: what
+    /// track takes when a stop comes while the input is idle, since that epoch would close
+    /// only when the next sentence arrives.
+    func finishPending() -> Fix?
 }
 
 extension LocationSource {
     public var hasEnded: Bool { false }
+    public func finishPending() -> Fix? { nil }
 }
 
 /// Why a source could not deliver.

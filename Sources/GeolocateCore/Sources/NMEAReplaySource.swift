@@ -109,6 +109,17 @@ public final class NMEAReplaySource: LocationSource {
     /// Whether the whole log has been read.
     public private(set) var hasEnded = false
 
+    /// Whether the last read found the input silent for the idle limit (a pipe, FIFO or tty).
+    private var inputIsIdle = false
+
+    /// The epoch in progress, when the input has gone silent: everything the receiver sent
+    /// for it has come. Reading a file, or pacing, it has none: the rest of that epoch, and
+    /// the next ones, are still to be read, not late.
+    public func finishPending() -> Fix? {
+        guard case .asap = speed, inputIsIdle else { return nil }
+        return stream.finishEpoch()?.fix
+    }
+
     /// Waits up to `timeoutMilliseconds` of log time for the next fix.
     ///
     /// With an idle limit (`SourceOpening.idleMilliseconds`) it also returns `.timedOut`, with
@@ -125,7 +136,9 @@ public final class NMEAReplaySource: LocationSource {
                 do {
                     guard let next = try nextEpoch() else { return .timedOut }
                     epoch = next
+                    inputIsIdle = false
                 } catch is NMEAReader.Idle {
+                    inputIsIdle = true
                     return .timedOut
                 }
             }

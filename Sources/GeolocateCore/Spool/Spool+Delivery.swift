@@ -130,9 +130,12 @@ extension Spool {
     /// Dead letters of `endpoint` (of all endpoints when `nil`), oldest first.
     public func deadLetters(for endpoint: String? = nil) throws -> [DeadLetterEntry] {
         try read { db in
+            // Lenient reads: a value another program wrote must not trap the listing.
             try Row.fetchAll(db, sql: "SELECT endpoint, id, status, reason, at FROM deadLetters WHERE ? IS NULL OR endpoint = ? ORDER BY at, seq",
                              arguments: [endpoint, endpoint]).map {
-                DeadLetterEntry(endpoint: $0["endpoint"], id: $0["id"], status: $0["status"], reason: $0["reason"], at: $0["at"])
+                DeadLetterEntry(endpoint: $0.lenient("endpoint") ?? "", id: $0.lenient("id") ?? "",
+                                status: ($0.lenient("status") as Int64?).flatMap { Int(exactly: $0) },
+                                reason: $0.lenient("reason") ?? "", at: $0.lenient("at") ?? 0)
             }
         }
     }
@@ -145,8 +148,8 @@ extension Spool {
     public func requeueDeadLetters(ids: [String]) throws -> Int {
         try write { db in
             let rows = try Row.fetchAll(db, sql: "SELECT rowid, id FROM deadLetters ORDER BY at, seq")
-                .filter { ids.isEmpty || ids.contains($0["id"]) }
-            let missing = Set(ids).subtracting(rows.map { $0["id"] as String })
+                .filter { ids.isEmpty || ids.contains($0.lenient("id") ?? "") }
+            let missing = Set(ids).subtracting(rows.map { $0.lenient("id") ?? "" })
             guard missing.isEmpty else {
                 throw GeolocateError.usage("no dead letter with id \(missing.sorted().joined(separator: ", ")) (list them with: geolocate flush --dead-letters)")
             }
@@ -154,8 +157,8 @@ extension Spool {
                 try db.execute(sql: """
                     INSERT INTO records (\(SpoolColumns.names), destination)
                     SELECT \(SpoolColumns.names), endpoint FROM deadLetters WHERE rowid = ?
-                    """, arguments: [row["rowid"]])
-                try db.execute(sql: "DELETE FROM deadLetters WHERE rowid = ?", arguments: [row["rowid"]])
+                    """, arguments: [row.lenient("rowid") as Int64?])
+                try db.execute(sql: "DELETE FROM deadLetters WHERE rowid = ?", arguments: [row.lenient("rowid") as Int64?])
             }
             return rows.count
         }

@@ -141,6 +141,7 @@ public struct Tracker {
                       lastKnown: LastKnownStore(stateDirectory: stateDirectory, for: specifier, logger: logger))
         defer { logger.debug("track: \(run.summary)") }
         var now = clock.nowMilliseconds
+        var lastSource: LocationSource?
         while !stop.isRequested {
             guard let source = try connection.source() else {
                 // gpsd is away: what was emitted before it went still commits on time.
@@ -155,10 +156,17 @@ public struct Tracker {
             } catch let error as SourceError {
                 connection.lost(error)
             }
+            lastSource = source
             now = source.currentTime ?? clock.nowMilliseconds
             if case .fix(let fix) = wait { try run.observe(fix, now: now) }
             try run.tick(now: now)
             if run.isFinished(now: now) || source.hasEnded { break }
+        }
+        // A stop while the input is idle: its last epoch is whole as far as it came, and is
+        // kept (SPEC §4: nothing lost), not left waiting for a sentence that will not come.
+        if stop.isRequested, !run.isFinished(now: now), let fix = lastSource?.finishPending() {
+            now = lastSource?.currentTime ?? clock.nowMilliseconds
+            try run.observe(fix, now: now)
         }
         try run.finish(now: now)
         return run.summary

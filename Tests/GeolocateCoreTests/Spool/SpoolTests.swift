@@ -213,6 +213,28 @@ import Testing
         #expect(errors.all.isEmpty, "\(errors.all)")
     }
 
+    /// Dead letters another program damaged (text in a number, a BLOB id, a number past
+    /// Int64) are listed and requeued, where reading them used to trap (exit 132).
+    @Test func damagedDeadLettersAreListedAndRequeued() throws {
+        let spool = try Spool(stateDirectory: state)
+        try spool.append([SpoolEntry(record(ageMilliseconds: 0)), SpoolEntry(record(ageMilliseconds: 0))], now: Self.now, limits: SpoolLimits())
+        let pending = try spool.records(for: "primary", after: 0, limit: 10)
+        try spool.markDelivered(endpoint: "primary", through: pending[1].seq, delivered: 0,
+                                deadLetters: pending.map { ($0, 400, "HTTP 400") }, now: Self.now, allEndpoints: ["primary"])
+        try DatabaseQueue(path: state + "/spool.sqlite").write {
+            try $0.execute(sql: "UPDATE deadLetters SET status = 'abc', at = 'yesterday' WHERE seq = ?", arguments: [pending[0].seq])
+            try $0.execute(sql: "UPDATE deadLetters SET id = x'00ff', status = 99999999999999999999, at = 1e300 WHERE seq = ?",
+                           arguments: [pending[1].seq])
+        }
+        let letters = try spool.deadLetters()
+        #expect(letters.count == 2)
+        #expect(letters.allSatisfy { $0.status == nil })
+        #expect(letters.contains { $0.id == pending[0].record.id })
+        #expect(try spool.requeueDeadLetters(ids: []) == 2)
+        #expect(try spool.deadLetters().isEmpty)
+        #expect(try spool.count() == 2)
+    }
+
     @Test func aFileThatIsNotADatabaseIsAClearError() throws {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: state + "/spool.sqlite"))

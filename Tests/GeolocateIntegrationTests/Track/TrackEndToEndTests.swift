@@ -213,6 +213,68 @@ import Glibc
         try expectCleanStopOnSIGTERM(running, while: "stdin was idle")
     }
 
+    /// SIGTERM after a whole log came on a stdin that stays open: the last epoch, which only
+    /// the next sentence would have closed, is kept too. The count comes from the same log
+    /// read to its end, where the reader closes the last epoch itself.
+    @Test func sigtermOnAnIdleStdinKeepsTheLastFix() throws {
+        let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
+        let whole = try geolocate.run(["track", "--replay", kiosk, "--every-fix", "--stdout", "--no-spool", "--permission", "fine"])
+        let expected = whole.stdout.split(separator: "\n").count
+        #expect(whole.status == 0 && expected > 1, "\(whole.stderr)")
+        let running = try geolocate.start(["track", "--replay", "-", "--every-fix", "--stdout", "--permission", "fine"], stdin: true)
+        running.write(try Data(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent(kiosk)))
+        #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= expected - 1 }, "\(running.stderr)")
+        #expect(running.stdoutLines.count == expected - 1, "the last epoch closed before the stop")
+        try expectCleanStopOnSIGTERM(running, while: "stdin was idle after a whole log")
+        #expect(try spooledIDs().count == expected)
+    }
+
+    /// SIGTERM while stdout's reader has stopped reading (a full pipe): track stops within the
+    /// limit, exit 0, and commits what it made, instead of blocking in write(2).
+    @Test func sigtermWhileStdoutIsFullStopsCleanly() throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let fifo = geolocate.home.appendingPathComponent("stdout.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        // A one-page pipe (F_SETPIPE_SZ) fills after a few records.
+        let capacity = fcntl(reader, 1031, 4096)
+        #expect(capacity == 4096)
+        var shell = geolocate
+        shell.executable = URL(fileURLWithPath: "/bin/sh")
+        let running = try shell.start(["-c", "exec \"$0\" \"$@\" > \"$GEOLOCATE_STDOUT\"", GeolocateProcess.binary.path,
+                                       "track", "--replay", drive, "--every-fix", "--stdout", "--permission", "fine"],
+                                      environment: ["GEOLOCATE_STDOUT": fifo])
+        func buffered() -> Int32 {
+            var count: Int32 = 0
+            return ioctl(reader, UInt(FIONREAD), &count) == 0 ? count : -1
+        }
+        // Blocked on stdout: records in the pipe, and track's main thread (its loop) waiting in
+        // write(2) on fd 1 or in poll(2), where it waits for room; a regular file is read
+        // without poll, so nothing else puts it there.
+        func waitsOnStdout() -> Bool {
+            guard let text = try? String(contentsOfFile: "/proc/\(running.pid)/syscall", encoding: .utf8) else { return false }
+            let fields = text.split(separator: " ")
+            return fields.first == "7" || (fields.first == "1" && fields.dropFirst().first == "0x1")
+        }
+        #expect(waitUntil(.seconds(20)) { buffered() > 0 && waitsOnStdout() },
+                "track never blocked on stdout: \(buffered()) bytes, running \(running.isRunning): \(running.stderr)")
+        #expect(running.isRunning, "track must be blocked on its full stdout")
+        kill(running.pid, SIGTERM)
+        let result = try #require(running.finish(within: .seconds(3)), "track ignored SIGTERM while stdout was full")
+        #expect(result.status == 0 && result.signal == nil, "\(result.stderr)")
+        var printed = Data()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = read(reader, &chunk, chunk.count)
+            if n <= 0 { break }
+            printed.append(contentsOf: chunk[0..<n])
+        }
+        let lines = String(decoding: printed, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(Set(ids(lines)).isSubset(of: Set(try spooledIDs())), "a printed record was not committed")
+    }
+
     /// A FIFO with no writer yet: track has it open (not stuck in open(2), where SIGTERM went
     /// unheard) and stops on SIGTERM; a FIFO whose writer comes is replayed whole.
     @Test func aFIFOWithoutAWriterStopsOnSIGTERMAndOneWithAWriterIsReplayed() throws {
