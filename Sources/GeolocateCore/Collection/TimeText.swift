@@ -4,11 +4,14 @@
 /// and an offset such as `+01:00` allowed, every field in its range, so a typo such as
 /// `+25:00` or `2026-02-30` is refused rather than read as some other time.
 public enum TimeText {
+    /// The last millisecond of 9999, the latest time ISO 8601 can write: a time beyond means
+    /// nothing.
+    static let latestMilliseconds: Int64 = 253_402_300_799_999
+
     /// Milliseconds since 1970 in `text`: ISO 8601 or epoch milliseconds.
     /// - Throws: `GeolocateError.usage` naming the accepted forms.
     public static func milliseconds(_ text: String) throws -> Int64 {
-        // Up to the last millisecond of 9999, as ISO 8601 can write it: a time beyond means nothing.
-        if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int64(text), value <= 253_402_300_799_999 {
+        if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int64(text), value <= latestMilliseconds {
             return value
         }
         guard let value = iso8601Milliseconds(Array(text.utf8)) else {

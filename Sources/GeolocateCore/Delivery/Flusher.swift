@@ -170,20 +170,30 @@ public struct Flusher: Sendable {
             report.lastError = state.lastError
             return report
         }
-        if !ignoresRetryAt, let retryAt = state.retryAt, retryAt > clock.nowMilliseconds,
-           state.retryURL == nil || state.retryURL == endpoint.url {
+        // A stored time past the longest wait an endpoint can ask for (another program's
+        // value) parks it for that long at most.
+        if !ignoresRetryAt, let stored = state.retryAt, case let retryAt = min(stored, clock.nowMilliseconds + RetryAfter.maximumMilliseconds),
+           retryAt > clock.nowMilliseconds, state.retryURL == nil || state.retryURL == endpoint.url {
             report.lastError = "\(state.lastError ?? "failed"); not retried before \(TimeText.iso8601(retryAt)) (flush --ignore-retry-after tries now)"
             return report
         }
         let all = endpoints.map(\.name)
         let limit = endpoint.format == .mosaic ? 1 : max(batchSize, 1)
         var next = try prepare(for: endpoint, after: state.deliveredThrough, through: horizon, limit: limit)
-        while let (batch, request) = next {
+        while let batch = next {
             // The next batch is read and rendered while this one is on the wire: it starts
             // after this one's last record, whatever the answer, so the spool and the network
             // overlap instead of taking turns.
-            async let following = prepare(for: endpoint, after: batch[batch.endIndex - 1].seq, through: horizon, limit: limit)
-            let outcome = await send(batch[...], to: endpoint, request: request)
+            async let following = prepare(for: endpoint, after: batch.lastSeq, through: horizon, limit: limit)
+            var outcome = batch.sendable.isEmpty ? Outcome() : await send(batch.sendable[...], to: endpoint, request: batch.request)
+            // Damaged records go to the dead letters unsent, with the batch they came in.
+            let handled = outcome.failure == nil ? batch.lastSeq : outcome.handledThrough ?? 0
+            let damaged = batch.damaged.filter { $0.seq <= handled }
+            if !damaged.isEmpty {
+                outcome.handledThrough = max(outcome.handledThrough ?? 0, damaged[damaged.endIndex - 1].seq)
+                outcome.deadLetters += damaged.map { ($0, nil, "damaged in the spool: \($0.damage ?? "")") }
+            }
+            if outcome.failure == nil { outcome.handledThrough = batch.lastSeq }
             if let through = outcome.handledThrough {
                 try spool.markDelivered(endpoint: endpoint.name, through: through, delivered: outcome.delivered,
                                         deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: all)
@@ -222,12 +232,23 @@ public struct Flusher: Sendable {
         var failure: (message: String, retryAt: Int64?)?
     }
 
+    /// A batch read from the spool: the records to send, their request, and the damaged ones.
+    private struct Batch: Sendable {
+        var sendable: [PendingRecord]
+        var request: DeliveryRequest?
+        var damaged: [PendingRecord]
+        /// The `seq` of its last record, sent or not.
+        var lastSeq: Int64
+    }
+
     /// Up to `limit` of the endpoint's records after `seq`, and their request; `nil` when
     /// none are left.
-    private func prepare(for endpoint: Endpoint, after seq: Int64, through horizon: Int64,
-                         limit: Int) throws -> ([PendingRecord], DeliveryRequest)? {
-        let batch = try spool.records(for: endpoint.name, after: seq, through: horizon, limit: limit)
-        return batch.isEmpty ? nil : (batch, request(for: batch[...], to: endpoint))
+    private func prepare(for endpoint: Endpoint, after seq: Int64, through horizon: Int64, limit: Int) throws -> Batch? {
+        let records = try spool.records(for: endpoint.name, after: seq, through: horizon, limit: limit)
+        guard let last = records.last else { return nil }
+        let sendable = records.filter { $0.damage == nil }
+        return Batch(sendable: sendable, request: sendable.isEmpty ? nil : request(for: sendable[...], to: endpoint),
+                     damaged: records.filter { $0.damage != nil }, lastSeq: last.seq)
     }
 
     private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint) -> DeliveryRequest {

@@ -6,6 +6,9 @@ public struct PendingRecord: Sendable, Equatable {
     /// The spool's order: delivery follows it, and cursors count in it.
     public var seq: Int64
     public var record: Record
+    /// Why the stored record cannot be sent as it is (another program wrote a value geolocate
+    /// could not have), or `nil`: such a record goes to the dead letters unsent.
+    public var damage: String?
 }
 
 /// An endpoint's delivery state in the spool.
@@ -66,13 +69,24 @@ extension Spool {
     /// (not a `--post` URL), those for every endpoint.
     private static let forEndpoint = "(destination = :endpoint OR (destination IS NULL AND :endpoint NOT LIKE '%://%'))"
 
+    /// An endpoint row's `deliveredThrough`, or 0 when it is not a `seq` the spool ever gave:
+    /// text, negative, or past the AUTOINCREMENT counter (another program's value). Such a
+    /// cursor would hide every record from its endpoint, or let them be deleted unsent; from
+    /// 0, they are sent twice rather than never.
+    static let cursor = """
+        CASE WHEN typeof(deliveredThrough) = 'integer'
+            AND deliveredThrough BETWEEN 0 AND COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'records'), 0)
+        THEN deliveredThrough ELSE 0 END
+        """
+
     /// The endpoint's state; a new endpoint starts before the oldest record.
     public func state(of endpoint: String) throws -> EndpointState {
         try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM endpoints WHERE name = ?", arguments: [endpoint]) else {
+            guard let row = try Row.fetchOne(db, sql: "SELECT *, \(Spool.cursor) AS cursor FROM endpoints WHERE name = ?",
+                                             arguments: [endpoint]) else {
                 return EndpointState()
             }
-            return EndpointState(deliveredThrough: row.lenient("deliveredThrough") ?? 0, sent: row.lenient("sent") ?? 0,
+            return EndpointState(deliveredThrough: row.lenient("cursor") ?? 0, sent: row.lenient("sent") ?? 0,
                                  retryAt: row.lenient("retryAt"), retryURL: row.lenient("retryURL"),
                                  lastError: row.lenient("lastError"), lastSuccessAt: row.lenient("lastSuccessAt"))
         }
@@ -92,14 +106,17 @@ extension Spool {
             var batch: [PendingRecord] = []
             batch.reserveCapacity(min(limit, 10_000))
             while let row = try rows.next() {
-                batch.append(PendingRecord(seq: row[0], record: SpoolColumns.record(from: row, at: 1)))
+                let wrongType: String? = row.hasNull(atIndex: 1) ? nil : row[1] as String
+                let record = SpoolColumns.record(from: row, at: 2)
+                batch.append(PendingRecord(seq: row[0], record: record,
+                                           damage: SpoolColumns.damage(of: record, wrongType: wrongType)))
             }
             return batch
         }
     }
 
     private static let pendingSQL = """
-        SELECT seq, \(SpoolColumns.names) FROM records
+        SELECT seq, \(SpoolColumns.wrongTypeSQL), \(SpoolColumns.names) FROM records
         WHERE seq > :after AND seq <= :horizon AND \(Spool.forEndpoint) ORDER BY seq LIMIT :limit
         """
 
@@ -172,7 +189,7 @@ extension Spool {
         try write { db in
             try db.cachedStatement(sql: """
                 INSERT INTO endpoints (name, deliveredThrough, sent, lastSuccessAt) VALUES (?, ?, ?, ?)
-                ON CONFLICT(name) DO UPDATE SET deliveredThrough = MAX(deliveredThrough, excluded.deliveredThrough),
+                ON CONFLICT(name) DO UPDATE SET deliveredThrough = MAX(\(Spool.cursor), excluded.deliveredThrough),
                     sent = sent + excluded.sent, lastSuccessAt = excluded.lastSuccessAt, retryAt = NULL, lastError = NULL
                 """).execute(arguments: [endpoint, seq, delivered, now])
             // The record moves as stored, column for column.
@@ -203,12 +220,12 @@ extension Spool {
         // Cached: a flush runs these once a batch.
         try db.cachedStatement(sql: """
             DELETE FROM records WHERE destination IS NOT NULL
-                AND seq <= COALESCE((SELECT deliveredThrough FROM endpoints WHERE name = records.destination), 0)
+                AND seq <= COALESCE((SELECT \(Spool.cursor) FROM endpoints WHERE name = records.destination), 0)
             """).execute()
         guard !allEndpoints.isEmpty else { return }
         var lowest = Int64.max
         for name in allEndpoints {
-            let through = try Int64.fetchOne(db.cachedStatement(sql: "SELECT deliveredThrough FROM endpoints WHERE name = ?"),
+            let through = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(Spool.cursor) FROM endpoints WHERE name = ?"),
                                              arguments: [name]) ?? 0
             lowest = min(lowest, through)
         }

@@ -27,6 +27,29 @@ enum SpoolColumns {
 
     /// `id, recordedAt, action, …`: the column list for `INSERT` and `SELECT`.
     static let names = definitions.map(\.name).joined(separator: ", ")
+
+    /// An SQL expression naming the first column whose value is not of its type (text in a
+    /// number, a BLOB, a missing id), else `NULL`: SQLite keeps whatever another program
+    /// writes, and its typed reads would turn such a value into 0.
+    static let wrongTypeSQL: String = {
+        let cases = definitions.map { column -> String in
+            let allowed = column.type.hasPrefix("TEXT") ? "'text'" : "'integer', 'real'"
+            let null = column.type.contains("NOT NULL") ? "" : ", 'null'"
+            return "WHEN typeof(\(column.name)) NOT IN (\(allowed)\(null)) THEN '\(column.name)'"
+        }
+        return "CASE " + cases.joined(separator: " ") + " END"
+    }()
+
+    /// Why `record`, read from the spool, cannot be sent as it is, or `nil`: a column of the
+    /// wrong type (`wrongType`), no id, or a position or time no fix can have.
+    static func damage(of record: Record, wrongType: String?) -> String? {
+        if let wrongType { return "\(wrongType) is not of its type" }
+        if record.id.isEmpty { return "it has no id" }
+        guard let fix = record.fix else { return nil }
+        if !FixLimits.isValidPosition(latitude: fix.latitude, longitude: fix.longitude) { return "its position is out of range" }
+        if !(FixLimits.earliestTimestamp...TimeText.latestMilliseconds).contains(fix.timestamp) { return "its time is out of range" }
+        return nil
+    }
     /// `?, ?, …`, one per column.
     static let placeholders = Array(repeating: "?", count: definitions.count).joined(separator: ", ")
 
@@ -66,11 +89,14 @@ enum SpoolColumns {
         func real(_ offset: Int) -> Double? { row.hasNull(atIndex: start + offset) ? nil : row[start + offset] as Double }
         func integer(_ offset: Int) -> Int64? { row.hasNull(atIndex: start + offset) ? nil : row[start + offset] as Int64 }
         let attributes = integer(18).map { LocationAttributes(rawValue: UInt32(truncatingIfNeeded: $0)) } ?? .all
+        // Figures out of range (speed, course, accuracy, altitude) read as unknown, as a live
+        // fix's would; the position and time are checked by `damage(of:wrongType:)`.
         let fix = integer(6).map { timestamp in
             Fix(timestamp: timestamp, latitude: real(7) ?? 0, longitude: real(8) ?? 0,
                 mode: text(9).flatMap(Fix.Mode.init(rawValue:)) ?? .twoD,
-                altitudeHAE: real(10), altitudeMSL: real(11), speed: real(12), course: real(13),
-                horizontalAccuracy: real(14), verticalAccuracy: real(15),
+                altitudeHAE: FixLimits.altitude(real(10)), altitudeMSL: FixLimits.altitude(real(11)),
+                speed: FixLimits.speed(real(12)), course: FixLimits.course(real(13)),
+                horizontalAccuracy: FixLimits.errorFigure(real(14)), verticalAccuracy: FixLimits.errorFigure(real(15)),
                 provider: text(16).flatMap(Fix.Provider.init(rawValue:)) ?? .gpsd)
         }
         let device = DeviceInfo(id: text(23), model: text(24), osVersion: text(25))

@@ -217,6 +217,75 @@ import Glibc
         expectDuplicatesShareAKey(collector, "/a")
     }
 
+    /// SQL run on the spool by another program (Python's sqlite3), as a user with a hand tool would.
+    func damageSpool(_ sql: String) throws {
+        let script = "import sqlite3, sys\nwith sqlite3.connect(sys.argv[1]) as db: db.executescript(sys.argv[2])"
+        var python = geolocate
+        python.executable = URL(fileURLWithPath: "/usr/bin/python3")
+        let result = try python.run(["-c", script, geolocate.stateDirectory + "/spool.sqlite", sql])
+        try #require(result.status == 0, "\(result.stderr)")
+    }
+
+    /// Records another program damaged (text in a number, a position or time no fix has, no id)
+    /// go to the dead letters unsent, naming why; the rest arrive. They used to be sent with
+    /// 0 or the absurd value in place. Figures out of range are sent as unknown.
+    @Test func damagedRecordsAreDeadLetteredUnsent() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "batchSize": "50", "format": "mosaic-ndjson"]])
+        let ids = try spoolDrive()
+        let damaged = [ids[3], ids[40], ids[41], ids[99], ids[119]]
+        try damageSpool("""
+            UPDATE records SET latitude = 'abc' WHERE id = '\(ids[3])';
+            UPDATE records SET latitude = 1e308 WHERE id = '\(ids[40])';
+            UPDATE records SET longitude = x'00ff' WHERE id = '\(ids[41])';
+            UPDATE records SET fixTimestamp = 9223372036854775807 WHERE id = '\(ids[99])';
+            UPDATE records SET id = '' WHERE id = '\(ids[119])';
+            UPDATE records SET speed = -5, course = 720 WHERE id = '\(ids[7])';
+            """)
+        let (status, report, stderr) = try flush()
+        #expect(status == 0, "\(stderr)")
+        #expect(Set(collector.acceptedIDs("/a")) == Set(ids).subtracting(damaged))
+        #expect(report["a"]?["sent"] as? Int == 115 && report["a"]?["deadLettered"] as? Int == 5)
+        let letters = try Spool(stateDirectory: geolocate.stateDirectory).deadLetters(for: "a")
+        #expect(letters.count == 5 && letters.allSatisfy { $0.status == nil && $0.reason.hasPrefix("damaged in the spool: ") },
+                "\(letters)")
+        #expect(letters.contains { $0.reason.contains("latitude is not of its type") })
+        #expect(letters.contains { $0.reason.contains("position is out of range") })
+        #expect(letters.contains { $0.reason.contains("time is out of range") })
+        #expect(letters.contains { $0.reason.contains("no id") })
+        let lines = collector.requests("/a").flatMap { $0.body.split(separator: "\n").map(String.init) }
+        let seventh = try #require(lines.first { $0.contains(ids[7]) })
+        #expect(!seventh.contains("\"speed\"") || seventh.contains("\"speed\":null"), "\(seventh)")
+        #expect(try spooledCount() == 0)
+    }
+
+    /// An endpoint cursor another program damaged: text, or past every seq the spool gave, or
+    /// a retry time centuries away. The records are sent (twice rather than never), and the
+    /// endpoint is parked a day at most.
+    @Test func damagedCursorsSendRatherThanHide() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try configure(collector, ["a": ["url": "COLLECTOR/a"], "b": ["url": "COLLECTOR/b"]])
+        let ids = try spoolDrive()
+        try damageSpool("""
+            INSERT INTO endpoints (name, deliveredThrough) VALUES ('a', 'abc');
+            INSERT INTO endpoints (name, deliveredThrough, retryAt, retryURL, lastError)
+                VALUES ('b', 9223372036854775807, 9223372036854775807, NULL, 'HTTP 503');
+            """)
+        let first = try flush()
+        #expect(Set(collector.acceptedIDs("/a")) == Set(ids), "\(first.stderr)")
+        #expect(first.report["b"]?["lastError"] as? String != nil && collector.acceptedIDs("/b").isEmpty)
+        let notBefore = try #require(first.report["b"]?["lastError"] as? String)
+        #expect(notBefore.contains("not retried before"), "\(notBefore)")
+        #expect(!notBefore.contains("292278994"), "parked for centuries: \(notBefore)")
+        let second = try flush(["--ignore-retry-after"])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(Set(collector.acceptedIDs("/b")) == Set(ids))
+        #expect(collector.acceptedIDs("/a").count == ids.count, "a sent its records again")
+        #expect(try spooledCount() == 0)
+    }
+
     @Test func anEndpointDownForSeveralFlushesBlocksNothingElse() throws {
         let collector = try Collector()
         defer { collector.stop() }
