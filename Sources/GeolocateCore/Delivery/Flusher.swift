@@ -186,14 +186,10 @@ public struct Flusher: Sendable {
             // overlap instead of taking turns.
             async let following = prepare(for: endpoint, after: batch.lastSeq, through: horizon, limit: limit)
             var outcome = batch.sendable.isEmpty ? Outcome() : await send(batch.sendable[...], to: endpoint, request: batch.request)
-            // Damaged records go to the dead letters unsent, with the batch they came in.
-            let handled = outcome.failure == nil ? batch.lastSeq : outcome.handledThrough ?? 0
-            let damaged = batch.damaged.filter { $0.seq <= handled }
-            if !damaged.isEmpty {
-                outcome.handledThrough = max(outcome.handledThrough ?? 0, damaged[damaged.endIndex - 1].seq)
-                outcome.deadLetters += damaged.map { ($0, nil, "damaged in the spool: \($0.damage ?? "")") }
-            }
+            // Damaged records go to the dead letters unsent, with the part of the batch handled.
             if outcome.failure == nil { outcome.handledThrough = batch.lastSeq }
+            let handled = outcome.handledThrough ?? 0
+            outcome.deadLetters += batch.damaged.filter { $0.seq <= handled }.map { ($0, nil, "damaged in the spool: \($0.damage ?? "")") }
             if let through = outcome.handledThrough {
                 try spool.markDelivered(endpoint: endpoint.name, through: through, delivered: outcome.delivered,
                                         deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: all)
