@@ -71,7 +71,10 @@ import Testing
     }
 
     @Test func closedPortIsPromptlyUnavailable() throws {
-        let port = try Loopback.freePort()
+        // Held bound: a free port could be taken by another test's server, which accepts and
+        // never answers as gpsd (seen once in CI: 3.8 s).
+        let (port, held) = try Loopback.refusingPort()
+        defer { close(held) }
         let started = ContinuousClock.now
         let result = try geolocate.run(["trigger", "login", "--source", "gpsd://127.0.0.1:\(port)", "--permission", "fine"])
         #expect(started.duration(to: .now) < .seconds(2))

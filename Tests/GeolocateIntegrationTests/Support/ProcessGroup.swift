@@ -70,8 +70,15 @@ func waitUntil(_ limit: Duration, _ condition: () throws -> Bool) rethrows -> Bo
 enum Loopback {
     /// A port nothing listens on now (the kernel's pick for an ephemeral bind).
     static func freePort() throws -> Int {
+        let (port, fd) = try refusingPort()
+        close(fd)
+        return port
+    }
+
+    /// A port held bound but not listening, until the caller closes `fd`: connections to it
+    /// are refused, and no other test's server can take it meanwhile, as it can a free port.
+    static func refusingPort() throws -> (port: Int, fd: Int32) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
@@ -79,8 +86,12 @@ enum Loopback {
                 bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
-        guard bound else { throw ProcessGroup.SpawnError(command: "bind 127.0.0.1:0", code: errno) }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound else {
+            let code = errno
+            close(fd)
+            throw ProcessGroup.SpawnError(command: "bind 127.0.0.1:0", code: code)
+        }
+        return (Int(UInt16(bigEndian: address.sin_port)), fd)
     }
 
     /// Whether something accepts connections on `port`.
