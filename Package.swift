@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(
             name: "GeolocateIntegrationTests",
             dependencies: ["GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz"],
-            exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Golden"]
+            exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/spoof-nmea.py", "Golden"]
         ),
     ]
 )

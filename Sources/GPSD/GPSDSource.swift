@@ -35,6 +35,10 @@ public final class GPSDSource: LocationSource {
     private var firstPollDeadline: Deadline?
     /// Complete lines read from gpsd so far: its VERSION greeting is the first.
     private var linesRead = 0
+    /// The satellites of gpsd's last SKY report, and when it came (system time, ms).
+    private var sky: (summary: SatelliteSummary?, at: Int64)?
+    /// A SKY report older than this no longer describes the fixes that follow.
+    private static let skyMaximumAge: Int64 = 30_000
     /// Bytes read from the socket and not yet a whole line.
     private var received: [UInt8] = []
     /// gpsd keeps its lines under 10 KiB; a longer one is dropped unread, not buffered forever.
@@ -125,8 +129,11 @@ public final class GPSDSource: LocationSource {
             switch GPSDReport(line: line) {
             case .position(let tpv):
                 return .position(decode(tpv))
-            case .poll(let tpvs):
+            case .poll(let tpvs, let satellites):
+                if let satellites { sky = (satellites, clock.nowMilliseconds) }
                 return .poll(tpvs.compactMap(decode))
+            case .sky(let satellites):
+                sky = (satellites, clock.nowMilliseconds)
             case .other:
                 continue
             }
@@ -175,10 +182,14 @@ public final class GPSDSource: LocationSource {
         return data.pointee.set & geolocate_mode_set != 0 ? currentFix() : nil
     }
 
-    /// The fix in `data` after a TPV, or `nil` when it is not a usable fix (logged at debug).
+    /// The fix in `data` after a TPV, with the time it arrived and the satellites of the last
+    /// SKY, or `nil` when it is not a usable fix (logged at debug).
     private func currentFix() -> Fix? {
-        switch GPSDSource.decodedFix(data, now: clock.nowMilliseconds) {
-        case .fix(let fix):
+        let now = clock.nowMilliseconds
+        switch GPSDSource.decodedFix(data, now: now) {
+        case .fix(var fix):
+            fix.receivedAt = now
+            if let sky, now - sky.at <= GPSDSource.skyMaximumAge { fix.satellites = sky.summary }
             return fix
         case .noFix:
             return nil
@@ -251,8 +262,8 @@ public final class GPSDSource: LocationSource {
         }
         switch GPSDReport(line: line) {
         case .position(let tpv): return decode(tpv).map { [$0] } ?? []
-        case .poll(let tpvs): return tpvs.compactMap(decode)
-        case .other: return []
+        case .poll(let tpvs, _): return tpvs.compactMap(decode)
+        case .sky, .other: return []
         }
     }
 
@@ -349,8 +360,11 @@ fileprivate struct Deadline {
 enum GPSDReport {
     /// A TPV report.
     case position([CChar])
-    /// The answer to `?POLL;`: its TPVs, one per device that has one.
-    case poll([[CChar]])
+    /// The answer to `?POLL;`: its TPVs, one per device that has one, and the satellites of
+    /// its first SKY.
+    case poll([[CChar]], SatelliteSummary?)
+    /// A SKY report: the satellites in view, their C/N0 (`ss`) and whether each is `used`.
+    case sky(SatelliteSummary?)
     /// Anything else: another class, or not one JSON object.
     case other
 
@@ -370,10 +384,30 @@ enum GPSDReport {
             self = .position(GPSDReport.flatTPV(object))
         case "POLL":
             let tpvs = object["tpv"] as? [Any] ?? []
-            self = .poll(tpvs.compactMap { ($0 as? [String: Any]).flatMap { $0["class"] as? String == "TPV" ? GPSDReport.flatTPV($0) : nil } })
+            let sky = (object["sky"] as? [Any])?.first as? [String: Any]
+            self = .poll(tpvs.compactMap { ($0 as? [String: Any]).flatMap { $0["class"] as? String == "TPV" ? GPSDReport.flatTPV($0) : nil } },
+                         sky.flatMap(GPSDReport.satellites))
+        case "SKY":
+            self = .sky(GPSDReport.satellites(object))
         default:
             self = .other
         }
+    }
+
+    /// The satellites of a SKY object: those `used`, and the mean and spread of their `ss`
+    /// (of every satellite with an `ss` when none is marked used); `nil` when it lists none.
+    static func satellites(_ object: [String: Any]) -> SatelliteSummary? {
+        guard let list = object["satellites"] as? [Any] else { return nil }
+        var used = 0
+        var usedCn0: [Double] = [], visibleCn0: [Double] = []
+        for case let satellite as [String: Any] in list {
+            let isUsed = (satellite["used"] as? Bool) == true
+            if isUsed { used += 1 }
+            guard let ss = (satellite["ss"] as? NSNumber)?.doubleValue, ss.isFinite, ss > 0, ss < 100 else { continue }
+            visibleCn0.append(ss)
+            if isUsed { usedCn0.append(ss) }
+        }
+        return SatelliteSummary.of(used: used, cn0: usedCn0.isEmpty ? visibleCn0 : usedCn0)
     }
 
     /// `{"class":"TPV",…}` with the fields geolocate reads that have the right type, as a

@@ -24,6 +24,7 @@ public struct EpochAssembler {
     private var lastDate: CivilDate?
     private var lastDateTimeOfDay = 0
     private var lastStatedMode: Fix.Mode?
+    private var sky = SkyView()
     private let provider: Fix.Provider
 
     public init(provider: Fix.Provider = .nmeaReplay) {
@@ -48,6 +49,15 @@ public struct EpochAssembler {
             // A GGA/RMC/… whose time field is empty cannot be placed in an epoch: it may
             // belong to the next one, so merging it would mix two positions.
             return false
+        }
+        switch sentence {
+        case .gsv(let message):
+            sky.add(message, at: current.time)
+            return closed
+        case .gsa(_, _, _, _, let used):
+            sky.add(used, at: current.time)
+        default:
+            break
         }
         current.apply(sentence)
         return closed
@@ -105,6 +115,7 @@ public struct EpochAssembler {
             speed: epoch.speedKnots.map { $0 * Accuracy.metresPerSecondPerKnot },
             course: epoch.course, horizontalAccuracy: horizontal, verticalAccuracy: vertical,
             provider: provider)
+        result.fix?.satellites = sky.summary(at: time, ggaUsed: epoch.ggaSatellites)
         return result
     }
 }
@@ -121,6 +132,8 @@ private struct Accumulator {
     var ggaSaidNoFix = false
     /// The last GGA had a fix quality but fewer than 3 satellites used.
     var ggaFewSatellites = false
+    /// The satellites the last GGA said were used.
+    var ggaSatellites: Int?
     var gsaFixType: Int?
     var altitudeMSL: Double?
     var geoidSeparation: Double?
@@ -166,6 +179,7 @@ private struct Accumulator {
             // gpsd 3.22 (processGGA): fewer than 3 satellites used, an empty field counting as
             // 0, is no fix whatever the quality says, unless a GSA of the epoch states a mode.
             ggaFewSatellites = (satellites ?? 0) < 3
+            ggaSatellites = satellites
             setPosition(latitude, longitude, valid: true)
             if let hdop { self.hdop = hdop }
             altitudeMSL = altitude
@@ -189,7 +203,7 @@ private struct Accumulator {
             }
         case let .gll(_, valid, latitude, longitude, faaMode):
             setPosition(latitude, longitude, valid: valid && faaMode != 0x4E && faaMode != 0x53)
-        case let .gsa(fixType, _, hdop, vdop):
+        case let .gsa(fixType, _, hdop, vdop, _):
             guard let fixType, (1...3).contains(fixType) else { return }
             gsaFixType = fixType
             if let hdop { self.hdop = hdop }

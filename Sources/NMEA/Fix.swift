@@ -35,6 +35,10 @@ public struct Fix: Sendable, Equatable, Codable {
     /// Metres, 68 % (one sigma) in altitude.
     public var verticalAccuracy: Double?
     public var provider: Provider
+    /// The satellites behind the fix, when the receiver or gpsd told (GSV/GSA, SKY).
+    public var satellites: SatelliteSummary?
+    /// System time (ms since 1970) when a live source delivered the fix; `nil` on replays.
+    public var receivedAt: Int64?
 
     public init(
         timestamp: Int64, latitude: Double, longitude: Double, mode: Mode,
@@ -137,10 +141,13 @@ extension Fix {
 
     /// `fix` range-checked again, for fixes read back from state files.
     public static func checked(_ fix: Fix) -> Fix? {
-        checked(timestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude, mode: fix.mode,
-                altitudeHAE: fix.altitudeHAE, altitudeMSL: fix.altitudeMSL, speed: fix.speed, course: fix.course,
-                horizontalAccuracy: fix.horizontalAccuracy, verticalAccuracy: fix.verticalAccuracy,
-                provider: fix.provider)
+        var checked = checked(timestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude, mode: fix.mode,
+                              altitudeHAE: fix.altitudeHAE, altitudeMSL: fix.altitudeMSL, speed: fix.speed, course: fix.course,
+                              horizontalAccuracy: fix.horizontalAccuracy, verticalAccuracy: fix.verticalAccuracy,
+                              provider: fix.provider)
+        checked?.satellites = fix.satellites.flatMap { $0.isPlausible ? $0 : nil }
+        checked?.receivedAt = fix.receivedAt
+        return checked
     }
 }
 

@@ -44,7 +44,22 @@ struct NMEAFieldCursor {
     /// The next field as a non-negative integer.
     @inline(__always)
     mutating func integer() -> Int? {
-        guard let field = next(), !field.isEmpty else { return nil }
+        guard let field = next() else { return nil }
+        return integer(in: field)
+    }
+
+    /// The next GSV satellite (PRN, elevation, azimuth, C/N0) as its PRN and C/N0, or `nil`
+    /// when fewer than four fields are left: NMEA 4.1's signal ID may follow the last one.
+    @inline(__always)
+    mutating func satelliteInView() -> (prn: Int?, cn0: Int?)? {
+        guard let prn = next(), next() != nil, next() != nil, let cn0 = next() else { return nil }
+        return (integer(in: prn), integer(in: cn0))
+    }
+
+    /// The non-negative integer in `field`, or `nil` when it is empty or not all digits.
+    @inline(__always)
+    private func integer(in field: Range<Int>) -> Int? {
+        guard !field.isEmpty else { return nil }
         var value = 0
         for i in field {
             let digit = bytes[i] &- 0x30

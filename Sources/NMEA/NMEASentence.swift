@@ -13,16 +13,16 @@ public enum NMEASentence: Sendable, Equatable {
     /// GNS: like GGA, with per-constellation mode letters.
     case gns(time: Int?, latitude: Double?, longitude: Double?, hasFix: Bool, satellites: Int?,
              hdop: Double?, altitudeMSL: Double?, geoidSeparation: Double?)
-    /// GSA: fix type (1 none, 2 = 2D, 3 = 3D) and DOPs.
-    case gsa(fixType: Int?, pdop: Double?, hdop: Double?, vdop: Double?)
+    /// GSA: fix type (1 none, 2 = 2D, 3 = 3D), DOPs and the satellites used.
+    case gsa(fixType: Int?, pdop: Double?, hdop: Double?, vdop: Double?, used: SatellitesUsed)
     /// GST: 1-sigma errors of latitude, longitude and altitude, in metres.
     case gst(time: Int?, sigmaLatitude: Double?, sigmaLongitude: Double?, sigmaAltitude: Double?)
     /// VTG: course over ground (true) and speed (knots).
     case vtg(course: Double?, speedKnots: Double?, faaMode: UInt8?)
     /// ZDA: time and full date.
     case zda(time: Int?, date: CivilDate?)
-    /// GSV: satellites in view (carried for completeness; not part of a fix).
-    case gsv(satellitesInView: Int?)
+    /// GSV: one message of the satellites in view, with their C/N0.
+    case gsv(SatellitesInView)
 
     /// The UTC time of day in milliseconds, for sentences that carry one.
     public var timeOfDay: Int? {
@@ -108,11 +108,20 @@ public enum NMEASentence: Sendable, Equatable {
         case SentenceType.gsa:
             f.skip(1)
             let fixType = f.integer()
-            f.skip(12)
+            var used = SatellitesUsed.none
+            for _ in 0..<12 {
+                if let prn = f.integer(), prn > 0, prn <= Int(UInt16.max) {
+                    used.prns[used.count] = UInt16(prn)
+                    used.count += 1
+                }
+            }
             let pdop = f.decimal()
             let hdop = f.decimal()
             let vdop = f.decimal()
-            return .gsa(fixType: fixType, pdop: pdop, hdop: hdop, vdop: vdop)
+            // NMEA 4.11 names the system of a GN talker's list after the DOPs.
+            let system = GNSSSystem.of(talker: body[0], body[1])
+            used.system = system == 0 ? UInt8(clamping: min(f.integer() ?? 0, 6)) : system
+            return .gsa(fixType: fixType, pdop: pdop, hdop: hdop, vdop: vdop, used: used)
         case SentenceType.gst:
             let time = f.timeOfDay()
             f.skip(4)
@@ -138,8 +147,16 @@ public enum NMEASentence: Sendable, Equatable {
             }
             return .zda(time: time, date: date)
         case SentenceType.gsv:
-            f.skip(2)
-            return .gsv(satellitesInView: f.integer())
+            var message = SatellitesInView(system: GNSSSystem.of(talker: body[0], body[1]), messageCount: f.integer() ?? 0,
+                                           messageNumber: f.integer() ?? 0, count: 0, prns: .zero, cn0: .zero)
+            f.skip(1)
+            while message.count < 4, let satellite = f.satelliteInView() {
+                guard let prn = satellite.prn, prn > 0, prn <= Int(UInt16.max) else { continue }
+                message.prns[message.count] = UInt16(prn)
+                message.cn0[message.count] = UInt8(clamping: min(satellite.cn0 ?? 0, 99))
+                message.count += 1
+            }
+            return .gsv(message)
         default:
             return nil
         }

@@ -54,7 +54,12 @@ public struct Trigger {
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         let privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
         let collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory) }
-        let record = await privacy.apply(to: collected)
+        var record = await privacy.apply(to: collected)
+        if SignalDetector.isEnabled(settings), let fix = record.fix {
+            var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory,
+                                          replay: fix.provider == .nmeaReplay, logger: logger)
+            record = detector.annotateAndSave(record, country: privacy.signalCountry(for: record), now: clock.nowMilliseconds)
+        }
         return OutputPolicy(settings: settings).applied(to: record)
     }
 

@@ -60,6 +60,20 @@ public enum ConfigKey {
                                                     help: "at most one geocoder request this often")
     public static let geocoderTimeout = Setting<Int64>("geocoder.timeout", positiveDuration, default: 2_000,
                                                 help: "the geocoder request timeout")
+    public static let signalsEnabled = Setting<Bool>("signals.enabled", .boolean, default: true,
+                                              help: "records with a location carry signals (impossible travel, country change, spoofing, ...)")
+    public static let signalsMaxSpeed = Setting<Double>("signals.maxSpeed", .number(1...300_000_000, unit: "metres per second"), default: 300,
+                                                help: "travel faster than this between two reports, beyond their accuracies, is a jump (300: an airliner)")
+    public static let signalsCountryWindow = Setting<Int64>("signals.countryWindow", positiveDuration, default: 86_400_000,
+                                                     help: "a country change counts when the two reports are at most this far apart")
+    public static let signalsStaleAfter = Setting<Int64>("signals.staleAfter", positiveDuration, default: 600_000,
+                                                  help: "a fix older than this (ageMs) is stale")
+    public static let signalsMaxAccuracy = Setting<Double>("signals.maxAccuracy", .metres(0.01...20_000_000), default: 100,
+                                                   help: "a fix less accurate than this, or of unknown accuracy, is inaccurate")
+    public static let signalsMaxClockSkew = Setting<Int64>("signals.maxClockSkew", positiveDuration, default: 5_000,
+                                                    help: "a live fix whose time is further than this from the system clock when it arrives is replayed")
+    public static let signalsMinCn0StdDev = Setting<Double>("signals.minCn0StdDev", .number(0...50, unit: "dB-Hz"), default: 2.0,
+                                                    help: "5 or more satellites whose C/N0 spread (standard deviation) is below this look spoofed")
     /// `fields.NAME`, one per field of `RecordFields`, in the order of `RecordFields.keys`.
     public static let fields: [Setting<Bool>] = RecordFields.keys.map {
         Setting("fields.\($0.name)", .boolean, default: true, help: "records carry \($0.name)")
@@ -74,6 +88,8 @@ public enum ConfigKey {
         transmissionInterval.entry, privacyPrecision.entry, privacyAccuracyThreshold.entry,
         privacyCountryCodeReplacement.entry, privacyLocationAttributeFilter.entry,
         geocoderURL.entry, geocoderMinInterval.entry, geocoderTimeout.entry,
+        signalsEnabled.entry, signalsMaxSpeed.entry, signalsCountryWindow.entry, signalsStaleAfter.entry,
+        signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry,
     ] + fields.map(\.entry)
 
     private static var anyDuration: SettingKind<Int64> {

@@ -101,8 +101,11 @@ extension SettingKind where Value == Int {
 extension SettingKind where Value == Double {
     /// Metres within `range`: a radius beyond the Earth's half circumference (20,000 km)
     /// means nothing, and overflows what uses it.
-    static func metres(_ range: ClosedRange<Double>) -> SettingKind {
-        let valid = "metres from \(range.lowerBound.shortText) to \(range.upperBound.shortText)"
+    static func metres(_ range: ClosedRange<Double>) -> SettingKind { number(range, unit: "metres") }
+
+    /// A decimal number of `unit` within `range`, such as metres per second or dB-Hz.
+    static func number(_ range: ClosedRange<Double>, unit: String) -> SettingKind {
+        let valid = "\(unit) from \(range.lowerBound.shortText) to \(range.upperBound.shortText)"
         return SettingKind(valid: valid, parse: { text in
             guard NumberText.isDecimal(text), let number = Double(text), range.contains(number) else {
                 throw GeolocateError.usage("invalid value '\(text)' (use \(valid))")

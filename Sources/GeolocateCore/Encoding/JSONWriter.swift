@@ -86,6 +86,11 @@ package struct JSONWriter {
         if let value, value.isFinite { number(key, value, digits: digits) }
     }
 
+    package mutating func bool(_ key: String, _ value: Bool) {
+        self.key(key)
+        bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
+    }
+
     /// `null` under `key`.
     package mutating func null(_ key: String) {
         self.key(key)

@@ -16,6 +16,7 @@ enum MosaicEncoder: RecordEncoder {
         json.stringIfPresent("deviceId", record.device?.id)
         json.stringIfPresent("deviceModel", record.device?.model)
         json.stringIfPresent("osVersion", record.device?.osVersion)
+        if let signals = record.signals { SignalsEncoder.write(signals, style: .mosaic, to: &json) }
         json.endObject()
     }
 

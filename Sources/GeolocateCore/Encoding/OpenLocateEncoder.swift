@@ -34,6 +34,7 @@ enum OpenLocateEncoder: RecordEncoder {
                 json.stringIfPresent(part.snakeCaseName, address[keyPath: part.value])
             }
         }
+        if let signals = record.signals { SignalsEncoder.write(signals, style: .openLocate, to: &json) }
         json.endObject()
     }
 }

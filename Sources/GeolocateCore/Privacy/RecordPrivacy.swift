@@ -97,6 +97,16 @@ public struct RecordPrivacy: Sendable {
         return record
     }
 
+    /// The country of `record`'s location as signals compare it, whatever the precision lets
+    /// records show: its address's code, else the gazetteer's (the replacement when the fix
+    /// is not accurate enough); `nil` when unknown.
+    public func signalCountry(for record: Record) -> String? {
+        if let code = record.address?.countryCode { return code }
+        guard let fix = record.fix, let gazetteer = try? Gazetteer.shared(environment: environment),
+              let place = gazetteer.nearest(latitude: fix.latitude, longitude: fix.longitude) else { return nil }
+        return policy.countryCode(place.countryCode, for: fix)
+    }
+
     /// Country, district and city from the gazetteer, when the precision lets any through.
     private func placeAddress(for fix: Fix, allowed: LocationAttributes, failure: inout GeocodingError?) -> Address {
         guard !allowed.isDisjoint(with: [.countryCode, .district, .city]) else { return Address() }

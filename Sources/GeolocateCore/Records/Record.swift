@@ -23,6 +23,8 @@ public struct Record: Sendable, Equatable {
     public var device: DeviceInfo?
     /// Where the fix is in words, as far as `privacy.precision` allows; `nil` when not looked up.
     public var address: Address?
+    /// Risk signals (SPEC §10.1), on records with a location unless `signals.enabled` is false.
+    public var signals: Signals?
     /// The fields the location object may show: those `privacy.*` and `fields.*` allowed when
     /// the record was made (see `OutputPolicy`). Every output format obeys it.
     public var attributes: LocationAttributes = .all

@@ -95,6 +95,7 @@ public final class Spool: Sendable {
         registerDeliveryMigration(&migrator)
         // Schema version 2: typed columns instead of each record's Mosaic line.
         migrator.registerMigration("typedRecords") { db in try SpoolColumns.migrateVersion1(db) }
+        migrator.registerMigration("signals") { db in try SpoolColumns.addMissingColumns(db, version: 3) }
         return migrator
     }
 

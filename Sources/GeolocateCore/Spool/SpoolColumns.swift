@@ -8,8 +8,8 @@ import GRDB
 /// withhold is stored `NULL`: the spool keeps nothing the privacy settings kept out.
 enum SpoolColumns {
     /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
-    /// JSON line, 2 keeps typed columns.
-    static let schemaVersion = 2
+    /// JSON line, 2 keeps typed columns, 3 adds the signals.
+    static let schemaVersion = 3
 
     /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
     static let definitions: [(name: String, type: String)] = [
@@ -23,6 +23,10 @@ enum SpoolColumns {
         ("origin", "TEXT"), ("fallbackReason", "TEXT"), ("errorCode", "INTEGER NOT NULL DEFAULT 0"),
         ("context", "TEXT"), ("deviceId", "TEXT"), ("deviceModel", "TEXT"), ("osVersion", "TEXT"),
         ("countryCode", "TEXT"), ("district", "TEXT"), ("city", "TEXT"), ("street", "TEXT"), ("streetNumber", "TEXT"),
+        // Schema version 3: signals. `signalFlags` is NULL for a record without them.
+        ("signalFlags", "INTEGER"), ("previousTimestamp", "INTEGER"), ("previousDistance", "REAL"), ("previousCountry", "TEXT"),
+        ("impliedSpeed", "REAL"), ("clockSkewMs", "INTEGER"), ("satellitesUsed", "INTEGER"), ("satellitesMeasured", "INTEGER"),
+        ("cn0Mean", "REAL"), ("cn0StdDev", "REAL"), ("signalReasons", "TEXT"),
     ]
 
     /// `id, recordedAt, action, …`: the column list for `INSERT` and `SELECT`.
@@ -72,6 +76,17 @@ enum SpoolColumns {
             record.context?.rawValue, record.device?.id, record.device?.model, record.device?.osVersion,
             shown(.countryCode, address?.countryCode), shown(.district, address?.district), shown(.city, address?.city),
             shown(.street, address?.street), shown(.streetNumber, address?.streetNumber),
+        ] + signalArguments(record.signals)
+    }
+
+    /// The signals' columns; withheld figures were removed by `OutputPolicy` before.
+    private static func signalArguments(_ signals: Signals?) -> [(any DatabaseValueConvertible)?] {
+        guard let signals else { return Array(repeating: nil, count: 11) }
+        let satellites = signals.satellites
+        return [
+            signals.flags, signals.previous?.recordTimestamp, signals.previous?.distance, signals.previous?.countryCode,
+            signals.impliedSpeed, signals.clockSkewMilliseconds, satellites?.used.map { Int64($0) }, satellites.map { Int64($0.measured) },
+            satellites?.cn0Mean, satellites?.cn0StdDev, signals.reasons.joined(separator: "\n"),
         ]
     }
 
@@ -112,7 +127,32 @@ enum SpoolColumns {
         let address = Address(countryCode: text(26), district: text(27), city: text(28), street: text(29), streetNumber: text(30))
         record.address = fix == nil || address == Address() ? nil : address
         record.attributes = attributes
+        if fix != nil, let flags = integer(31) {
+            var signals = Signals()
+            signals.setFlags(flags)
+            signals.previous = integer(32).map { Signals.Previous(recordTimestamp: $0, distance: real(33), countryCode: text(34)) }
+            signals.impliedSpeed = real(35)
+            signals.clockSkewMilliseconds = integer(36)
+            signals.satellites = integer(38).map { measured in
+                SatelliteSummary(used: integer(37).map { Int(clamping: $0) }, measured: Int(clamping: measured),
+                                 cn0Mean: real(39), cn0StdDev: real(40))
+            }
+            signals.reasons = (text(41) ?? "").split(separator: "\n").map(String.init)
+            record.signals = signals
+        }
         return record
+    }
+
+    /// Adds the columns of `definitions` that `db`'s tables lack (each new one NULL in the
+    /// rows already there), then sets `version`: the migration of each later schema version.
+    static func addMissingColumns(_ db: Database, version: Int) throws {
+        for table in ["records", "deadLetters"] {
+            let existing = Set(try db.columns(in: table).map(\.name))
+            for (name, type) in definitions where !existing.contains(name) {
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(name) \(type)")
+            }
+        }
+        try db.execute(sql: "PRAGMA user_version = \(version)")
     }
 
     /// The records of a version-1 `table` (`records` or `deadLetters`) by rowid.

@@ -138,7 +138,8 @@ public struct Tracker {
         var run = Run(tracker: self, request: request, permissions: permissions, coarse: permission == .coarse,
                       device: device, writer: writer,
                       privacy: RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger),
-                      lastKnown: LastKnownStore(stateDirectory: stateDirectory, for: specifier, logger: logger))
+                      lastKnown: LastKnownStore(stateDirectory: stateDirectory, for: specifier, logger: logger),
+                      signals: signalDetector(stateDirectory: stateDirectory, source: specifier))
         defer { logger.debug("track: \(run.summary)") }
         var now = clock.nowMilliseconds
         var lastSource: LocationSource?
@@ -172,6 +173,17 @@ public struct Tracker {
         return run.summary
     }
 
+    /// The signals of the run's records, compared first with the report the state directory
+    /// keeps; `nil` when `signals.enabled` is false.
+    private func signalDetector(stateDirectory: String, source: SourceSpecifier) -> SignalDetector? {
+        guard SignalDetector.isEnabled(settings) else { return nil }
+        var replay = false
+        if case .nmea = source { replay = true }
+        var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay, logger: logger)
+        detector.loadPrevious()
+        return detector
+    }
+
     /// The device fields; without a spool, a state directory that cannot keep the device id
     /// is worth a warning, not a failed run (`--stdout --no-spool` needs no state).
     private func deviceInfo(stateDirectory: String, required: Bool) throws -> DeviceInfo {
@@ -194,6 +206,7 @@ public struct Tracker {
         let privacy: RecordPrivacy
         let outputPolicy: OutputPolicy
         let lastKnown: LastKnownStore
+        var signals: SignalDetector?
         var emission: EmissionFilter
         var visits: VisitDetector?
         var summary = TrackSummary()
@@ -204,7 +217,8 @@ public struct Tracker {
         var lastTransmission: Double
 
         init(tracker: Tracker, request: TrackRequest, permissions: [Permission], coarse: Bool,
-             device: DeviceInfo?, writer: SpoolWriter?, privacy: RecordPrivacy, lastKnown: LastKnownStore) {
+             device: DeviceInfo?, writer: SpoolWriter?, privacy: RecordPrivacy, lastKnown: LastKnownStore,
+             signals: SignalDetector?) {
             self.tracker = tracker
             self.request = request
             self.permissions = permissions
@@ -214,6 +228,7 @@ public struct Tracker {
             self.privacy = privacy
             outputPolicy = OutputPolicy(settings: tracker.settings)
             self.lastKnown = lastKnown
+            self.signals = signals
             emission = EmissionFilter(policy: request.policy)
             lastTransmission = tracker.elapsed.nowSeconds
             visits = request.policy.visits.map(VisitDetector.init)
@@ -239,10 +254,12 @@ public struct Tracker {
         private mutating func emit(_ fix: Fix, context: LocationContext, now: Int64) throws {
             let mode = CollectionMode.forceCurrent.description
             // Privacy first: the country code depends on the accuracy, which fields.* may drop.
-            let record = outputPolicy.applied(to: try privacy.applyWaiting(to: Record(
+            var record = try privacy.applyWaiting(to: Record(
                 action: "track", triggeredAt: now, requestedMode: mode, collectionMode: mode,
                 fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
-                origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device)))
+                origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device))
+            if signals != nil { record = signals!.annotate(record, country: privacy.signalCountry(for: record), now: now) }
+            record = outputPolicy.applied(to: record)
             summary.records += 1
             if request.toStdout { tracker.output(RecordFormat.mosaic.line(record, policy: .unrestricted) + "\n") }
             try writer?.add(SpoolEntry(record), now: now)
@@ -255,6 +272,7 @@ public struct Tracker {
             let elapsed = tracker.elapsed
             if let latestFix, lastKnownSaved.map({ elapsed.milliseconds(since: $0) >= 1000 }) ?? true {
                 saveLastKnown(latestFix, now: now)
+                signals?.saveLatest()
                 lastKnownSaved = elapsed.nowSeconds
             }
             if let transmission = tracker.transmission,
@@ -283,6 +301,7 @@ public struct Tracker {
 
         mutating func finish(now: Int64) throws {
             if let latestFix { saveLastKnown(latestFix, now: now) }
+            signals?.saveLatest()
             // A locked spool is waited for, until a stop asks to give up (after a last try).
             var stopSeen: Double?
             let elapsed = tracker.elapsed

@@ -1,0 +1,270 @@
+import Foundation
+import Logging
+
+/// The thresholds of `signals.*` (SPEC §10.1).
+public struct SignalThresholds: Sendable, Equatable {
+    /// Metres per second: faster travel between two reports is a jump.
+    public var maxSpeed: Double
+    /// A country change counts when the reports are at most this far apart in time.
+    public var countryWindowMilliseconds: Int64
+    public var staleAfterMilliseconds: Int64
+    /// Metres: a less accurate fix, or one of unknown accuracy, is inaccurate.
+    public var maxAccuracy: Double
+    /// A live fix whose time is further than this from the system clock when it arrives is replayed.
+    public var maxClockSkewMilliseconds: Int64
+    /// dB-Hz: satellites closer together in C/N0 than this look simulated.
+    public var minCn0StdDev: Double
+
+    /// Mean C/N0 above which the signals are stronger than open sky gives (dB-Hz).
+    public static let maxCn0Mean = 55.0
+    /// The fewest satellites whose C/N0 spread says anything.
+    public static let minSatellitesForSpread = 5
+
+    public init(settings: Settings = Settings()) {
+        maxSpeed = settings[ConfigKey.signalsMaxSpeed]
+        countryWindowMilliseconds = settings[ConfigKey.signalsCountryWindow]
+        staleAfterMilliseconds = settings[ConfigKey.signalsStaleAfter]
+        maxAccuracy = settings[ConfigKey.signalsMaxAccuracy]
+        maxClockSkewMilliseconds = settings[ConfigKey.signalsMaxClockSkew]
+        minCn0StdDev = settings[ConfigKey.signalsMinCn0StdDev]
+    }
+}
+
+/// The report the next one is compared with: the last record with a location made on this
+/// device, kept in the state directory.
+struct PreviousReport: Codable, Sendable, Equatable {
+    /// Its fix time, milliseconds since 1970.
+    var recordTimestamp: Int64
+    var latitude: Double
+    var longitude: Double
+    /// Metres, 68 %; `nil` when unknown.
+    var accuracy: Double?
+    /// As signals saw it: the gazetteer's code or the replacement for an inaccurate fix.
+    var countryCode: String?
+    /// When it was made (system time, ms), so that of two processes' reports the later wins.
+    var madeAt: Int64
+
+    /// Whether the values are ones geolocate could have written: a state file is input.
+    var isPlausible: Bool {
+        FixLimits.isValidPosition(latitude: latitude, longitude: longitude)
+            && recordTimestamp >= FixLimits.earliestTimestamp && recordTimestamp <= TimeText.latestMilliseconds
+            && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
+            && (countryCode.map { $0.utf8.count <= 8 } ?? true)
+    }
+}
+
+/// Computes each record's `signals` against the previous report, and keeps the report.
+///
+/// Live and replayed reports are kept apart (`previous-report.json`,
+/// `previous-report-replay.json`), as last known locations are: replaying a test log must
+/// never make a real login look like a jump. Every read and write of the file holds
+/// `previous-report.lock`, so processes that report at once each see a whole report.
+public struct SignalDetector {
+    public var thresholds: SignalThresholds
+    /// `privacy.countryCodeReplacement`: a code that is not a country.
+    public var countryCodeReplacement: String
+    private let path: String
+    private let logger: Logger
+    /// The report the next record is compared with.
+    private var previous: PreviousReport?
+    /// The report made here that the file does not hold yet.
+    private var unsaved: PreviousReport?
+    private var warned = false
+
+    /// How long a report waits for another process's lock on the file before it goes without
+    /// it: signals never delay a record noticeably.
+    static let lockPatienceMilliseconds = 200
+
+    public init(settings: Settings, stateDirectory: String, replay: Bool, logger: Logger) {
+        thresholds = SignalThresholds(settings: settings)
+        countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
+        path = stateDirectory + (replay ? "/previous-report-replay.json" : "/previous-report.json")
+        self.logger = logger
+    }
+
+    /// Whether records get signals: `signals.enabled`.
+    public static func isEnabled(_ settings: Settings) -> Bool { settings[ConfigKey.signalsEnabled] }
+
+    /// `record` with its signals, compared with the last report in the state directory, which
+    /// it then replaces there: trigger's one record.
+    public mutating func annotateAndSave(_ record: Record, country: String?, now: Int64) -> Record {
+        guard record.fix != nil else { return record }
+        guard let lock = lockFile() else { return annotate(record, country: country, now: now) }
+        defer { withExtendedLifetime(lock) {} }
+        previous = load()
+        let annotated = annotate(record, country: country, now: now)
+        save()
+        return annotated
+    }
+
+    /// `record` with its signals, compared with the report before it in this process (or, for
+    /// the first, the one in the state directory): track's records, kept by `save()`.
+    public mutating func annotate(_ record: Record, country: String?, now: Int64) -> Record {
+        guard let fix = record.fix else { return record }
+        var record = record
+        record.signals = SignalDetector.signals(of: record, fix: fix, country: country, previous: previous,
+                                                thresholds: thresholds, countryCodeReplacement: countryCodeReplacement)
+        let report = PreviousReport(recordTimestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude,
+                                    accuracy: fix.horizontalAccuracy, countryCode: country, madeAt: now)
+        previous = report
+        unsaved = report
+        return record
+    }
+
+    /// Loads the stored report to compare the first record with.
+    public mutating func loadPrevious() {
+        guard let lock = lockFile() else { return }
+        defer { withExtendedLifetime(lock) {} }
+        previous = load()
+    }
+
+    /// Writes the last report made here, unless another process has written a later one
+    /// since, which the next record is then compared with.
+    public mutating func saveLatest() {
+        guard let unsaved, let lock = lockFile() else { return }
+        defer { withExtendedLifetime(lock) {} }
+        if let stored = load(), stored.madeAt > unsaved.madeAt {
+            previous = stored
+            self.unsaved = nil
+        } else {
+            save()
+        }
+    }
+
+    private mutating func save() {
+        guard let unsaved else { return }
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            try AtomicFile.write(try encoder.encode(unsaved), to: path, permissions: 0o600)
+            self.unsaved = nil
+        } catch {
+            warnOnce("the previous report cannot be kept in \(path) (\(ErrorText.plain(error))); signals compare with the last report kept")
+        }
+    }
+
+    private func load() -> PreviousReport? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard let report = try? JSONDecoder().decode(PreviousReport.self, from: data), report.isPlausible else {
+            logger.warning("ignoring unreadable previous report in \(path)")
+            return nil
+        }
+        return report
+    }
+
+    /// The file's lock, held until released; `nil` (with a warning, once) when it cannot be
+    /// had within `lockPatienceMilliseconds`.
+    private mutating func lockFile() -> FileLock? {
+        let lockPath = (path as NSString).deletingLastPathComponent + "/previous-report.lock"
+        let deadline = ContinuousClock.now + .milliseconds(SignalDetector.lockPatienceMilliseconds)
+        while true {
+            do {
+                if let lock = try FileLock.ifFree(path: lockPath) { return lock }
+            } catch {
+                warnOnce("\(error); signals compare with the previous report of this process only")
+                return nil
+            }
+            guard ContinuousClock.now < deadline else {
+                warnOnce("\(lockPath) is held by another process; signals compare with the previous report of this process only")
+                return nil
+            }
+            usleep(5_000)
+        }
+    }
+
+    private mutating func warnOnce(_ message: String) {
+        if !warned { logger.warning("\(message)") }
+        warned = true
+    }
+
+    /// The signals of `record` (whose location is `fix`) against `previous`.
+    static func signals(of record: Record, fix: Fix, country: String?, previous: PreviousReport?,
+                        thresholds t: SignalThresholds, countryCodeReplacement: String) -> Signals {
+        var signals = Signals()
+        var reasons: [String] = []
+        if let previous {
+            let distance = Geodesy.distance(latitude1: previous.latitude, longitude1: previous.longitude,
+                                            latitude2: fix.latitude, longitude2: fix.longitude)
+            let elapsed = fix.timestamp.subtractingClamped(previous.recordTimestamp)
+            signals.previous = .init(recordTimestamp: previous.recordTimestamp, distance: distance, countryCode: previous.countryCode)
+            let seconds = Double(elapsed) / 1000
+            if elapsed > 0 { signals.impliedSpeed = distance / seconds }
+            // Both circles of uncertainty are taken off: noise alone never jumps.
+            let excess = distance - (previous.accuracy ?? t.maxAccuracy) - (fix.horizontalAccuracy ?? t.maxAccuracy)
+            signals.jumped = excess > 0 && (elapsed <= 0 || excess / seconds > t.maxSpeed)
+            if signals.jumped {
+                let speed = signals.impliedSpeed.map { "needs \(SignalText.figure($0)) m/s" } ?? "with no time between them"
+                reasons.append("jumped: \(SignalText.distance(distance)) in \(SignalText.duration(max(elapsed, 0))) \(speed) (limit \(SignalText.figure(t.maxSpeed)) m/s)")
+            }
+            func isCountry(_ code: String?) -> Bool {
+                guard let code else { return false }
+                return code != countryCodeReplacement && code.utf8.count == 2
+            }
+            if isCountry(country), isCountry(previous.countryCode), let country, let before = previous.countryCode,
+               country != before, elapsed.magnitude <= UInt64(t.countryWindowMilliseconds) {
+                signals.countryChanged = true
+                reasons.append("countryChanged: \(before) -> \(country) within \(SignalText.duration(t.countryWindowMilliseconds))")
+            }
+        }
+        if let age = record.ageMilliseconds, age > t.staleAfterMilliseconds {
+            signals.stale = true
+            reasons.append("stale: the fix is \(SignalText.duration(age)) old (limit \(SignalText.duration(t.staleAfterMilliseconds)))")
+        }
+        if let accuracy = fix.horizontalAccuracy {
+            if accuracy > t.maxAccuracy {
+                signals.inaccurate = true
+                reasons.append("inaccurate: accuracy \(SignalText.figure(accuracy)) m (limit \(SignalText.figure(t.maxAccuracy)) m)")
+            }
+        } else {
+            signals.inaccurate = true
+            reasons.append("inaccurate: the accuracy is unknown")
+        }
+        if fix.provider == .nmeaReplay {
+            signals.replayed = true
+            reasons.append("replayed: the fix comes from an NMEA replay")
+        } else if let arrived = fix.receivedAt {
+            let skew = arrived.subtractingClamped(fix.timestamp)
+            if record.origin == .current { signals.clockSkewMilliseconds = skew }
+            if skew.magnitude > UInt64(t.maxClockSkewMilliseconds) {
+                signals.replayed = true
+                reasons.append("replayed: the fix's time was \(SignalText.duration(Int64(clamping: skew.magnitude))) off the system clock when it arrived (limit \(SignalText.duration(t.maxClockSkewMilliseconds)))")
+            }
+        }
+        signals.satellites = fix.satellites
+        if let satellites = fix.satellites {
+            if satellites.measured >= SignalThresholds.minSatellitesForSpread, let spread = satellites.cn0StdDev, spread < t.minCn0StdDev {
+                signals.spoofingSuspected = true
+                reasons.append("spoofingSuspected: \(satellites.measured) satellites' C/N0 spread by \(SignalText.figure(spread)) dB-Hz only (limit \(SignalText.figure(t.minCn0StdDev)))")
+            } else if let mean = satellites.cn0Mean, mean > SignalThresholds.maxCn0Mean {
+                signals.spoofingSuspected = true
+                reasons.append("spoofingSuspected: mean C/N0 \(SignalText.figure(mean)) dB-Hz, stronger than open sky (limit \(SignalText.figure(SignalThresholds.maxCn0Mean)))")
+            }
+        }
+        signals.reasons = reasons
+        return signals
+    }
+}
+
+/// Figures in reason lines: short, and in the units people read.
+enum SignalText {
+    /// One decimal below 100, else whole: `4.2`, `4124`.
+    static func figure(_ value: Double) -> String {
+        abs(value) < 100 ? JSONWriter.decimal(value, digits: 1) : JSONWriter.decimal(value.rounded(), digits: 0)
+    }
+
+    /// Metres below 10 km, else kilometres: `850 m`, `5630 km`.
+    static func distance(_ metres: Double) -> String {
+        metres < 10_000 ? "\(figure(metres)) m" : "\(figure(metres / 1000)) km"
+    }
+
+    /// Whole units: `22 min`, `3 h`, `2 d`, `12 s`, `350 ms`.
+    static func duration(_ milliseconds: Int64) -> String {
+        switch milliseconds {
+        case 172_800_000...: return "\(milliseconds / 86_400_000) d"
+        case 7_200_000...: return "\(milliseconds / 3_600_000) h"
+        case 120_000...: return "\(milliseconds / 60_000) min"
+        case 1_000...: return "\(milliseconds / 1000) s"
+        default: return "\(milliseconds) ms"
+        }
+    }
+}
