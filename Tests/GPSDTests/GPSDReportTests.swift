@@ -8,7 +8,7 @@ import Testing
     func text(_ tpv: [CChar]) -> String { String(decoding: tpv.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
 
     func polled(_ line: String) -> [String]? {
-        guard case .poll(let tpvs) = GPSDReport(line: Array(line.utf8)) else { return nil }
+        guard case .poll(let tpvs, _) = GPSDReport(line: Array(line.utf8)) else { return nil }
         return tpvs.map(text)
     }
 
@@ -20,6 +20,20 @@ import Testing
     @Test func everyTPVOfAPollAnswerIsRewrittenFlat() {
         let line = #"{"class":"POLL","active":2,"tpv":[{"class":"TPV","device":"/dev/a{b}\"]c","mode":3,"lat":53.5,"time":"2026-11-22T05:28:51.000Z"},{"class":"TPV","mode":1}],"sky":[{"class":"SKY"}]}"#
         #expect(polled(line) == [#"{"class":"TPV","mode":3,"time":"2026-11-22T05:28:51.000Z","lat":53.5}"#, #"{"class":"TPV","mode":1}"#])
+    }
+
+    @Test func skySatellitesUsedAndTheirSignalStrength() {
+        let line = #"{"class":"SKY","satellites":[{"PRN":1,"ss":40,"used":true},{"PRN":2,"ss":44.5,"used":true},{"PRN":3,"ss":20,"used":false},{"PRN":4,"ss":"x","used":true},{"PRN":5,"used":true}]}"#
+        guard case .sky(let satellites?) = GPSDReport(line: Array(line.utf8)) else {
+            Issue.record("not a SKY")
+            return
+        }
+        #expect(satellites.used == 4 && satellites.measured == 2)
+        #expect(satellites.cn0Mean == 42.25 && satellites.cn0StdDev == 2.25)
+        guard case .sky(nil) = GPSDReport(line: Array(#"{"class":"SKY","satellites":"none"}"#.utf8)) else {
+            Issue.record("a SKY without a list has no satellites")
+            return
+        }
     }
 
     @Test func fieldsOfTheWrongTypeAreLeftOut() {

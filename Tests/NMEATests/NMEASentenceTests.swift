@@ -62,7 +62,12 @@ import Testing
     @Test(arguments: ["GP", "GN", "GL", "GA", "GB", "BD", "GQ", "QZ"])
     func anyTalker(_ talker: String) throws {
         let sentence = try parse(NMEATestInput.sentence("\(talker)GSA,A,3,01,02,03,04,,,,,,,,,1.8,1.1,1.5"))
-        #expect(sentence == .gsa(fixType: 3, pdop: 1.8, hdop: 1.1, vdop: 1.5))
+        guard case let .gsa(fixType, pdop, hdop, vdop, used)? = sentence else {
+            Issue.record("not a GSA")
+            return
+        }
+        #expect(fixType == 3 && pdop == 1.8 && hdop == 1.1 && vdop == 1.5)
+        #expect(used.count == 4 && Array((0..<4).map { used.prns[$0] }) == [1, 2, 3, 4])
     }
 
     @Test func otherSentenceTypes() throws {
@@ -73,7 +78,8 @@ import Testing
         #expect(try parse(NMEATestInput.sentence("GPZDA,201530.00,04,07,2002,00,00"))
             == .zda(time: 72_930_000, date: CivilDate(year: 2002, month: 7, day: 4)))
         #expect(try parse(NMEATestInput.sentence("GPGSV,3,1,11,03,03,111,00,04,15,270,00,06,01,010,00,13,06,292,00"))
-            == .gsv(satellitesInView: 11))
+            == .gsv(SatellitesInView(system: 1, messageCount: 3, messageNumber: 1, count: 4,
+                                     prns: SIMD4(3, 4, 6, 13), cn0: .zero)))
         guard case let .gll(time, valid, _, _, _)? = try parse(NMEATestInput.sentence("GPGLL,4916.45,N,12311.12,W,225444,A,")) else {
             Issue.record("not a GLL")
             return

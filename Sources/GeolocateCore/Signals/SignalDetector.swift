@@ -193,8 +193,9 @@ public struct SignalDetector {
             let excess = distance - (previous.accuracy ?? t.maxAccuracy) - (fix.horizontalAccuracy ?? t.maxAccuracy)
             signals.jumped = excess > 0 && (elapsed <= 0 || excess / seconds > t.maxSpeed)
             if signals.jumped {
-                let speed = signals.impliedSpeed.map { "needs \(SignalText.figure($0)) m/s" } ?? "with no time between them"
-                reasons.append("jumped: \(SignalText.distance(distance)) in \(SignalText.duration(max(elapsed, 0))) \(speed) (limit \(SignalText.figure(t.maxSpeed)) m/s)")
+                let travel = signals.impliedSpeed.map { "in \(SignalText.duration(elapsed)) needs \(SignalText.figure($0)) m/s" }
+                    ?? "with no time between the reports"
+                reasons.append("jumped: \(SignalText.distance(distance)) \(travel) (limit \(SignalText.figure(t.maxSpeed)) m/s)")
             }
             func isCountry(_ code: String?) -> Bool {
                 guard let code else { return false }

@@ -26,6 +26,34 @@ import Testing
         #expect(try Spool(stateDirectory: state).count() == 5)
     }
 
+    /// A spool of schema version 2 (typed columns, no signals) gains the signal columns; its
+    /// records read as they were, without signals, and new records keep theirs.
+    @Test func aVersion2SpoolGainsSignals() throws {
+        let old = record(ageMilliseconds: 1000)
+        _ = try Spool(stateDirectory: state).append([SpoolEntry(old)], now: Self.now, limits: SpoolLimits())
+        let signalColumns = ["signalFlags", "previousTimestamp", "previousDistance", "previousCountry", "impliedSpeed", "clockSkewMs",
+                             "satellitesUsed", "satellitesMeasured", "cn0Mean", "cn0StdDev", "signalReasons"]
+        try DatabaseQueue(path: state + "/spool.sqlite").write { db in
+            for table in ["records", "deadLetters"] {
+                for column in signalColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
+            }
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'signals'; PRAGMA user_version = 2")
+        }
+        var new = record(ageMilliseconds: 0)
+        var signals = Signals()
+        signals.previous = .init(recordTimestamp: Self.now - 1000, distance: 12.5, countryCode: "IE")
+        signals.impliedSpeed = 12.5
+        signals.replayed = true
+        signals.satellites = SatelliteSummary(used: 9, measured: 8, cn0Mean: 41.2, cn0StdDev: 5.8)
+        signals.reasons = ["replayed: the fix comes from an NMEA replay"]
+        new.signals = signals
+        let spool = try Spool(stateDirectory: state)
+        _ = try spool.append([SpoolEntry(new)], now: Self.now, limits: SpoolLimits())
+        let version = try DatabaseQueue(path: state + "/spool.sqlite").read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+        #expect(version == 3)
+        #expect(try spool.records().map(\.signals) == [nil, signals])
+    }
+
     /// A spool written by an earlier version (`Fixtures/spool-v1`, see its README) opens
     /// with every record, destination and cursor kept: the baseline the typed-records
     /// migration must keep passing.
@@ -70,7 +98,7 @@ import Testing
         let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"), try db.columns(in: "records").map(\.name))
         }
-        #expect(columns.0 == 2 && !columns.1.contains("body") && columns.1.contains("latitude"))
+        #expect(columns.0 == 3 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
         #expect(try spool.mosaicLines() == Array(lines[0..<12]))
         #expect(try spool.pendingCount(for: "primary") == 11)
         let letters = try spool.deadLetters(for: "primary")

@@ -1,0 +1,117 @@
+import Foundation
+@testable import GeolocateCore
+import Testing
+
+/// The rules of SPEC §10.1, one by one, on records made by hand.
+@Suite struct SignalDetectorTests {
+    let thresholds = SignalThresholds()
+    let start: Int64 = 1_795_248_000_000
+
+    func fix(_ latitude: Double, _ longitude: Double, at timestamp: Int64, accuracy: Double? = 5, provider: Fix.Provider = .gpsd,
+             receivedAt: Int64? = nil, satellites: SatelliteSummary? = nil) -> Fix {
+        var fix = Fix(timestamp: timestamp, latitude: latitude, longitude: longitude, mode: .threeD, horizontalAccuracy: accuracy, provider: provider)
+        fix.receivedAt = receivedAt
+        fix.satellites = satellites
+        return fix
+    }
+
+    func signals(_ fix: Fix, previous: PreviousReport? = nil, country: String? = nil, now: Int64? = nil,
+                 origin: LocationOrigin = .current) -> Signals {
+        let record = Record(action: "login", triggeredAt: now ?? fix.timestamp, requestedMode: "default", collectionMode: "force-current",
+                            fix: fix, permissions: [.fine], origin: origin, fallbackReason: nil, errorCode: .none)
+        return SignalDetector.signals(of: record, fix: fix, country: country, previous: previous, thresholds: thresholds,
+                                      countryCodeReplacement: "XB")
+    }
+
+    func previous(_ latitude: Double, _ longitude: Double, at timestamp: Int64, accuracy: Double? = 5, country: String? = nil) -> PreviousReport {
+        PreviousReport(recordTimestamp: timestamp, latitude: latitude, longitude: longitude, accuracy: accuracy,
+                       countryCode: country, madeAt: timestamp)
+    }
+
+    @Test func geodesicDistanceMatchesVincentysPublishedExample() {
+        // Vincenty (1975), Flinders Peak to Buninyong: 54,972.271 m on the GRS80/WGS-84 ellipsoid.
+        let distance = Geodesy.distance(latitude1: -(37 + 57 / 60.0 + 3.72030 / 3600), longitude1: 144 + 25 / 60.0 + 29.52440 / 3600,
+                                        latitude2: -(37 + 39 / 60.0 + 10.15610 / 3600), longitude2: 143 + 55 / 60.0 + 35.38390 / 3600)
+        #expect(abs(distance - 54_972.271) < 0.01)
+        // Nearly antipodal points, where the iteration does not converge, still get a distance.
+        let antipodal = Geodesy.distance(latitude1: 0, longitude1: 0, latitude2: 0.5, longitude2: 179.7)
+        #expect(abs(antipodal - 19_936_000) < 100_000)
+    }
+
+    @Test func impossibleTravelJumps() {
+        // 0.2° of latitude (22.1 km) in 60 s: 369 m/s, above the airliner's 300.
+        let result = signals(fix(0.2, 0, at: start + 60_000), previous: previous(0, 0, at: start))
+        #expect(result.jumped)
+        let distance = try? #require(result.previous?.distance)
+        #expect(abs((distance ?? 0) - 22_114.9) < 1)  // 0.2° of meridian at the equator, 110,574 m per degree
+        #expect(abs(result.impliedSpeed! - (distance ?? 0) / 60) < 1e-9)
+        #expect(result.reasons.first?.hasPrefix("jumped: 22.1 km in 60 s needs 369 m/s (limit 300 m/s)") == true)
+    }
+
+    @Test func noiseNeverJumps() {
+        // 30 m in no time at all, but each fix is good to only 20 m: the circles overlap.
+        let noisy = signals(fix(0.00027, 0, at: start, accuracy: 20), previous: previous(0, 0, at: start, accuracy: 20))
+        #expect(!noisy.jumped && noisy.impliedSpeed == nil)
+        // The same 30 m in no time from two 5 m fixes is a jump.
+        let sharp = signals(fix(0.00027, 0, at: start, accuracy: 5), previous: previous(0, 0, at: start, accuracy: 5))
+        #expect(sharp.jumped)
+        #expect(sharp.reasons.first == "jumped: 29.9 m with no time between the reports (limit 300 m/s)")
+        // Fixes of unknown accuracy are given signals.maxAccuracy (100 m) each: 150 m in no time is not a jump.
+        #expect(!signals(fix(0.00135, 0, at: start, accuracy: nil), previous: previous(0, 0, at: start, accuracy: nil)).jumped)
+    }
+
+    @Test func fastButPossibleTravelDoesNotJump() {
+        // 22.1 km in 2 minutes: 184 m/s.
+        #expect(!signals(fix(0.2, 0, at: start + 120_000), previous: previous(0, 0, at: start)).jumped)
+    }
+
+    @Test func countryChangesWithinTheWindowOnly() {
+        let within = signals(fix(48.85, 2.35, at: start + 3_600_000), previous: previous(40.7, -74, at: start, country: "US"), country: "FR")
+        #expect(within.countryChanged && within.jumped)
+        #expect(within.reasons.contains("countryChanged: US -> FR within 24 h"))
+        let later = signals(fix(48.85, 2.35, at: start + 90_000_000), previous: previous(40.7, -74, at: start, country: "US"), country: "FR")
+        #expect(!later.countryChanged)
+        let replaced = signals(fix(48.85, 2.35, at: start + 3_600_000), previous: previous(40.7, -74, at: start, country: "XB"), country: "FR")
+        #expect(!replaced.countryChanged)
+    }
+
+    @Test func staleInaccurateAndReplayed() {
+        let old = signals(fix(1, 1, at: start, accuracy: 150), now: start + 700_000, origin: .lastKnown)
+        #expect(old.stale && old.inaccurate && !old.replayed && old.clockSkewMilliseconds == nil && old.previous == nil)
+        #expect(old.reasons == ["stale: the fix is 11 min old (limit 10 min)", "inaccurate: accuracy 150 m (limit 100 m)"])
+        #expect(signals(fix(1, 1, at: start, accuracy: nil)).inaccurate)
+        let replay = signals(fix(1, 1, at: start, provider: .nmeaReplay))
+        #expect(replay.replayed && replay.clockSkewMilliseconds == nil)
+        let skewed = signals(fix(1, 1, at: start, receivedAt: start + 6_000))
+        #expect(skewed.replayed && skewed.clockSkewMilliseconds == 6_000)
+        let onTime = signals(fix(1, 1, at: start, receivedAt: start + 35))
+        #expect(!onTime.replayed && onTime.clockSkewMilliseconds == 35)
+    }
+
+    @Test func evenSignalsLookSpoofed() {
+        let even = SatelliteSummary(used: 8, measured: 8, cn0Mean: 45, cn0StdDev: 0.8)
+        #expect(signals(fix(1, 1, at: start, satellites: even)).spoofingSuspected)
+        let few = SatelliteSummary(used: 4, measured: 4, cn0Mean: 45, cn0StdDev: 0.8)
+        #expect(!signals(fix(1, 1, at: start, satellites: few)).spoofingSuspected)
+        let loud = SatelliteSummary(used: 3, measured: 3, cn0Mean: 58, cn0StdDev: 6)
+        #expect(signals(fix(1, 1, at: start, satellites: loud)).spoofingSuspected)
+        let sky = SatelliteSummary(used: 9, measured: 9, cn0Mean: 41.2, cn0StdDev: 5.8)
+        let honest = signals(fix(1, 1, at: start, satellites: sky))
+        #expect(!honest.spoofingSuspected && honest.satellites == sky && honest.reasons.isEmpty)
+    }
+
+    @Test func belowGPSLocationTheFiguresGo() {
+        let full = signals(fix(48.85, 2.35, at: start + 3_600_000), previous: previous(40.7, -74, at: start, country: "US"), country: "FR")
+        let record = Record(action: "login", triggeredAt: start + 3_600_000, requestedMode: "default", collectionMode: "force-current",
+                            fix: fix(48.85, 2.35, at: start + 3_600_000), permissions: [.fine], origin: .current,
+                            fallbackReason: nil, errorCode: .none)
+        var withSignals = record
+        withSignals.signals = full
+        let city = OutputPolicy(attributes: LocationPrecision.city.attributes).applied(to: withSignals).signals
+        #expect(city?.previous?.distance == nil && city?.impliedSpeed == nil && city?.previous?.countryCode == "US")
+        #expect(city?.jumped == true && city?.countryChanged == true)
+        #expect(city?.reasons.allSatisfy { !$0.contains(where: \.isNumber) } == true)
+        let none = OutputPolicy(attributes: LocationPrecision.none.attributes).applied(to: withSignals).signals
+        #expect(none?.previous?.countryCode == nil && none?.previous?.recordTimestamp == start)
+    }
+}

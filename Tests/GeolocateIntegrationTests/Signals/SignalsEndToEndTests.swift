@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+
+/// SPEC §10.1 through the binary: signals in trigger and track records, from replays, kept
+/// in the state directory between processes, limited by privacy, and checked on real
+/// receiver logs and on generated honest and spoofed drives.
+@Suite struct SignalsEndToEndTests {
+    let geolocate = GeolocateProcess()
+    let drive = GeolocateProcess.example("maynooth-drive.nmea")
+    let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
+
+    func trigger(_ log: String, _ extra: [String] = []) throws -> [String: Any] {
+        let result = try geolocate.run(["trigger", "login", "--replay", log, "--permission", "fine", "--timeout", "10s"] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try result.json()
+    }
+
+    func track(_ log: String, _ extra: [String] = []) throws -> [[String: Any]] {
+        let result = try geolocate.run(["track", "--replay", log, "--permission", "fine", "--every-fix", "--stdout", "--no-spool"] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try result.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    static func signals(_ record: [String: Any]) -> [String: Any]? { record["signals"] as? [String: Any] }
+
+    /// Metres on a sphere of the mean radius: within 0.5 % of the geodesic distance.
+    static func haversine(_ a: (Double, Double), _ b: (Double, Double)) -> Double {
+        let rad = Double.pi / 180
+        let h = pow(sin((b.0 - a.0) * rad / 2), 2) + cos(a.0 * rad) * cos(b.0 * rad) * pow(sin((b.1 - a.1) * rad / 2), 2)
+        return 2 * 6_371_008.8 * asin(h.squareRoot())
+    }
+
+    static func position(_ record: [String: Any]) throws -> (Double, Double) {
+        let location = try #require(record["location"] as? [String: Any])
+        return (Double(try #require(location["latitude"] as? String))!, Double(try #require(location["longitude"] as? String))!)
+    }
+
+    @Test func aLoginInAnotherCountryHoursLaterChangesCountryWithoutJumping() throws {
+        let first = try trigger(drive)  // Maynooth, 2026-11-21 08:00:08Z
+        #expect(Self.signals(first)?["previous"] is NSNull)
+        let second = try trigger(kiosk)  // Lyon, 14:30:00Z the same day
+        let signals = try #require(Self.signals(second))
+        let previous = try #require(signals["previous"] as? [String: Any])
+        let firstLocation = try #require(first["location"] as? [String: Any])
+        #expect(previous["recordTimestamp"] as? Int == firstLocation["recordTimestamp"] as? Int)
+        #expect(previous["countryCode"] as? String == "IE")
+        let distanceText = try #require(previous["distance"] as? String)
+        let distance = try #require(Double(distanceText))
+        let expected = Self.haversine(try Self.position(first), try Self.position(second))
+        #expect(abs(distance - expected) / expected < 0.005, "\(distance) against \(expected)")
+        let elapsed = Double(6 * 3600 + 29 * 60 + 52)
+        let impliedSpeed = try #require(signals["impliedSpeed"] as? String)
+        #expect(abs(Double(impliedSpeed)! - distance / elapsed) < 0.1)
+        #expect(signals["countryChanged"] as? Bool == true)
+        #expect(signals["jumped"] as? Bool == false)
+        #expect(signals["replayed"] as? Bool == true && signals["clockSkewMs"] is NSNull)
+        #expect(signals["reasons"] as? [String] == ["countryChanged: IE -> FR within 24 h", "replayed: the fix comes from an NMEA replay"])
+    }
+
+    @Test func aLoginEarlierAndFarAwayJumps() throws {
+        _ = try trigger(kiosk)
+        let signals = try #require(Self.signals(try trigger(drive)))
+        // The Maynooth fix is dated before the Lyon one: no time at all for 1,175 km.
+        #expect(signals["jumped"] as? Bool == true && signals["impliedSpeed"] is NSNull)
+        #expect((signals["reasons"] as? [String])?.first == "jumped: 1175 km with no time between the reports (limit 300 m/s)")
+    }
+
+    @Test func liveAndReplayedReportsAreKeptApart() throws {
+        _ = try trigger(drive)
+        #expect(FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/previous-report-replay.json"))
+        #expect(!FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/previous-report.json"))
+    }
+
+    @Test func belowGPSLocationOnlyTheBooleansAndCountriesStay() throws {
+        #expect(try geolocate.run(["config", "set", "privacy.precision", "COUNTRY"]).status == 0)
+        _ = try trigger(drive)
+        let signals = try #require(Self.signals(try trigger(kiosk)))
+        let previous = try #require(signals["previous"] as? [String: Any])
+        #expect(previous["distance"] == nil && previous["countryCode"] as? String == "IE")
+        #expect(signals["impliedSpeed"] is NSNull)
+        #expect(signals["countryChanged"] as? Bool == true)
+        let reasons = try #require(signals["reasons"] as? [String])
+        #expect(reasons.count == 2 && reasons.allSatisfy { !$0.contains(where: \.isNumber) })
+    }
+
+    @Test func switchedOffThereIsNoSignalsKey() throws {
+        #expect(try geolocate.run(["config", "set", "signals.enabled", "false"]).status == 0)
+        #expect(try trigger(drive)["signals"] == nil)
+        #expect(try track(drive, ["--count", "2"]).allSatisfy { $0["signals"] == nil })
+    }
+
+    @Test func thresholdsAreValidatedLikeEveryKey() throws {
+        for (key, value) in [("signals.maxSpeed", "0"), ("signals.maxSpeed", "fast"), ("signals.countryWindow", "0s"),
+                             ("signals.minCn0StdDev", "-1"), ("signals.staleAfter", "10"), ("signals.enabled", "maybe")] {
+            let result = try geolocate.run(["config", "set", key, value])
+            #expect(result.status == 64, "\(key) \(value): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+        }
+        #expect(try geolocate.run(["config", "set", "signals.maxSpeed", "50"]).status == 0)
+        // 12 m/s is no jump at 300 m/s, but Maynooth to Lyon in 6.5 h (44 m/s) is one at 20 m/s.
+        #expect(try geolocate.run(["config", "set", "signals.maxSpeed", "20"]).status == 0)
+        _ = try trigger(drive)
+        #expect(Self.signals(try trigger(kiosk))?["jumped"] as? Bool == true)
+    }
+
+    @Test func trackComparesEachRecordWithTheOneBefore() throws {
+        let records = try track(drive, ["--count", "5"])
+        #expect(records.count == 5)
+        for (before, record) in zip(records, records.dropFirst()) {
+            let signals = try #require(Self.signals(record))
+            let previous = try #require(signals["previous"] as? [String: Any])
+            let location = try #require(before["location"] as? [String: Any])
+            #expect(previous["recordTimestamp"] as? Int == location["recordTimestamp"] as? Int)
+            let distance = Double(try #require(previous["distance"] as? String))!
+            let expected = Self.haversine(try Self.position(before), try Self.position(record))
+            #expect(abs(distance - expected) <= max(0.1, expected * 0.005))
+            #expect(signals["jumped"] as? Bool == false)
+        }
+        // The last record of the run is the next run's previous report.
+        let next = try #require(Self.signals(try trigger(drive))?["previous"] as? [String: Any])
+        let last = try #require(records.last?["location"] as? [String: Any])
+        #expect(next["recordTimestamp"] as? Int == last["recordTimestamp"] as? Int)
+    }
+
+    @Test func openLocateCarriesSignalsInEachLocation() throws {
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--timeout", "10s",
+                                        "--format", "openlocate"])
+        let signals = try #require(try result.json()["signals"] as? [String: Any])
+        #expect(signals["spoofing_suspected"] as? Bool == false && signals["replayed"] as? Bool == true)
+        let satellites = try #require(signals["satellites"] as? [String: Any])
+        #expect(satellites["used"] as? Int == 12 && satellites["cn0_mean"] is Double)
+    }
+
+    @Test func simultaneousReportsKeepAWholePreviousReport() throws {
+        let runs = try (0..<6).map { index in
+            try geolocate.start(["trigger", "login", "--replay", index % 2 == 0 ? drive : kiosk, "--permission", "fine", "--timeout", "10s"])
+        }
+        for run in runs {
+            let result = try #require(run.finish(within: .seconds(30)))
+            #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+        }
+        let stored = try Data(contentsOf: URL(fileURLWithPath: geolocate.stateDirectory + "/previous-report-replay.json"))
+        let report = try #require(try JSONSerialization.jsonObject(with: stored) as? [String: Any])
+        #expect(["IE", "FR"].contains(report["countryCode"] as? String))
+    }
+}

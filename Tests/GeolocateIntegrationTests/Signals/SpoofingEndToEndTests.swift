@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// `spoofingSuspected` and `jumped` against logs whose truth is known independently: the real
+/// receivers of the gpsd corpus (never spoofed), `nmea-gen.py`'s honest but noisy drives, and
+/// the same drives spoofed by `Support/spoof-nmea.py` (equal signal strengths and an 800 km
+/// jump from a known epoch on).
+@Suite struct SpoofingEndToEndTests {
+    let geolocate = GeolocateProcess()
+    static let corpus = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/gpsd")
+    static let tools = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/tools")
+
+    func track(_ log: String) throws -> [[String: Any]] {
+        let result = try geolocate.run(["track", "--replay", log, "--permission", "fine", "--every-fix", "--stdout", "--no-spool"])
+        #expect(result.status == 0, "\(log): \(result.stderr)")
+        return result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    static func signals(_ record: [String: Any]) -> [String: Any] { record["signals"] as? [String: Any] ?? [:] }
+
+    static func timeOfDay(_ record: [String: Any]) -> Int64? {
+        ((record["location"] as? [String: Any])?["recordTimestamp"] as? Int).map { Int64($0) % 86_400_000 }
+    }
+
+    /// "hhmmss.ss" as milliseconds of the day.
+    static func timeOfDay(_ text: String) -> Int64 {
+        let digits = Array(text)
+        let hours = Int64(String(digits[0..<2]))!, minutes = Int64(String(digits[2..<4]))!
+        let seconds = Double(String(digits[4...]))!
+        return (hours * 3600 + minutes * 60) * 1000 + Int64((seconds * 1000).rounded())
+    }
+
+    static func run(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(arguments)")
+    }
+
+    func generate(_ arguments: [String]) throws -> String {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let log = geolocate.home.appendingPathComponent("generated-\(UUID().uuidString).nmea").path
+        try Self.run(["python3", Self.tools.appendingPathComponent("nmea-gen.py").path, "--quiet", "--out", log] + arguments)
+        return log
+    }
+
+    static let logs: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: corpus.path)) ?? [])
+        .filter { $0.hasSuffix(".log") }.sorted()
+
+    @Test func realReceiversNeverLookSpoofed() throws {
+        try #require(Self.logs.count == 38, "the gpsd corpus is missing beside the project")
+        var fixes = 0, withSatellites = 0
+        for log in Self.logs {
+            for record in try track(Self.corpus.appendingPathComponent(log).path) {
+                fixes += 1
+                let signals = Self.signals(record)
+                #expect(signals["spoofingSuspected"] as? Bool == false, "\(log): \(signals)")
+                if signals["satellites"] is [String: Any] { withSatellites += 1 }
+            }
+        }
+        // Most fixes of the corpus come with satellites in view: the test says something.
+        #expect(fixes > 700 && withSatellites > fixes / 2, "\(fixes) fixes, \(withSatellites) with satellites")
+    }
+
+    @Test(arguments: ["GP", "GN"]) func honestNoisyDrivesNeitherJumpNorLookSpoofed(_ talker: String) throws {
+        let log = try generate(["--epochs", "900", "--seed", "11", "--talker", talker, "--bad-fraction", "0.05"])
+        let records = try track(log)
+        #expect(records.count > 800)
+        for record in records {
+            let signals = Self.signals(record)
+            #expect(signals["jumped"] as? Bool == false, "\(signals)")
+            #expect(signals["spoofingSuspected"] as? Bool == false, "\(signals)")
+        }
+    }
+
+    @Test(arguments: ["GP", "GN"]) func aSpoofedDriveJumpsOnceAndLooksSpoofedFromThenOn(_ talker: String) throws {
+        let honest = try generate(["--epochs", "300", "--seed", "5", "--talker", talker])
+        let spoofed = honest + ".spoofed"
+        let truth = honest + ".truth"
+        try Self.run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/spoof-nmea.py").path,
+                      "--in", honest, "--out", spoofed, "--from-epoch", "150", "--truth", truth])
+        var spoofedFrom: Int64?
+        for line in try String(contentsOfFile: truth, encoding: .utf8).split(separator: "\n") {
+            let epoch = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            if epoch["spoofed"] as? Bool == true, spoofedFrom == nil { spoofedFrom = Self.timeOfDay(try #require(epoch["time"] as? String)) }
+        }
+        let start = try #require(spoofedFrom)
+        let records = try track(spoofed)
+        #expect(records.count == 300)
+        let jumps = records.filter { Self.signals($0)["jumped"] as? Bool == true }.compactMap(Self.timeOfDay)
+        #expect(jumps == [start])
+        for record in records {
+            let time = try #require(Self.timeOfDay(record))
+            #expect(Self.signals(record)["spoofingSuspected"] as? Bool == (time >= start), "at \(time): \(Self.signals(record))")
+        }
+    }
+}
