@@ -60,11 +60,14 @@ final class GPSPipe {
     }
 
     /// The TPV reports printed so far, as parsed JSON objects.
-    func positionReports() -> [[String: Any]] {
+    func positionReports() -> [[String: Any]] { reports(ofClass: "TPV") }
+
+    /// The reports of `reportClass` (TPV, SKY, …) printed so far, as parsed JSON objects.
+    func reports(ofClass reportClass: String) -> [[String: Any]] {
         guard let text = try? String(contentsOfFile: outputPath, encoding: .utf8) else { return [] }
         return text.split(whereSeparator: \.isNewline).compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  object["class"] as? String == "TPV" else { return nil }
+                  object["class"] as? String == reportClass else { return nil }
             return object
         }
     }
