@@ -118,7 +118,7 @@ struct ConfigCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 let store = ConfigStore(path: globalOptions.configPath)
-                _ = try store.load()
+                try LocationPolicy.validate(Settings(try store.load()))
                 try FileHandleOutput.stdout("ok: \(store.path)\n")
             }
         }

@@ -24,7 +24,13 @@ struct TriggerCommand: AsyncParsableCommand {
             configured endpoint's format; if that fails, the record goes to the spool for the \
             next flush, with a warning, and the exit code is still 0.
 
-            Exit 0 whenever a record was printed; 3 with --require-location when it has no location.
+            --policy adds the location policy's decision (policy.zones, policy.countries) to the \
+            record: allow, deny or undetermined, judged on the circle of the fix's accuracy. \
+            --enforce also exits 4, with the reason on stderr, unless the decision is allow \
+            (undetermined counts as policy.undetermined says); the record is still printed.
+
+            Exit 0 whenever a record was printed; 3 with --require-location when it has no location; \
+            4 with --enforce when the policy does not allow.
             """
     )
 
@@ -52,6 +58,12 @@ struct TriggerCommand: AsyncParsableCommand {
 
     @Flag(name: .customLong("require-location"), help: "Exit 3 when the record has no location.")
     var requireLocation = false
+
+    @Flag(name: .long, help: "Add the location policy's decision (policy.*) to the record.")
+    var policy = false
+
+    @Flag(name: .long, help: "Exit 4 unless the location policy allows (implies --policy).")
+    var enforce = false
 
     @Flag(name: .long, help: "Log debug diagnostics (connections, waits) on stderr.")
     var verbose = false
@@ -89,7 +101,8 @@ struct TriggerCommand: AsyncParsableCommand {
                 permission: permission?.granted,
                 now: now,
                 source: sourceOptions.specifier,
-                replaySpeed: sourceOptions.replaySpeed))
+                replaySpeed: sourceOptions.replaySpeed,
+                policy: policy || enforce))
             // The record is still sent when stdout cannot take it; the failure is the exit code.
             let printed = Result { try FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings)) + "\n") }
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint),
@@ -101,6 +114,9 @@ struct TriggerCommand: AsyncParsableCommand {
                 throw GeolocateError.locationRequired(reason: "errorCode \(record.errorCode.rawValue) (--require-location)")
             }
             try printed.get()
+            if enforce, let decision = record.policy, !LocationPolicy.passes(decision, settings: settings) {
+                throw GeolocateError.policyDenied(decision)
+            }
         }
     }
 }

@@ -10,10 +10,12 @@ public struct TriggerRequest: Sendable {
     public var now: Int64?
     public var source: SourceSpecifier?
     public var replaySpeed: ReplaySpeed
+    /// `--policy` (or `--enforce`): the record carries a policy decision.
+    public var policy: Bool
 
     public init(action: String, mode: CollectionMode = .default, timeoutMilliseconds: Int64? = nil,
                 permission: [Permission]? = nil, now: Int64? = nil, source: SourceSpecifier? = nil,
-                replaySpeed: ReplaySpeed = .asap) {
+                replaySpeed: ReplaySpeed = .asap, policy: Bool = false) {
         self.action = action
         self.mode = mode
         self.timeoutMilliseconds = timeoutMilliseconds
@@ -21,6 +23,7 @@ public struct TriggerRequest: Sendable {
         self.now = now
         self.source = source
         self.replaySpeed = replaySpeed
+        self.policy = policy
     }
 }
 
@@ -53,13 +56,18 @@ public struct Trigger {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         let privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
+        // A bad zones file is refused before anything is collected.
+        let policy = try LocationPolicy.applies(to: request.action, flag: request.policy, settings: settings)
+            ? LocationPolicy(settings: settings) : nil
         let collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory) }
         var record = await privacy.apply(to: collected)
+        let country = record.fix == nil ? nil : privacy.signalCountry(for: record)
         if SignalDetector.isEnabled(settings), let fix = record.fix {
             var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory,
                                           replay: fix.provider == .nmeaReplay, logger: logger)
-            record = detector.annotateAndSave(record, country: privacy.signalCountry(for: record), now: clock.nowMilliseconds)
+            record = detector.annotateAndSave(record, country: country, now: clock.nowMilliseconds)
         }
+        if let policy { record.policy = policy.decide(fix: record.fix, country: country) }
         return OutputPolicy(settings: settings).applied(to: record)
     }
 

@@ -74,6 +74,16 @@ public enum ConfigKey {
                                                     help: "a live fix whose time is further than this from the system clock when it arrives is replayed")
     public static let signalsMinCn0StdDev = Setting<Double>("signals.minCn0StdDev", .number(0...50, unit: "dB-Hz"), default: 2.0,
                                                     help: "5 or more satellites whose C/N0 spread (standard deviation) is below this look spoofed")
+    public static let policyEnabled = Setting<Bool>("policy.enabled", .boolean, default: false,
+                                             help: "every trigger record carries a policy decision, as with --policy")
+    public static let actionPolicy = Setting<Bool?>("actions.NAME.policy", SettingKind<Bool>.boolean.optional, default: nil,
+                                            help: "records of action NAME carry a policy decision (default: policy.enabled)")
+    public static let policyZones = Setting<String?>("policy.zones", SettingKind<String>.path.optional, default: nil,
+                                             help: "a GeoJSON FeatureCollection of named zones (Polygon, MultiPolygon, Point with radius) that allow or deny")
+    public static let policyCountries = Setting<[String]?>("policy.countries", SettingKind<[String]>.countryList.optional, default: nil,
+                                                   help: "the ISO 3166-1 alpha-2 countries allowed (none: no country rule)")
+    public static let policyUndetermined = Setting<UndeterminedPolicy>("policy.undetermined", SettingKind<UndeterminedPolicy>.choice(), default: .deny,
+                                                              help: "what --enforce does when the accuracy circle straddles a boundary or the country is unknown")
     /// `fields.NAME`, one per field of `RecordFields`, in the order of `RecordFields.keys`.
     public static let fields: [Setting<Bool>] = RecordFields.keys.map {
         Setting("fields.\($0.name)", .boolean, default: true, help: "records carry \($0.name)")
@@ -90,6 +100,7 @@ public enum ConfigKey {
         geocoderURL.entry, geocoderMinInterval.entry, geocoderTimeout.entry,
         signalsEnabled.entry, signalsMaxSpeed.entry, signalsCountryWindow.entry, signalsStaleAfter.entry,
         signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry,
+        policyEnabled.entry, actionPolicy.entry, policyZones.entry, policyCountries.entry, policyUndetermined.entry,
     ] + fields.map(\.entry)
 
     private static var anyDuration: SettingKind<Int64> {

@@ -168,6 +168,35 @@ extension SettingKind where Value == String {
     }
 }
 
+extension SettingKind where Value == String {
+    /// A file's path, as typed; a relative path is taken from the working directory.
+    static var path: SettingKind {
+        .text("a file's path", parse: { text in
+            guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw GeolocateError.usage("invalid path '\(text)' (no control characters)")
+            }
+            return text
+        }, format: { $0 })
+    }
+}
+
+extension SettingKind where Value == [String] {
+    /// ISO 3166-1 alpha-2 codes, as a list.
+    static var countryList: SettingKind {
+        let code = SettingKind<String>.countryCode
+        return SettingKind(valid: "a list of two-letter country codes, such as IE, FR", parse: { text in
+            let codes = try ListText.items(text).map(code.parse)
+            guard !codes.isEmpty else { throw GeolocateError.usage("invalid list '\(text)' (use two-letter country codes, such as IE,FR)") }
+            return codes
+        }, decode: { json in
+            guard let names = json.strings, case .array(let items) = json, names.count == items.count, !names.isEmpty else {
+                throw GeolocateError.usage("must be a list of country codes such as [\"IE\", \"FR\"]")
+            }
+            return try names.map(code.parse)
+        }, encode: { .array($0.map { .string($0) }) })
+    }
+}
+
 extension SettingKind where Value == [Permission] {
     static var permissions: SettingKind {
         SettingKind(valid: "a list of fine, coarse (none or empty for none)", parse: Permission.parseList, decode: { json in

@@ -17,6 +17,7 @@ enum MosaicEncoder: RecordEncoder {
         json.stringIfPresent("deviceModel", record.device?.model)
         json.stringIfPresent("osVersion", record.device?.osVersion)
         if let signals = record.signals { SignalsEncoder.write(signals, style: .mosaic, to: &json) }
+        if let policy = record.policy { SignalsEncoder.write(policy, style: .mosaic, to: &json) }
         json.endObject()
     }
 

@@ -35,6 +35,7 @@ enum OpenLocateEncoder: RecordEncoder {
             }
         }
         if let signals = record.signals { SignalsEncoder.write(signals, style: .openLocate, to: &json) }
+        if let policy = record.policy { SignalsEncoder.write(policy, style: .openLocate, to: &json) }
         json.endObject()
     }
 }

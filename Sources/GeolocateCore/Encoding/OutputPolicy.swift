@@ -46,9 +46,11 @@ public struct OutputPolicy: Sendable, Equatable {
         }
         if let address = record.address { record.address = address.limited(to: allowed) }
         // Distances and speeds between reports tell where the device is: only with coordinates.
-        if let signals = record.signals, !allowed.isSuperset(of: [.latitude, .longitude]) {
-            record.signals = signals.withoutFigures(keepingCountry: allowed.contains(.countryCode))
+        if !allowed.isSuperset(of: [.latitude, .longitude]) {
+            record.signals = record.signals?.withoutFigures(keepingCountry: allowed.contains(.countryCode))
+            record.policy?.boundaryDistance = nil
         }
+        if !allowed.contains(.countryCode) { record.policy?.country = nil }
         if !fields.locationContext { record.context = nil }
         if var device = record.device {
             if !fields.deviceId { device.id = nil }

@@ -1,4 +1,4 @@
-/// The `signals` object (SPEC §10.1), in the style of the record that carries it.
+/// The `signals` and `policy` objects (SPEC §10), in the style of the record that carries them.
 enum SignalsEncoder {
     /// How figures are written: the Mosaic record's decimal strings and camelCase, or
     /// OpenLocate's numbers and snake_case.
@@ -46,6 +46,21 @@ enum SignalsEncoder {
         }
         json.bool(style.key("spoofingSuspected", "spoofing_suspected"), signals.spoofingSuspected)
         json.strings("reasons", signals.reasons)
+        json.endObject()
+    }
+
+    static func write(_ policy: PolicyResult, style: Style, to json: inout JSONWriter) {
+        json.beginObject("policy")
+        json.string("decision", policy.decision.rawValue)
+        json.string("zone", policy.zone)
+        json.string("reason", policy.reason)
+        let key = style.key("boundaryDistance", "boundary_distance")
+        switch style {
+        case .mosaic:
+            if let distance = policy.boundaryDistance { json.decimalStringIfPresent(key, distance, digits: 1) } else { json.null(key) }
+        case .openLocate:
+            json.number(key, policy.boundaryDistance, digits: 1)
+        }
         json.endObject()
     }
 }

@@ -25,6 +25,8 @@ public struct Record: Sendable, Equatable {
     public var address: Address?
     /// Risk signals (SPEC §10.1), on records with a location unless `signals.enabled` is false.
     public var signals: Signals?
+    /// The location policy's decision (SPEC §10.2), on trigger records when a policy applies.
+    public var policy: PolicyResult?
     /// The fields the location object may show: those `privacy.*` and `fields.*` allowed when
     /// the record was made (see `OutputPolicy`). Every output format obeys it.
     public var attributes: LocationAttributes = .all

@@ -63,14 +63,13 @@ public enum Geodesy {
 }
 
 /// The plane tangent to the ellipsoid at one point, east and north in metres: within 100 km
-/// of that point, distances in it differ from geodesic ones by under 0.02 %, at any latitude
+/// of that point, distances in it differ from geodesic ones by under 0.01 %, at any latitude
 /// and across the antimeridian, because it is built from Earth-centred coordinates, not from
 /// degrees.
 struct LocalPlane {
-    private let origin: SIMD3<Double>
-    private let east: SIMD3<Double>
-    private let north: SIMD3<Double>
-    private let up: SIMD3<Double>
+    let origin: SIMD3<Double>
+    let east: SIMD3<Double>
+    let north: SIMD3<Double>
 
     init(latitude: Double, longitude: Double) {
         let radians = Double.pi / 180
@@ -79,13 +78,5 @@ struct LocalPlane {
         origin = Geodesy.ecef(latitude: latitude, longitude: longitude)
         east = SIMD3(-sinLon, cosLon, 0)
         north = SIMD3(-sinLat * cosLon, -sinLat * sinLon, cosLat)
-        up = SIMD3(cosLat * cosLon, cosLat * sinLon, sinLat)
-    }
-
-    /// The point's east and north offsets in metres, and how far it lies below the plane
-    /// (a point on the far side of the Earth is not in the plane's reach).
-    func project(latitude: Double, longitude: Double) -> (point: SIMD2<Double>, depth: Double) {
-        let d = Geodesy.ecef(latitude: latitude, longitude: longitude) - origin
-        return (SIMD2((d * east).sum(), (d * north).sum()), -(d * up).sum())
     }
 }

@@ -96,6 +96,7 @@ public final class Spool: Sendable {
         // Schema version 2: typed columns instead of each record's Mosaic line.
         migrator.registerMigration("typedRecords") { db in try SpoolColumns.migrateVersion1(db) }
         migrator.registerMigration("signals") { db in try SpoolColumns.addMissingColumns(db, version: 3) }
+        migrator.registerMigration("policy") { db in try SpoolColumns.addMissingColumns(db, version: 4) }
         return migrator
     }
 

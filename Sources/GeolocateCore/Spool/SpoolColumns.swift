@@ -8,8 +8,8 @@ import GRDB
 /// withhold is stored `NULL`: the spool keeps nothing the privacy settings kept out.
 enum SpoolColumns {
     /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
-    /// JSON line, 2 keeps typed columns, 3 adds the signals.
-    static let schemaVersion = 3
+    /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision.
+    static let schemaVersion = 4
 
     /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
     static let definitions: [(name: String, type: String)] = [
@@ -27,6 +27,9 @@ enum SpoolColumns {
         ("signalFlags", "INTEGER"), ("previousTimestamp", "INTEGER"), ("previousDistance", "REAL"), ("previousCountry", "TEXT"),
         ("impliedSpeed", "REAL"), ("clockSkewMs", "INTEGER"), ("satellitesUsed", "INTEGER"), ("satellitesMeasured", "INTEGER"),
         ("cn0Mean", "REAL"), ("cn0StdDev", "REAL"), ("signalReasons", "TEXT"),
+        // Schema version 4: the policy decision. `policyDecision` is NULL for a record without one.
+        ("policyDecision", "TEXT"), ("policyZone", "TEXT"), ("policyRule", "TEXT"), ("policyCountry", "TEXT"),
+        ("policyBoundaryDistance", "REAL"),
     ]
 
     /// `id, recordedAt, action, …`: the column list for `INSERT` and `SELECT`.
@@ -76,7 +79,10 @@ enum SpoolColumns {
             record.context?.rawValue, record.device?.id, record.device?.model, record.device?.osVersion,
             shown(.countryCode, address?.countryCode), shown(.district, address?.district), shown(.city, address?.city),
             shown(.street, address?.street), shown(.streetNumber, address?.streetNumber),
-        ] + signalArguments(record.signals)
+        ] + signalArguments(record.signals) + [
+            record.policy?.decision.rawValue, record.policy?.zone, record.policy?.rule.rawValue, record.policy?.country,
+            record.policy?.boundaryDistance,
+        ]
     }
 
     /// The signals' columns; withheld figures were removed by `OutputPolicy` before.
@@ -139,6 +145,10 @@ enum SpoolColumns {
             }
             signals.reasons = (text(41) ?? "").split(separator: "\n").map(String.init)
             record.signals = signals
+        }
+        if let decision = text(42).flatMap(PolicyResult.Decision.init(rawValue:)),
+           let rule = text(44).flatMap(PolicyResult.Rule.init(rawValue:)) {
+            record.policy = PolicyResult(decision: decision, zone: text(43), rule: rule, country: text(45), boundaryDistance: real(46))
         }
         return record
     }

@@ -33,6 +33,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     /// Standard output could not take what the command printed: a full disk, an I/O error
     /// (exit 74, EX_IOERR).
     case outputFailed(reason: String)
+    /// `--enforce` and the location policy did not allow (exit 4); the record is still printed.
+    case policyDenied(PolicyResult)
 
     public var exitCode: Int32 {
         switch self {
@@ -45,6 +47,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .configuration, .permissionRequired, .missingSetting, .endpointRefused: return 78
         case .locationRequired: return 3
         case .outputFailed: return 74
+        case .policyDenied: return 4
         }
     }
 
@@ -75,6 +78,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return message
         case .outputFailed(let reason):
             return "cannot write to standard output: \(reason)"
+        case .policyDenied(let result):
+            return "policy: \(result.decision.rawValue): \(result.reason) (--enforce)"
         }
     }
 }

@@ -1,0 +1,130 @@
+import Foundation
+
+/// The decision of a location policy on one record (SPEC §10.2), as the record carries it.
+public struct PolicyResult: Sendable, Equatable {
+    public enum Decision: String, Sendable, CaseIterable {
+        case allow
+        case deny
+        case undetermined
+    }
+
+    /// Which rule decided, in the order they apply; the reason's words come from it.
+    public enum Rule: String, Sendable {
+        case noLocation
+        case insideDenyZone
+        case nearDenyZone
+        case countryNotAllowed
+        case countryUnknown
+        case insideAllowZone
+        case outsideAllowZones
+        case acrossAllowZone
+        case noAllowZone
+    }
+
+    public var decision: Decision
+    /// The zone that decided: for `outsideAllowZones`, the nearest allow zone.
+    public var zone: String?
+    public var rule: Rule
+    /// The country a country rule judged; withheld below `COUNTRY` precision.
+    public var country: String?
+    /// Metres from the location to `zone`'s nearest boundary; withheld below `GPS_LOCATION`.
+    public var boundaryDistance: Double?
+
+    public init(decision: Decision, zone: String? = nil, rule: Rule, country: String? = nil, boundaryDistance: Double? = nil) {
+        self.decision = decision
+        self.zone = zone
+        self.rule = rule
+        self.country = country
+        self.boundaryDistance = boundaryDistance
+    }
+
+    /// One short English line; figures only where `boundaryDistance` is kept.
+    public var reason: String {
+        let zone = self.zone ?? "?"
+        let distance = boundaryDistance.map(SignalText.distance)
+        switch rule {
+        case .noLocation: return "no location"
+        case .insideDenyZone: return "inside deny zone \(zone)" + (distance.map { " by \($0)" } ?? "")
+        case .nearDenyZone: return "the accuracy circle crosses deny zone \(zone)" + (distance.map { " (\($0) from its boundary)" } ?? "")
+        case .countryNotAllowed: return country.map { "country \($0) is not in policy.countries" } ?? "the country is not in policy.countries"
+        case .countryUnknown: return country.map { "the country is withheld (\($0): the fix is not accurate enough)" } ?? "the country is unknown or withheld"
+        case .insideAllowZone: return "inside \(zone)" + (distance.map { " by \($0)" } ?? "")
+        case .outsideAllowZones: return "outside every allow zone; the nearest is \(zone)" + (distance.map { ", \($0) away" } ?? "")
+        case .acrossAllowZone: return "the accuracy circle crosses the boundary of \(zone)" + (distance.map { " (\($0) from it)" } ?? "")
+        case .noAllowZone: return "no allow zone and no rule denies"
+        }
+    }
+}
+
+/// `policy.*`: zones that allow or deny, countries allowed, and what an undetermined
+/// decision counts as (SPEC §10.2).
+public struct LocationPolicy: Sendable {
+    var zones: [Zone]
+    /// `policy.countries`; `nil` is no country rule.
+    public var countries: Set<String>?
+    /// `privacy.countryCodeReplacement`: a code that is not a country.
+    var countryCodeReplacement: String
+
+    /// The policy of `settings`, its zones read from `policy.zones`.
+    /// - Throws: `GeolocateError.configuration` (78) for a zones file that is missing,
+    ///   unreadable or invalid, naming the file and the feature.
+    public init(settings: Settings) throws {
+        zones = try settings[ConfigKey.policyZones].map(ZoneFile.load) ?? []
+        countries = settings[ConfigKey.policyCountries].map(Set.init)
+        countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
+    }
+
+    /// Whether records of `action` carry a policy decision: `--policy`/`--enforce`, else
+    /// `actions.NAME.policy`, else `policy.enabled`.
+    public static func applies(to action: String, flag: Bool, settings: Settings) -> Bool {
+        flag || (settings[ConfigKey.actionPolicy, name: action] ?? settings[ConfigKey.policyEnabled])
+    }
+
+    /// Checks the zones file of `settings`, for `config validate`.
+    public static func validate(_ settings: Settings) throws {
+        _ = try LocationPolicy(settings: settings)
+    }
+
+    /// Whether `--enforce` lets `result` pass under `settings`' `policy.undetermined`.
+    public static func passes(_ result: PolicyResult, settings: Settings) -> Bool {
+        result.decision == .allow || (result.decision == .undetermined && settings[ConfigKey.policyUndetermined] == .allow)
+    }
+
+    /// The decision for `fix` in `country`, using the circle of the fix's accuracy (an unknown
+    /// accuracy is a circle without bound): the first rule that applies wins.
+    public func decide(fix: Fix?, country: String?) -> PolicyResult {
+        guard let fix else { return PolicyResult(decision: .undetermined, rule: .noLocation) }
+        let radius = fix.horizontalAccuracy ?? .infinity
+        let measures = zones.map { ($0, $0.measure(latitude: fix.latitude, longitude: fix.longitude)) }
+        let deny = measures.filter { $0.0.effect == .deny }
+        if let (zone, measure) = deny.first(where: { $0.1.inside }) {
+            return PolicyResult(decision: .deny, zone: zone.name, rule: .insideDenyZone, boundaryDistance: measure.boundaryDistance)
+        }
+        if let (zone, measure) = deny.filter({ $0.1.boundaryDistance < radius }).min(by: { $0.1.boundaryDistance < $1.1.boundaryDistance }) {
+            return PolicyResult(decision: .undetermined, zone: zone.name, rule: .nearDenyZone, boundaryDistance: measure.boundaryDistance)
+        }
+        if let countries {
+            guard let country, country != countryCodeReplacement, country.utf8.count == 2 else {
+                return PolicyResult(decision: .undetermined, rule: .countryUnknown, country: country)
+            }
+            if !countries.contains(country) { return PolicyResult(decision: .deny, rule: .countryNotAllowed, country: country) }
+        }
+        let allow = measures.filter { $0.0.effect == .allow }
+        guard !allow.isEmpty else { return PolicyResult(decision: .allow, rule: .noAllowZone) }
+        if let (zone, measure) = allow.filter({ $0.1.inside && $0.1.boundaryDistance >= radius })
+            .max(by: { $0.1.boundaryDistance < $1.1.boundaryDistance }) {
+            return PolicyResult(decision: .allow, zone: zone.name, rule: .insideAllowZone, boundaryDistance: measure.boundaryDistance)
+        }
+        let nearest = allow.min { $0.1.boundaryDistance < $1.1.boundaryDistance }!
+        if allow.allSatisfy({ !$0.1.inside && $0.1.boundaryDistance >= radius }) {
+            return PolicyResult(decision: .deny, zone: nearest.0.name, rule: .outsideAllowZones, boundaryDistance: nearest.1.boundaryDistance)
+        }
+        return PolicyResult(decision: .undetermined, zone: nearest.0.name, rule: .acrossAllowZone, boundaryDistance: nearest.1.boundaryDistance)
+    }
+}
+
+/// `policy.undetermined`: what an undetermined decision counts as under `--enforce`.
+public enum UndeterminedPolicy: String, Sendable, CaseIterable {
+    case deny
+    case allow
+}

@@ -1,0 +1,213 @@
+import Foundation
+
+/// One area of `policy.zones`: a polygon (with holes), several, or a circle, that allows or
+/// denies (SPEC §10.2).
+struct Zone: Sendable {
+    enum Effect: String, Sendable {
+        case allow
+        case deny
+    }
+
+    enum Shape: Sendable {
+        /// A point with a radius in metres.
+        case circle(latitude: Double, longitude: Double, radius: Double)
+        /// Polygons, each an outer ring and its holes, as Earth-centred vertices; a ring's last
+        /// vertex is its first.
+        case polygons([[[SIMD3<Double>]]])
+    }
+
+    var name: String
+    var effect: Effect
+    var shape: Shape
+    /// The Earth-centred point the zone is gathered around, and the longest chord from it to
+    /// a vertex: a cheap test for "far from this zone".
+    var centre: SIMD3<Double>
+    var reach: Double
+}
+
+/// Where a location is relative to one zone.
+struct ZoneMeasure: Equatable {
+    var inside: Bool
+    /// Metres from the location to the zone's nearest boundary.
+    var boundaryDistance: Double
+}
+
+extension Zone {
+    /// Beyond this many metres past a zone's reach, distances are measured on a sphere from
+    /// its vertices (0.5 %), not in the local plane (0.02 % within 100 km).
+    static let nearMargin = 200_000.0
+
+    /// The location's place relative to the zone.
+    func measure(latitude: Double, longitude: Double) -> ZoneMeasure {
+        switch shape {
+        case .circle(let centreLatitude, let centreLongitude, let radius):
+            let distance = Geodesy.distance(latitude1: latitude, longitude1: longitude, latitude2: centreLatitude, longitude2: centreLongitude)
+            return ZoneMeasure(inside: distance <= radius, boundaryDistance: abs(radius - distance))
+        case .polygons(let polygons):
+            let point = Geodesy.ecef(latitude: latitude, longitude: longitude)
+            guard simdLength(point - centre) <= reach + Zone.nearMargin else {
+                let chord = polygons.joined().joined().map { simdLength($0 - point) }.min() ?? 0
+                return ZoneMeasure(inside: false, boundaryDistance: 2 * 6_371_008.8 * asin(min(1, chord / (2 * 6_371_008.8))))
+            }
+            let plane = LocalPlane(latitude: latitude, longitude: longitude)
+            var inside = false
+            var nearest = Double.infinity
+            for polygon in polygons {
+                var crossings = 0
+                for ring in polygon {
+                    var previous = plane.project(ring[0])
+                    for vertex in ring.dropFirst() {
+                        let current = plane.project(vertex)
+                        // Even-odd rule on a ray from the location (the origin) towards +x.
+                        if (previous.y > 0) != (current.y > 0),
+                           previous.x + (current.x - previous.x) * (0 - previous.y) / (current.y - previous.y) > 0 {
+                            crossings += 1
+                        }
+                        nearest = min(nearest, LocalPlane.distanceFromOrigin(toSegment: previous, current))
+                        previous = current
+                    }
+                }
+                if crossings % 2 == 1 { inside = true }
+            }
+            return ZoneMeasure(inside: inside, boundaryDistance: nearest)
+        }
+    }
+}
+
+@inline(__always)
+private func simdLength(_ v: SIMD3<Double>) -> Double { (v * v).sum().squareRoot() }
+
+extension LocalPlane {
+    /// A vertex's east and north offsets in metres.
+    @inline(__always)
+    func project(_ vertex: SIMD3<Double>) -> SIMD2<Double> {
+        let d = vertex - origin
+        return SIMD2((d * east).sum(), (d * north).sum())
+    }
+
+    /// The distance from the plane's origin to the segment from `a` to `b`.
+    static func distanceFromOrigin(toSegment a: SIMD2<Double>, _ b: SIMD2<Double>) -> Double {
+        let edge = b - a
+        let length = (edge * edge).sum()
+        let t = length == 0 ? 0 : min(1, max(0, -(a * edge).sum() / length))
+        let closest = a + edge * t
+        return (closest * closest).sum().squareRoot()
+    }
+}
+
+/// Reads `policy.zones`: a GeoJSON FeatureCollection (RFC 7946) of named zones.
+enum ZoneFile {
+    /// The zones in the file at `path`.
+    /// - Throws: `GeolocateError.configuration` naming the file and, for a bad feature, its
+    ///   index (from 0) and name.
+    static func load(path: String) throws -> [Zone] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = access(path, F_OK) == 0 ? "cannot be read" : "does not exist"
+            throw GeolocateError.configuration(file: path, line: nil, reason: "the policy.zones file \(reason)")
+        }
+        return try parse(data, path: path)
+    }
+
+    /// The zones in `data`, read from `path`.
+    static func parse(_ data: Data, path: String) throws -> [Zone] {
+        func fail(_ reason: String) -> GeolocateError { .configuration(file: path, line: nil, reason: reason) }
+        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            throw fail("not JSON")
+        }
+        guard let collection = object as? [String: Any], collection["type"] as? String == "FeatureCollection",
+              let features = collection["features"] as? [Any] else {
+            throw fail("not a GeoJSON FeatureCollection (RFC 7946) with a \"features\" list")
+        }
+        var zones: [Zone] = []
+        var names: Set<String> = []
+        for (index, item) in features.enumerated() {
+            func featureFail(_ reason: String, name: String? = nil) -> GeolocateError {
+                fail("feature \(index)\(name.map { " (\(JSONWriter.quoted($0)))" } ?? ""): \(reason)")
+            }
+            guard let feature = item as? [String: Any], feature["type"] as? String == "Feature" else {
+                throw featureFail("not a Feature")
+            }
+            let properties = feature["properties"] as? [String: Any] ?? [:]
+            guard let name = properties["name"] as? String, !name.isEmpty, name.utf8.count <= 200 else {
+                throw featureFail("no \"name\" property (each zone needs a unique name)")
+            }
+            guard names.insert(name).inserted else { throw featureFail("another feature has the same name", name: name) }
+            let effectText = properties["effect"] as? String ?? "allow"
+            guard let effect = Zone.Effect(rawValue: effectText) else {
+                throw featureFail("\"effect\" must be allow or deny", name: name)
+            }
+            guard let geometry = feature["geometry"] as? [String: Any], let type = geometry["type"] as? String else {
+                throw featureFail("no geometry", name: name)
+            }
+            do {
+                zones.append(try zone(name: name, effect: effect, type: type, geometry: geometry, properties: properties))
+            } catch let reason as GeometryProblem {
+                throw featureFail(reason.text, name: name)
+            }
+        }
+        return zones
+    }
+
+    private struct GeometryProblem: Error {
+        var text: String
+    }
+
+    private static func zone(name: String, effect: Zone.Effect, type: String, geometry: [String: Any],
+                             properties: [String: Any]) throws -> Zone {
+        switch type {
+        case "Point":
+            let position = try position(geometry["coordinates"])
+            guard let radius = (properties["radius"] as? NSNumber)?.doubleValue, radius.isFinite, radius > 0, radius <= 20_000_000 else {
+                throw GeometryProblem(text: "a Point needs a numeric \"radius\" property in metres, above 0 and at most 20000000")
+            }
+            let centre = Geodesy.ecef(latitude: position.latitude, longitude: position.longitude)
+            return Zone(name: name, effect: effect, shape: .circle(latitude: position.latitude, longitude: position.longitude, radius: radius),
+                        centre: centre, reach: radius)
+        case "Polygon":
+            return polygonZone(name: name, effect: effect, polygons: [try polygon(geometry["coordinates"])])
+        case "MultiPolygon":
+            guard let list = geometry["coordinates"] as? [Any], !list.isEmpty else {
+                throw GeometryProblem(text: "a MultiPolygon needs a list of polygons")
+            }
+            return polygonZone(name: name, effect: effect, polygons: try list.map(polygon))
+        default:
+            throw GeometryProblem(text: "a \(type) cannot be a zone (use Polygon, MultiPolygon, or Point with a radius)")
+        }
+    }
+
+    private static func polygonZone(name: String, effect: Zone.Effect, polygons: [[[SIMD3<Double>]]]) -> Zone {
+        let vertices = Array(polygons.joined().joined())
+        let sum = vertices.reduce(SIMD3<Double>.zero, +)
+        let direction = sum / Double(vertices.count)
+        // The vertices' mean, moved to the surface: a centre whose chord to every vertex is short.
+        let centre = (direction * direction).sum() > 1 ? direction : vertices[0]
+        let reach = vertices.map { simdLength($0 - centre) }.max() ?? 0
+        return Zone(name: name, effect: effect, shape: .polygons(polygons), centre: centre, reach: reach)
+    }
+
+    private static func polygon(_ value: Any?) throws -> [[SIMD3<Double>]] {
+        guard let rings = value as? [Any], !rings.isEmpty else { throw GeometryProblem(text: "a polygon needs a list of rings") }
+        return try rings.enumerated().map { index, ring in
+            guard let positions = ring as? [Any], positions.count >= 4 else {
+                throw GeometryProblem(text: "polygon ring \(index) needs at least 4 positions (the last repeating the first)")
+            }
+            let points = try positions.map(position)
+            guard points.first! == points.last! else {
+                throw GeometryProblem(text: "polygon ring \(index) is not closed (its last position must repeat its first)")
+            }
+            return points.map { Geodesy.ecef(latitude: $0.latitude, longitude: $0.longitude) }
+        }
+    }
+
+    /// A GeoJSON position: [longitude, latitude], degrees in range.
+    private static func position(_ value: Any?) throws -> (longitude: Double, latitude: Double) {
+        guard let pair = value as? [Any], pair.count >= 2, let longitude = (pair[0] as? NSNumber)?.doubleValue,
+              let latitude = (pair[1] as? NSNumber)?.doubleValue else {
+            throw GeometryProblem(text: "a position must be [longitude, latitude] in numbers")
+        }
+        guard FixLimits.isValidPosition(latitude: latitude, longitude: longitude) else {
+            throw GeometryProblem(text: "coordinates out of range ([\(longitude), \(latitude)]: longitude -180 to 180, latitude -90 to 90)")
+        }
+        return (longitude, latitude)
+    }
+}
