@@ -45,7 +45,7 @@ bench:
 # files, flag and config values, state files, spooled records, geocoder answers) with libFuzzer
 # and AddressSanitizer, FUZZ_SECONDS each (60), from the seeds in Fuzz/corpus.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= nmea gpsd config text state spool geocoder
+FUZZ_TARGETS ?= nmea gpsd config text state spool geocoder zones
 FUZZ_SEED ?= 0
 fuzz: deps
 	$(SWIFT) build --product geolocate-fuzz --scratch-path .build-fuzz \

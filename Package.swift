@@ -62,6 +62,7 @@ let package = Package(
         .testTarget(
             name: "GeolocateCoreTests",
             dependencies: ["GeolocateCore", "NMEA", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Policy/policy-oracle.py"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "NMEATests", dependencies: ["NMEA"]),

@@ -29,6 +29,8 @@ enum FuzzTarget: String, CaseIterable {
     case spool
     /// A Nominatim `/reverse` answer.
     case geocoder
+    /// A `policy.zones` GeoJSON file, then decisions at places that stress the geometry.
+    case zones
 
     /// Runs one input; a finding is a trap (a failed `check` included).
     func run(_ bytes: [UInt8]) {
@@ -40,6 +42,7 @@ enum FuzzTarget: String, CaseIterable {
         case .state: FuzzTarget.state(bytes)
         case .spool: FuzzTarget.spool(bytes)
         case .geocoder: _ = try? StreetGeocoder.parse(bytes)
+        case .zones: FuzzTarget.zones(bytes)
         }
     }
 
@@ -102,6 +105,18 @@ enum FuzzTarget: String, CaseIterable {
                 precondition((0...RetryAfter.maximumMilliseconds).contains(wait), "Retry-After out of range")
             }
             for setting in ConfigKey.all { _ = try? setting.parse(text) }
+        }
+    }
+
+    private static func zones(_ bytes: [UInt8]) {
+        guard let policy = try? LocationPolicy(zonesData: Data(bytes), path: "fuzz.geojson") else { return }
+        for (latitude, longitude) in [(0.0, 0.0), (89.99, 179.99), (-45, -179.9), (53.38, -6.6), (-90, 0)] {
+            for accuracy in [nil, 0.5, 5_000] as [Double?] {
+                let fix = Fix(timestamp: 1_795_000_000_000, latitude: latitude, longitude: longitude, mode: .twoD,
+                              horizontalAccuracy: accuracy, provider: .gpsd)
+                let result = policy.decide(fix: fix, country: "IE")
+                precondition(result.boundaryDistance.map { $0.isFinite && $0 >= 0 } ?? true, "boundary distance out of range")
+            }
         }
     }
 

@@ -74,6 +74,13 @@ public struct LocationPolicy: Sendable {
         countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
     }
 
+    /// The policy of the zones in `data` alone, read as from `path`: the fuzz target's entry.
+    package init(zonesData data: Data, path: String) throws {
+        zones = try ZoneFile.parse(data, path: path)
+        countries = nil
+        countryCodeReplacement = "XB"
+    }
+
     /// Whether records of `action` carry a policy decision: `--policy`/`--enforce`, else
     /// `actions.NAME.policy`, else `policy.enabled`.
     public static func applies(to action: String, flag: Bool, settings: Settings) -> Bool {

@@ -56,4 +56,20 @@ import Testing
             #expect(signals["satellites"] is [String: Any])
         }
     }
+
+    @Test func aPolicyOnALiveFix() throws {
+        // The fixture's receiver sits at 53.36134 N, 6.50562 W: inside a 1 km circle around it.
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let zones = geolocate.home.appendingPathComponent("zones.geojson").path
+        try #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"site","radius":1000},"geometry":{"type":"Point","coordinates":[-6.50562,53.36134]}}]}"#
+            .write(toFile: zones, atomically: true, encoding: .utf8)
+        #expect(try geolocate.run(["config", "set", "policy.zones", zones]).status == 0)
+        try withSteadyGPSD { fake, _, _ in
+            let result = try geolocate.run(["trigger", "login", "--source", fake.source, "--permission", "fine",
+                                            "--mode", "force-current", "--timeout", "10s", "--enforce"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let policy = try #require(try result.json()["policy"] as? [String: Any])
+            #expect(policy["decision"] as? String == "allow" && policy["zone"] as? String == "site")
+        }
+    }
 }

@@ -1,0 +1,214 @@
+import Foundation
+import Testing
+
+/// SPEC §10.2 through the binary: each rule of the decision with replayed fixes of known
+/// accuracy at known places around an office zone with a deny zone inside it, `--enforce`'s
+/// exit codes, privacy, and every kind of bad zones file.
+@Suite struct PolicyEndToEndTests {
+    let geolocate = GeolocateProcess()
+    /// The office: a square of about 1 km around this corner's north-east, in Maynooth (IE).
+    static let office = (latitude: 53.3800, longitude: -6.6000)
+    static let metresPerDegreeLatitude = 111_250.0
+    static var metresPerDegreeLongitude: Double { 111_320 * cos(office.latitude * .pi / 180) }
+    /// The lab, a deny circle of 30 m, 300 m north and 300 m east of the corner.
+    static let lab = (north: 300.0, east: 300.0, radius: 30.0)
+
+    static func place(north: Double, east: Double) -> (Double, Double) {
+        (office.latitude + north / metresPerDegreeLatitude, office.longitude + east / metresPerDegreeLongitude)
+    }
+
+    var zones: String {
+        let corner = Self.office
+        let (top, right) = Self.place(north: 1000, east: 1000)
+        let (labLatitude, labLongitude) = Self.place(north: Self.lab.north, east: Self.lab.east)
+        return """
+            {"type":"FeatureCollection","features":[
+            {"type":"Feature","properties":{"name":"office","effect":"allow"},"geometry":{"type":"Polygon","coordinates":[[[\(corner.longitude),\(corner.latitude)],[\(right),\(corner.latitude)],[\(right),\(top)],[\(corner.longitude),\(top)],[\(corner.longitude),\(corner.latitude)]]]}},
+            {"type":"Feature","properties":{"name":"lab","effect":"deny","radius":\(Self.lab.radius)},"geometry":{"type":"Point","coordinates":[\(labLongitude),\(labLatitude)]}}
+            ]}
+            """
+    }
+
+    /// An NMEA log with one fix at `north`/`east` metres from the office corner, whose GST
+    /// sigmas give it `accuracy` metres (68 %), dated 2026-11-21 12:00:00Z.
+    func log(north: Double, east: Double, accuracy: Double) throws -> String {
+        let (latitude, longitude) = Self.place(north: north, east: east)
+        func angle(_ value: Double, degreesWidth: Int) -> String {
+            let degrees = Int(abs(value))
+            let minutes = (abs(value) - Double(degrees)) * 60
+            return String(format: "%0\(degreesWidth)d%08.5f", degrees, minutes)
+        }
+        let lat = angle(latitude, degreesWidth: 2) + (latitude < 0 ? ",S" : ",N")
+        let lon = angle(longitude, degreesWidth: 3) + (longitude < 0 ? ",W" : ",E")
+        let sigma = String(format: "%.3f", accuracy / 1.5096)
+        var text = ""
+        for time in ["120000.00", "120001.00"] {
+            for body in ["GPGGA,\(time),\(lat),\(lon),1,10,0.9,50.0,M,55.0,M,,",
+                         "GPGST,\(time),1.0,\(sigma),\(sigma),0.0,\(sigma),\(sigma),2.0",
+                         "GPRMC,\(time),A,\(lat),\(lon),0.0,0.0,211126,,,A"] {
+                let checksum = body.utf8.reduce(UInt8(0)) { $0 ^ $1 }
+                text += "$\(body)*\(String(format: "%02X", checksum))\r\n"
+            }
+        }
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let path = geolocate.home.appendingPathComponent("fix-\(UUID().uuidString).nmea").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func configure(_ settings: [(String, String)] = []) throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let path = geolocate.home.appendingPathComponent("zones.geojson").path
+        try zones.write(toFile: path, atomically: true, encoding: .utf8)
+        for (key, value) in [("policy.zones", path)] + settings {
+            let result = try geolocate.run(["config", "set", key, value])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+    }
+
+    func enforce(_ log: String, _ extra: [String] = []) throws -> (status: Int32, policy: [String: Any], stderr: String) {
+        let result = try geolocate.run(["trigger", "login", "--replay", log, "--permission", "fine", "--timeout", "5s", "--enforce"] + extra)
+        let policy = try #require(try result.json()["policy"] as? [String: Any], "\(result.stderr)")
+        return (result.status, policy, result.stderr)
+    }
+
+    @Test func whollyInsideTheOfficeIsAllowed() throws {
+        try configure()
+        let result = try enforce(try log(north: 600, east: 600, accuracy: 3))
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+        #expect(result.policy["decision"] as? String == "allow" && result.policy["zone"] as? String == "office")
+        // 400 m from the nearest edges (north and east, at 1000 m).
+        let distance = Double(try #require(result.policy["boundaryDistance"] as? String))!
+        #expect(abs(distance - 400) < 4)
+        #expect(result.policy["reason"] as? String == "inside office by \(SignalTextOracle.figure(distance)) m")
+    }
+
+    @Test func insideTheDenyZoneIsDeniedWithExit4() throws {
+        try configure()
+        let result = try enforce(try log(north: Self.lab.north, east: Self.lab.east, accuracy: 3))
+        #expect(result.status == 4)
+        #expect(result.policy["decision"] as? String == "deny" && result.policy["zone"] as? String == "lab")
+        #expect(result.stderr.hasPrefix("geolocate: policy: deny: inside deny zone lab") && result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func aCircleAcrossTheDenyZoneIsUndetermined() throws {
+        try configure()
+        // 40 m north of the lab's centre: 10 m outside its 30 m, but only good to 15 m.
+        let near = try log(north: Self.lab.north + 40, east: Self.lab.east, accuracy: 15)
+        let result = try enforce(near)
+        #expect(result.status == 4 && result.policy["decision"] as? String == "undetermined")
+        #expect(result.policy["zone"] as? String == "lab")
+        // The same fix good to 5 m is wholly outside the lab and wholly inside the office.
+        #expect(try enforce(try log(north: Self.lab.north + 40, east: Self.lab.east, accuracy: 5)).policy["decision"] as? String == "allow")
+        // policy.undetermined allow lets the undetermined one through, still saying so.
+        #expect(try geolocate.run(["config", "set", "policy.undetermined", "allow"]).status == 0)
+        let allowed = try enforce(near)
+        #expect(allowed.status == 0 && allowed.policy["decision"] as? String == "undetermined")
+    }
+
+    @Test func aCircleAcrossTheOfficeEdgeIsUndeterminedAndOutsideIsDenied() throws {
+        try configure()
+        let edge = try enforce(try log(north: 990, east: 500, accuracy: 30))
+        #expect(edge.status == 4 && edge.policy["decision"] as? String == "undetermined" && edge.policy["zone"] as? String == "office")
+        let outside = try enforce(try log(north: 3000, east: 500, accuracy: 30))
+        #expect(outside.status == 4 && outside.policy["decision"] as? String == "deny" && outside.policy["zone"] as? String == "office")
+        let distance = Double(try #require(outside.policy["boundaryDistance"] as? String))!
+        #expect(abs(distance - 2000) < 20)
+        #expect((outside.policy["reason"] as? String)?.hasPrefix("outside every allow zone; the nearest is office") == true)
+    }
+
+    @Test func countriesDecideBeforeAllowZones() throws {
+        try configure([("policy.countries", "FR,DE")])
+        let result = try enforce(try log(north: 600, east: 600, accuracy: 3))
+        #expect(result.status == 4 && result.policy["decision"] as? String == "deny" && result.policy["zone"] is NSNull)
+        #expect(result.policy["reason"] as? String == "country IE is not in policy.countries")
+        // Too inaccurate for a country code (privacy.accuracyThreshold 50 m): undetermined.
+        let vague = try enforce(try log(north: 600, east: 600, accuracy: 80))
+        #expect(vague.policy["decision"] as? String == "undetermined")
+        try configure([("policy.countries", "IE")])
+        #expect(try enforce(try log(north: 600, east: 600, accuracy: 3)).policy["decision"] as? String == "allow")
+    }
+
+    @Test func noLocationIsUndetermined() throws {
+        try configure()
+        let result = try enforce(GeolocateProcess.fixture("nofix-only.nmea"))
+        #expect(result.status == 4 && result.policy["decision"] as? String == "undetermined")
+        #expect(result.policy["reason"] as? String == "no location")
+    }
+
+    @Test func policyWithoutEnforceOnlyReports() throws {
+        try configure()
+        let fix = try log(north: Self.lab.north, east: Self.lab.east, accuracy: 3)
+        let reported = try geolocate.run(["trigger", "login", "--replay", fix, "--permission", "fine", "--policy"])
+        let decision = (try reported.json()["policy"] as? [String: Any])?["decision"] as? String
+        #expect(reported.status == 0 && decision == "deny")
+        let plain = try geolocate.run(["trigger", "login", "--replay", fix, "--permission", "fine"])
+        #expect(try plain.json()["policy"] == nil)
+        #expect(try geolocate.run(["config", "set", "actions.login.policy", "true"]).status == 0)
+        #expect(try geolocate.run(["trigger", "login", "--replay", fix, "--permission", "fine"]).json()["policy"] is [String: Any])
+        #expect(try geolocate.run(["trigger", "view", "--replay", fix, "--permission", "fine"]).json()["policy"] == nil)
+    }
+
+    @Test func belowGPSLocationTheDistanceIsWithheld() throws {
+        try configure([("privacy.precision", "CITY")])
+        let result = try enforce(try log(north: 600, east: 600, accuracy: 3))
+        #expect(result.policy["decision"] as? String == "allow" && result.policy["boundaryDistance"] is NSNull)
+        #expect(result.policy["reason"] as? String == "inside office")
+    }
+
+    @Test func theExampleHookAllowsTheOfficeAndDeniesElsewhere() throws {
+        for (log, status, line) in [("kiosk-gnss.nmea", 0, "login allowed: allow: inside lyon-office by"),
+                                    ("maynooth-drive.nmea", 1, "login denied: deny: outside every allow zone; the nearest is dublin-desk")] {
+            let hook = Process()
+            hook.executableURL = URL(fileURLWithPath: "/bin/bash")
+            hook.arguments = ["Examples/policy/login-hook.sh"]
+            hook.currentDirectoryURL = GeolocateProcess.projectRoot
+            hook.environment = ProcessInfo.processInfo.environment.merging([
+                "GEOLOCATE": GeolocateProcess.binary.path, "GEOLOCATE_CONFIG": "Examples/policy/config.json",
+                "GEOLOCATE_STATE_DIR": geolocate.stateDirectory, "GEOLOCATE_REPLAY": GeolocateProcess.example(log),
+            ]) { $1 }
+            let output = Pipe()
+            hook.standardOutput = output
+            hook.standardError = output
+            try hook.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            hook.waitUntilExit()
+            #expect(hook.terminationStatus == status && text.hasPrefix(line), "\(log): \(text)")
+        }
+    }
+
+    @Test(arguments: [
+        ("missing", nil as String?, "does not exist"),
+        ("not JSON", "{\"type\":", "not JSON"),
+        ("not a collection", "{\"type\":\"Feature\"}", "not a GeoJSON FeatureCollection"),
+        ("no name", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 0: no \"name\""),
+        ("same name", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"a","radius":5},"geometry":{"type":"Point","coordinates":[1,2]}},{"type":"Feature","properties":{"name":"a","radius":5},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 1 (\"a\"): another feature has the same name"),
+        ("open ring", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"a"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}}]}"#, "feature 0 (\"a\"): polygon ring 0 is not closed"),
+        ("out of range", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"b"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[190,0],[1,1],[0,0]]]}}]}"#, "feature 0 (\"b\"): coordinates out of range"),
+        ("no radius", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"c"},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 0 (\"c\"): a Point needs a numeric \"radius\""),
+        ("bad effect", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"d","effect":"maybe"},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 0 (\"d\"): \"effect\" must be allow or deny"),
+    ])
+    func aBadZonesFileIsExit78NamingFileAndFeature(_ kind: String, _ content: String?, _ message: String) throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let path = geolocate.home.appendingPathComponent("bad.geojson").path
+        if let content { try content.write(toFile: path, atomically: true, encoding: .utf8) }
+        #expect(try geolocate.run(["config", "set", "policy.zones", path]).status == 0)
+        let fix = try log(north: 600, east: 600, accuracy: 3)
+        for arguments in [["trigger", "login", "--replay", fix, "--permission", "fine", "--enforce"], ["config", "validate"]] {
+            let result = try geolocate.run(arguments)
+            #expect(result.status == 78, "\(kind): \(result.stderr)")
+            #expect(result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1)
+            #expect(result.stderr.contains(path) && result.stderr.contains(message), "\(kind): \(result.stderr)")
+        }
+        // Without a policy, trigger does not read the zones.
+        #expect(try geolocate.run(["trigger", "login", "--replay", fix, "--permission", "fine"]).status == 0)
+    }
+}
+
+/// The reason's figures as geolocate's documentation states them: one decimal below 100,
+/// whole above.
+enum SignalTextOracle {
+    static func figure(_ value: Double) -> String {
+        value < 100 ? String(format: "%.1f", value) : String(format: "%.0f", value)
+    }
+}
