@@ -84,6 +84,8 @@ struct GeolocateProcess {
         environment["GEOLOCATE_CONFIG"] = configPath
         environment["GEOLOCATE_STATE_DIR"] = stateDirectory
         environment["GEOLOCATE_SOURCE"] = nil
+        // A device without battery, Wi-Fi or modem: records never carry the test machine's own.
+        environment["GEOLOCATE_DEVICE_ROOT"] = home.appendingPathComponent("no-device").path
         for (key, value) in extra { environment[key] = value }
         process.environment = environment
         let out = Pipe(), err = Pipe(), input = Pipe()

@@ -91,6 +91,10 @@ package struct JSONWriter {
         bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
     }
 
+    package mutating func boolIfPresent(_ key: String, _ value: Bool?) {
+        if let value { bool(key, value) }
+    }
+
     /// `null` under `key`.
     package mutating func null(_ key: String) {
         self.key(key)

@@ -16,6 +16,10 @@ enum MosaicEncoder: RecordEncoder {
         json.stringIfPresent("deviceId", record.device?.id)
         json.stringIfPresent("deviceModel", record.device?.model)
         json.stringIfPresent("osVersion", record.device?.osVersion)
+        json.boolIfPresent("isCharging", record.device?.context.isCharging)
+        json.stringIfPresent("wifiSsid", record.device?.context.wifiSsid)
+        json.stringIfPresent("wifiBssid", record.device?.context.wifiBssid)
+        json.stringIfPresent("carrierName", record.device?.context.carrierName)
         if let signals = record.signals { SignalsEncoder.write(signals, style: .mosaic, to: &json) }
         if let policy = record.policy { SignalsEncoder.write(policy, style: .mosaic, to: &json) }
         json.endObject()

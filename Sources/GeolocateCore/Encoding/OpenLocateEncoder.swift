@@ -29,6 +29,10 @@ enum OpenLocateEncoder: RecordEncoder {
         json.stringIfPresent("device_id", record.device?.id)
         json.stringIfPresent("device_model", record.device?.model)
         json.stringIfPresent("os_version", record.device?.osVersion)
+        json.boolIfPresent("is_charging", record.device?.context.isCharging)
+        json.stringIfPresent("wifi_ssid", record.device?.context.wifiSsid)
+        json.stringIfPresent("wifi_bssid", record.device?.context.wifiBssid)
+        json.stringIfPresent("carrier_name", record.device?.context.carrierName)
         if fix != nil, let address = record.address {
             for part in Address.parts where allowed.contains(part.attribute) {
                 json.stringIfPresent(part.snakeCaseName, address[keyPath: part.value])

@@ -56,7 +56,11 @@ public struct OutputPolicy: Sendable, Equatable {
             if !fields.deviceId { device.id = nil }
             if !fields.deviceModel { device.model = nil }
             if !fields.osVersion { device.osVersion = nil }
-            record.device = device.id == nil && device.model == nil && device.osVersion == nil ? nil : device
+            if !fields.isCharging { device.context.isCharging = nil }
+            if !fields.wifiSsid { device.context.wifiSsid = nil }
+            if !fields.wifiBssid { device.context.wifiBssid = nil }
+            if !fields.carrierName { device.context.carrierName = nil }
+            record.device = device == DeviceInfo(id: nil, model: nil, osVersion: nil) ? nil : device
         }
         return record
     }

@@ -12,6 +12,8 @@ public struct DeviceInfo: Sendable, Equatable {
     public var model: String?
     /// The operating system (`PRETTY_NAME` of /etc/os-release, else the kernel release).
     public var osVersion: String?
+    /// Charging, Wi-Fi and carrier, read for each record (`DeviceContextReader`).
+    public var context = DeviceContext()
 
     public init(id: String?, model: String?, osVersion: String?) {
         self.id = id
@@ -89,6 +91,10 @@ public struct RecordFields: Sendable, Equatable {
     public var deviceId = true
     public var deviceModel = true
     public var osVersion = true
+    public var isCharging = true
+    public var wifiSsid = true
+    public var wifiBssid = true
+    public var carrierName = true
 
     public init() {}
 
@@ -98,12 +104,13 @@ public struct RecordFields: Sendable, Equatable {
             ("course", \.course), ("speed", \.speed), ("altitude", \.altitude),
             ("horizontalAccuracy", \.horizontalAccuracy), ("verticalAccuracy", \.verticalAccuracy),
             ("locationContext", \.locationContext), ("deviceId", \.deviceId),
-            ("deviceModel", \.deviceModel), ("osVersion", \.osVersion),
+            ("deviceModel", \.deviceModel), ("osVersion", \.osVersion), ("isCharging", \.isCharging),
+            ("wifiSsid", \.wifiSsid), ("wifiBssid", \.wifiBssid), ("carrierName", \.carrierName),
         ]
     }
 
     /// Whether records carry anything about the device.
-    public var wantsDevice: Bool { deviceId || deviceModel || osVersion }
+    public var wantsDevice: Bool { deviceId || deviceModel || osVersion || isCharging || wifiSsid || wifiBssid || carrierName }
 
     /// The location figures these flags keep: all but those switched off.
     var locationAttributes: LocationAttributes {

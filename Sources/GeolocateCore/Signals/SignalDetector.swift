@@ -17,6 +17,8 @@ public struct SignalThresholds: Sendable, Equatable {
 
     /// Mean C/N0 above which the signals are stronger than open sky gives (dB-Hz).
     public static let maxCn0Mean = 55.0
+    /// A Wi-Fi access point change between reports this close, with the fix put, is a reason.
+    public static let wifiChangeWindowMilliseconds: Int64 = 60_000
     /// The fewest satellites whose C/N0 spread says anything.
     public static let minSatellitesForSpread = 5
 
@@ -43,6 +45,8 @@ struct PreviousReport: Codable, Sendable, Equatable {
     var countryCode: String?
     /// When it was made (system time, ms), so that of two processes' reports the later wins.
     var madeAt: Int64
+    /// The Wi-Fi access point the device was connected to, when known.
+    var wifiBssid: String?
 
     /// Whether the values are ones geolocate could have written: a state file is input.
     var isPlausible: Bool {
@@ -105,7 +109,8 @@ public struct SignalDetector {
         record.signals = SignalDetector.signals(of: record, fix: fix, country: country, previous: previous,
                                                 thresholds: thresholds, countryCodeReplacement: countryCodeReplacement)
         let report = PreviousReport(recordTimestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude,
-                                    accuracy: fix.horizontalAccuracy, countryCode: country, madeAt: now)
+                                    accuracy: fix.horizontalAccuracy, countryCode: country, madeAt: now,
+                                    wifiBssid: record.device?.context.wifiBssid)
         previous = report
         unsaved = report
         return record
@@ -205,6 +210,12 @@ public struct SignalDetector {
                country != before, elapsed.magnitude <= UInt64(t.countryWindowMilliseconds) {
                 signals.countryChanged = true
                 reasons.append("countryChanged: \(before) -> \(country) within \(SignalText.duration(t.countryWindowMilliseconds))")
+            }
+            // A new access point within a minute while the fix stays put (the circles of both
+            // fixes overlap): a relayed or spoofed Wi-Fi, or a fix that is not where the device is.
+            if let before = previous.wifiBssid, let now = record.device?.context.wifiBssid, before != now,
+               elapsed.magnitude <= UInt64(SignalThresholds.wifiChangeWindowMilliseconds), excess <= 0 {
+                reasons.append("wifiChanged: the access point changed from \(before) to \(now) within \(SignalText.duration(max(elapsed, 0))) while the fix stayed put")
             }
         }
         if let age = record.ageMilliseconds, age > t.staleAfterMilliseconds {

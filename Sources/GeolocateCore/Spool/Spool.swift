@@ -97,6 +97,7 @@ public final class Spool: Sendable {
         migrator.registerMigration("typedRecords") { db in try SpoolColumns.migrateVersion1(db) }
         migrator.registerMigration("signals") { db in try SpoolColumns.addMissingColumns(db, version: 3) }
         migrator.registerMigration("policy") { db in try SpoolColumns.addMissingColumns(db, version: 4) }
+        migrator.registerMigration("deviceContext") { db in try SpoolColumns.addMissingColumns(db, version: 5) }
         return migrator
     }
 

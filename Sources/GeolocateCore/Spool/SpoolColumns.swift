@@ -8,8 +8,9 @@ import GRDB
 /// withhold is stored `NULL`: the spool keeps nothing the privacy settings kept out.
 enum SpoolColumns {
     /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
-    /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision.
-    static let schemaVersion = 4
+    /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
+    /// device context.
+    static let schemaVersion = 5
 
     /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
     static let definitions: [(name: String, type: String)] = [
@@ -30,6 +31,8 @@ enum SpoolColumns {
         // Schema version 4: the policy decision. `policyDecision` is NULL for a record without one.
         ("policyDecision", "TEXT"), ("policyZone", "TEXT"), ("policyRule", "TEXT"), ("policyCountry", "TEXT"),
         ("policyBoundaryDistance", "REAL"),
+        // Schema version 5: the device context.
+        ("isCharging", "INTEGER"), ("wifiSsid", "TEXT"), ("wifiBssid", "TEXT"), ("carrierName", "TEXT"),
     ]
 
     /// `id, recordedAt, action, …`: the column list for `INSERT` and `SELECT`.
@@ -82,6 +85,8 @@ enum SpoolColumns {
         ] + signalArguments(record.signals) + [
             record.policy?.decision.rawValue, record.policy?.zone, record.policy?.rule.rawValue, record.policy?.country,
             record.policy?.boundaryDistance,
+            record.device?.context.isCharging.map { $0 ? Int64(1) : 0 }, record.device?.context.wifiSsid,
+            record.device?.context.wifiBssid, record.device?.context.carrierName,
         ]
     }
 
@@ -120,7 +125,8 @@ enum SpoolColumns {
                 horizontalAccuracy: FixLimits.errorFigure(real(14)), verticalAccuracy: FixLimits.errorFigure(real(15)),
                 provider: text(16).flatMap(Fix.Provider.init(rawValue:)) ?? .gpsd)
         }
-        let device = DeviceInfo(id: text(23), model: text(24), osVersion: text(25))
+        var device = DeviceInfo(id: text(23), model: text(24), osVersion: text(25))
+        device.context = DeviceContext(isCharging: integer(47).map { $0 != 0 }, wifiSsid: text(48), wifiBssid: text(49), carrierName: text(50))
         var record = Record(
             id: text(0) ?? "", action: text(2) ?? "", triggeredAt: integer(3) ?? 0,
             requestedMode: text(4) ?? "", collectionMode: text(5) ?? "", fix: fix,

@@ -139,7 +139,8 @@ public struct Tracker {
                       device: device, writer: writer,
                       privacy: RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger),
                       lastKnown: LastKnownStore(stateDirectory: stateDirectory, for: specifier, logger: logger),
-                      signals: signalDetector(stateDirectory: stateDirectory, source: specifier))
+                      signals: signalDetector(stateDirectory: stateDirectory, source: specifier),
+                      context: DeviceContextReader(environment: environment, fields: settings.fields))
         defer { logger.debug("track: \(run.summary)") }
         var now = clock.nowMilliseconds
         var lastSource: LocationSource?
@@ -207,6 +208,10 @@ public struct Tracker {
         let outputPolicy: OutputPolicy
         let lastKnown: LastKnownStore
         var signals: SignalDetector?
+        let contextReader: DeviceContextReader
+        /// The device context last read, and when (elapsed seconds): read at most once a
+        /// second, since asking NetworkManager and ModemManager takes milliseconds.
+        var context: (value: DeviceContext, at: Double)?
         var emission: EmissionFilter
         var visits: VisitDetector?
         var summary = TrackSummary()
@@ -218,7 +223,7 @@ public struct Tracker {
 
         init(tracker: Tracker, request: TrackRequest, permissions: [Permission], coarse: Bool,
              device: DeviceInfo?, writer: SpoolWriter?, privacy: RecordPrivacy, lastKnown: LastKnownStore,
-             signals: SignalDetector?) {
+             signals: SignalDetector?, context: DeviceContextReader) {
             self.tracker = tracker
             self.request = request
             self.permissions = permissions
@@ -229,6 +234,7 @@ public struct Tracker {
             outputPolicy = OutputPolicy(settings: tracker.settings)
             self.lastKnown = lastKnown
             self.signals = signals
+            contextReader = context
             emission = EmissionFilter(policy: request.policy)
             lastTransmission = tracker.elapsed.nowSeconds
             visits = request.policy.visits.map(VisitDetector.init)
@@ -254,6 +260,13 @@ public struct Tracker {
         private mutating func emit(_ fix: Fix, context: LocationContext, now: Int64) throws {
             let mode = CollectionMode.forceCurrent.description
             // Privacy first: the country code depends on the accuracy, which fields.* may drop.
+            var device = self.device
+            if device != nil, contextReader.wantsAny {
+                if self.context.map({ tracker.elapsed.milliseconds(since: $0.at) >= 1000 }) ?? true {
+                    self.context = (contextReader.read(), tracker.elapsed.nowSeconds)
+                }
+                device?.context = self.context?.value ?? DeviceContext()
+            }
             var record = try privacy.applyWaiting(to: Record(
                 action: "track", triggeredAt: now, requestedMode: mode, collectionMode: mode,
                 fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
