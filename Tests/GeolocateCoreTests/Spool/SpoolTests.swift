@@ -26,18 +26,20 @@ import Testing
         #expect(try Spool(stateDirectory: state).count() == 5)
     }
 
-    /// A spool of schema version 2 (typed columns, no signals) gains the signal columns; its
-    /// records read as they were, without signals, and new records keep theirs.
+    /// A spool of schema version 2 (typed columns, no signals) gains the columns of versions
+    /// 3 to 5; its records read as they were, without signals, and new records keep theirs.
     @Test func aVersion2SpoolGainsSignals() throws {
         let old = record(ageMilliseconds: 1000)
         _ = try Spool(stateDirectory: state).append([SpoolEntry(old)], now: Self.now, limits: SpoolLimits())
-        let signalColumns = ["signalFlags", "previousTimestamp", "previousDistance", "previousCountry", "impliedSpeed", "clockSkewMs",
-                             "satellitesUsed", "satellitesMeasured", "cn0Mean", "cn0StdDev", "signalReasons"]
+        let laterColumns = ["signalFlags", "previousTimestamp", "previousDistance", "previousCountry", "impliedSpeed", "clockSkewMs",
+                            "satellitesUsed", "satellitesMeasured", "cn0Mean", "cn0StdDev", "signalReasons",
+                            "policyDecision", "policyZone", "policyRule", "policyCountry", "policyBoundaryDistance",
+                            "isCharging", "wifiSsid", "wifiBssid", "carrierName"]
         try DatabaseQueue(path: state + "/spool.sqlite").write { db in
             for table in ["records", "deadLetters"] {
-                for column in signalColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
+                for column in laterColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
             }
-            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'signals'; PRAGMA user_version = 2")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('signals', 'policy', 'deviceContext'); PRAGMA user_version = 2")
         }
         var new = record(ageMilliseconds: 0)
         var signals = Signals()
@@ -50,7 +52,7 @@ import Testing
         let spool = try Spool(stateDirectory: state)
         _ = try spool.append([SpoolEntry(new)], now: Self.now, limits: SpoolLimits())
         let version = try DatabaseQueue(path: state + "/spool.sqlite").read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        #expect(version == 3)
+        #expect(version == 5)
         #expect(try spool.records().map(\.signals) == [nil, signals])
     }
 
@@ -98,7 +100,7 @@ import Testing
         let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"), try db.columns(in: "records").map(\.name))
         }
-        #expect(columns.0 == 3 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
+        #expect(columns.0 == 5 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
         #expect(try spool.mosaicLines() == Array(lines[0..<12]))
         #expect(try spool.pendingCount(for: "primary") == 11)
         let letters = try spool.deadLetters(for: "primary")
