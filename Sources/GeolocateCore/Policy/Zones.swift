@@ -111,36 +111,37 @@ enum ZoneFile {
     /// The zones in `data`, read from `path`.
     static func parse(_ data: Data, path: String) throws -> [Zone] {
         func fail(_ reason: String) -> GeolocateError { .configuration(file: path, line: nil, reason: reason) }
-        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
-            throw fail("not JSON")
+        let document: JSONNode
+        do {
+            document = try JSONScanner.parse([UInt8](data))
+        } catch let error as JSONScanner.Malformed {
+            throw fail("not JSON (at byte \(error.offset))")
         }
-        guard let collection = object as? [String: Any], collection["type"] as? String == "FeatureCollection",
-              let features = collection["features"] as? [Any] else {
+        guard document.member("type")?.string == "FeatureCollection", let features = document.member("features")?.array else {
             throw fail("not a GeoJSON FeatureCollection (RFC 7946) with a \"features\" list")
         }
         var zones: [Zone] = []
         var names: Set<String> = []
-        for (index, item) in features.enumerated() {
+        for (index, feature) in features.enumerated() {
             func featureFail(_ reason: String, name: String? = nil) -> GeolocateError {
                 fail("feature \(index)\(name.map { " (\(JSONWriter.quoted($0)))" } ?? ""): \(reason)")
             }
-            guard let feature = item as? [String: Any], feature["type"] as? String == "Feature" else {
-                throw featureFail("not a Feature")
-            }
-            let properties = feature["properties"] as? [String: Any] ?? [:]
-            guard let name = properties["name"] as? String, !name.isEmpty, name.utf8.count <= 200 else {
+            guard feature.member("type")?.string == "Feature" else { throw featureFail("not a Feature") }
+            let properties = feature.member("properties")
+            guard let name = properties?.member("name")?.string, !name.isEmpty, name.utf8.count <= 200 else {
                 throw featureFail("no \"name\" property (each zone needs a unique name)")
             }
             guard names.insert(name).inserted else { throw featureFail("another feature has the same name", name: name) }
-            let effectText = properties["effect"] as? String ?? "allow"
-            guard let effect = Zone.Effect(rawValue: effectText) else {
+            let effectValue = properties?.member("effect") ?? .null
+            guard let effect = effectValue == .null ? .allow : effectValue.string.flatMap(Zone.Effect.init(rawValue:)) else {
                 throw featureFail("\"effect\" must be allow or deny", name: name)
             }
-            guard let geometry = feature["geometry"] as? [String: Any], let type = geometry["type"] as? String else {
+            guard let geometry = feature.member("geometry"), let type = geometry.member("type")?.string else {
                 throw featureFail("no geometry", name: name)
             }
             do {
-                zones.append(try zone(name: name, effect: effect, type: type, geometry: geometry, properties: properties))
+                zones.append(try zone(name: name, effect: effect, type: type, coordinates: geometry.member("coordinates"),
+                                      radius: properties?.member("radius")?.number))
             } catch let reason as GeometryProblem {
                 throw featureFail(reason.text, name: name)
             }
@@ -152,23 +153,20 @@ enum ZoneFile {
         var text: String
     }
 
-    private static func zone(name: String, effect: Zone.Effect, type: String, geometry: [String: Any],
-                             properties: [String: Any]) throws -> Zone {
+    private static func zone(name: String, effect: Zone.Effect, type: String, coordinates: JSONNode?, radius: Double?) throws -> Zone {
         switch type {
         case "Point":
-            let position = try position(geometry["coordinates"])
-            guard let radius = (properties["radius"] as? NSNumber)?.doubleValue, radius.isFinite, radius > 0, radius <= 20_000_000 else {
+            let position = try position(coordinates)
+            guard let radius, radius.isFinite, radius > 0, radius <= 20_000_000 else {
                 throw GeometryProblem(text: "a Point needs a numeric \"radius\" property in metres, above 0 and at most 20000000")
             }
             let centre = Geodesy.ecef(latitude: position.latitude, longitude: position.longitude)
             return Zone(name: name, effect: effect, shape: .circle(latitude: position.latitude, longitude: position.longitude, radius: radius),
                         centre: centre, reach: radius)
         case "Polygon":
-            return polygonZone(name: name, effect: effect, polygons: [try polygon(geometry["coordinates"])])
+            return polygonZone(name: name, effect: effect, polygons: [try polygon(coordinates)])
         case "MultiPolygon":
-            guard let list = geometry["coordinates"] as? [Any], !list.isEmpty else {
-                throw GeometryProblem(text: "a MultiPolygon needs a list of polygons")
-            }
+            guard let list = coordinates?.array, !list.isEmpty else { throw GeometryProblem(text: "a MultiPolygon needs a list of polygons") }
             return polygonZone(name: name, effect: effect, polygons: try list.map(polygon))
         default:
             throw GeometryProblem(text: "a \(type) cannot be a zone (use Polygon, MultiPolygon, or Point with a radius)")
@@ -176,19 +174,16 @@ enum ZoneFile {
     }
 
     private static func polygonZone(name: String, effect: Zone.Effect, polygons: [[[SIMD3<Double>]]]) -> Zone {
-        let vertices = Array(polygons.joined().joined())
-        let sum = vertices.reduce(SIMD3<Double>.zero, +)
-        let direction = sum / Double(vertices.count)
-        // The vertices' mean, moved to the surface: a centre whose chord to every vertex is short.
-        let centre = (direction * direction).sum() > 1 ? direction : vertices[0]
+        let vertices = polygons.joined().joined()
+        let centre = vertices.reduce(SIMD3<Double>.zero, +) / Double(vertices.count)
         let reach = vertices.map { simdLength($0 - centre) }.max() ?? 0
         return Zone(name: name, effect: effect, shape: .polygons(polygons), centre: centre, reach: reach)
     }
 
-    private static func polygon(_ value: Any?) throws -> [[SIMD3<Double>]] {
-        guard let rings = value as? [Any], !rings.isEmpty else { throw GeometryProblem(text: "a polygon needs a list of rings") }
+    private static func polygon(_ value: JSONNode?) throws -> [[SIMD3<Double>]] {
+        guard let rings = value?.array, !rings.isEmpty else { throw GeometryProblem(text: "a polygon needs a list of rings") }
         return try rings.enumerated().map { index, ring in
-            guard let positions = ring as? [Any], positions.count >= 4 else {
+            guard let positions = ring.array, positions.count >= 4 else {
                 throw GeometryProblem(text: "polygon ring \(index) needs at least 4 positions (the last repeating the first)")
             }
             let points = try positions.map(position)
@@ -200,9 +195,8 @@ enum ZoneFile {
     }
 
     /// A GeoJSON position: [longitude, latitude], degrees in range.
-    private static func position(_ value: Any?) throws -> (longitude: Double, latitude: Double) {
-        guard let pair = value as? [Any], pair.count >= 2, let longitude = (pair[0] as? NSNumber)?.doubleValue,
-              let latitude = (pair[1] as? NSNumber)?.doubleValue else {
+    private static func position(_ value: JSONNode?) throws -> (longitude: Double, latitude: Double) {
+        guard let numbers = value?.array, numbers.count >= 2, let longitude = numbers[0].number, let latitude = numbers[1].number else {
             throw GeometryProblem(text: "a position must be [longitude, latitude] in numbers")
         }
         guard FixLimits.isValidPosition(latitude: latitude, longitude: longitude) else {
