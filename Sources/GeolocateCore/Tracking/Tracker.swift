@@ -271,7 +271,10 @@ public struct Tracker {
                 action: "track", triggeredAt: now, requestedMode: mode, collectionMode: mode,
                 fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
                 origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device))
-            if signals != nil { record = signals!.annotate(record, country: privacy.signalCountry(for: record), now: now) }
+            if signals != nil {
+                let country = privacy.signalCountry(for: record)
+                if let annotated = signals?.annotate(record, country: country, now: now) { record = annotated }
+            }
             record = outputPolicy.applied(to: record)
             summary.records += 1
             if request.toStdout { tracker.output(RecordFormat.mosaic.line(record, policy: .unrestricted) + "\n") }
