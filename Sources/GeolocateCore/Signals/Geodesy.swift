@@ -30,6 +30,12 @@ public enum Geodesy {
             let x = dLon * radians * n * cos(mean), y = dLat * radians * m
             return (x * x + y * y).squareRoot()
         }
+        return vincenty(latitude1: latitude1, longitude1: longitude1, latitude2: latitude2, longitude2: longitude2)
+    }
+
+    /// Vincenty's inverse formula; the great circle where it does not converge.
+    static func vincenty(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double) -> Double {
+        let radians = Double.pi / 180
         let l = (longitude2 - longitude1) * radians
         let u1 = atan((1 - f) * tan(latitude1 * radians)), u2 = atan((1 - f) * tan(latitude2 * radians))
         let sinU1 = sin(u1), cosU1 = cos(u1), sinU2 = sin(u2), cosU2 = cos(u2)

@@ -38,6 +38,16 @@ import Testing
         #expect(abs(antipodal - 19_936_000) < 100_000)
     }
 
+    @Test func shortDistancesAgreeWithVincenty() {
+        for latitude in [0.0, 45, 60, 88.5, -33] {
+            for (dLat, dLon) in [(0.00009, 0.0), (0.0, 0.00013), (0.009, 0.009), (0.09, -0.05), (0.0, 0.099)] {
+                let fast = Geodesy.distance(latitude1: latitude, longitude1: 179.95, latitude2: latitude + dLat, longitude2: 179.95 + dLon)
+                let reference = Geodesy.vincenty(latitude1: latitude, longitude1: 179.95, latitude2: latitude + dLat, longitude2: 179.95 + dLon)
+                #expect(abs(fast - reference) <= max(0.001, reference * 1e-5), "\(latitude) \(dLat) \(dLon): \(fast) \(reference)")
+            }
+        }
+    }
+
     @Test func impossibleTravelJumps() {
         // 0.2° of latitude (22.1 km) in 60 s: 369 m/s, above the airliner's 300.
         let result = signals(fix(0.2, 0, at: start + 60_000), previous: previous(0, 0, at: start))
