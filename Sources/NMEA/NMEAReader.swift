@@ -323,10 +323,12 @@ public final class NMEAEpochStream {
         if finished { return nil }
         var produced: Epoch?
         let reader = self.reader
-        // A local copy: a stored property of a class is checked for exclusive access on
-        // every sentence.
-        var assembler = self.assembler
-        defer { self.assembler = assembler }
+        // Moved into a local: a stored property of a class is checked for exclusive access on
+        // every sentence. Moved, not copied: a copy would share the sky view's arrays, and
+        // the first change to them in the epoch would copy them whole.
+        var assembler = EpochAssembler()
+        swap(&assembler, &self.assembler)
+        defer { swap(&assembler, &self.assembler) }
         do {
             try reader.forEachSentence { body in
                 guard let sentence = NMEASentence.parse(body) else {

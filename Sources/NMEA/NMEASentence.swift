@@ -108,19 +108,15 @@ public enum NMEASentence: Sendable, Equatable {
         case SentenceType.gsa:
             f.skip(1)
             let fixType = f.integer()
-            var used = SatellitesUsed.none
+            var used = SatellitesUsed(system: GNSSSystem.of(talker: body[0], body[1]))
             for _ in 0..<12 {
-                if let prn = f.integer(), prn > 0, prn <= Int(UInt16.max) {
-                    used.prns[used.count] = UInt16(prn)
-                    used.count += 1
-                }
+                if let prn = f.integer(), prn > 0, prn <= Int(UInt16.max) { used.append(prn: UInt16(prn)) }
             }
             let pdop = f.decimal()
             let hdop = f.decimal()
             let vdop = f.decimal()
             // NMEA 4.11 names the system of a GN talker's list after the DOPs.
-            let system = GNSSSystem.of(talker: body[0], body[1])
-            used.system = system == 0 ? UInt8(clamping: min(f.integer() ?? 0, 6)) : system
+            if used.system == 0 { used.system = UInt8(clamping: min(f.integer() ?? 0, 6)) }
             return .gsa(fixType: fixType, pdop: pdop, hdop: hdop, vdop: vdop, used: used)
         case SentenceType.gst:
             let time = f.timeOfDay()
@@ -148,13 +144,11 @@ public enum NMEASentence: Sendable, Equatable {
             return .zda(time: time, date: date)
         case SentenceType.gsv:
             var message = SatellitesInView(system: GNSSSystem.of(talker: body[0], body[1]), messageCount: f.integer() ?? 0,
-                                           messageNumber: f.integer() ?? 0, count: 0, prns: .zero, cn0: .zero)
+                                           messageNumber: f.integer() ?? 0)
             f.skip(1)
             while message.count < 4, let satellite = f.satelliteInView() {
                 guard let prn = satellite.prn, prn > 0, prn <= Int(UInt16.max) else { continue }
-                message.prns[message.count] = UInt16(prn)
-                message.cn0[message.count] = UInt8(clamping: min(satellite.cn0 ?? 0, 99))
-                message.count += 1
+                message.append(prn: UInt16(prn), cn0: UInt8(clamping: min(satellite.cn0 ?? 0, 99)))
             }
             return .gsv(message)
         default:

@@ -41,41 +41,66 @@ public struct SatelliteSummary: Sendable, Equatable, Codable {
 
 /// One GSV message: up to four satellites in view with their C/N0, part of a cycle of
 /// `messageCount` messages.
+///
+/// PRNs and C/N0 values are packed into integers: a sentence is copied for every line read,
+/// and a wide payload would slow every sentence type down.
 public struct SatellitesInView: Sendable, Equatable {
     /// The satellite system the talker names (`GNSSSystem`), 0 for GN or an unknown talker.
     public var system: UInt8
-    public var messageCount: Int
-    public var messageNumber: Int
+    public var messageCount: UInt8
+    public var messageNumber: UInt8
     /// Satellites listed in this message, 0 to 4.
-    public var count: Int
-    public var prns: SIMD4<UInt16>
-    /// C/N0 in dB-Hz; 0 when the field was empty (the satellite is not tracked).
-    public var cn0: SIMD4<UInt8>
+    public private(set) var count: UInt8 = 0
+    /// Four 16-bit PRNs, the first in the low bits.
+    private var packedPRNs: UInt64 = 0
+    /// Four 8-bit C/N0 values in dB-Hz (0 when the field was empty: not tracked).
+    private var packedCN0: UInt32 = 0
 
-    public init(system: UInt8, messageCount: Int, messageNumber: Int, count: Int, prns: SIMD4<UInt16>, cn0: SIMD4<UInt8>) {
+    public init(system: UInt8, messageCount: Int, messageNumber: Int) {
         self.system = system
-        self.messageCount = messageCount
-        self.messageNumber = messageNumber
-        self.count = count
-        self.prns = prns
-        self.cn0 = cn0
+        self.messageCount = UInt8(clamping: messageCount)
+        self.messageNumber = UInt8(clamping: messageNumber)
     }
+
+    /// Adds a satellite, when there is room for it.
+    public mutating func append(prn: UInt16, cn0: UInt8) {
+        guard count < 4 else { return }
+        packedPRNs |= UInt64(prn) << (16 * UInt64(count))
+        packedCN0 |= UInt32(cn0) << (8 * UInt32(count))
+        count += 1
+    }
+
+    public func prn(at index: Int) -> UInt16 { UInt16(truncatingIfNeeded: packedPRNs >> (16 * UInt64(index))) }
+    public func cn0(at index: Int) -> UInt8 { UInt8(truncatingIfNeeded: packedCN0 >> (8 * UInt32(index))) }
 }
 
-/// The satellites one GSA lists as used in the solution (up to 12).
+/// The satellites one GSA lists as used in the solution (up to 12), packed four to a word.
 public struct SatellitesUsed: Sendable, Equatable {
     /// The system of the talker, or of NMEA 4.11's system-ID field; 0 when neither says.
     public var system: UInt8
-    public var count: Int
-    public var prns: SIMD16<UInt16>
+    public private(set) var count: UInt8 = 0
+    private var low: UInt64 = 0, middle: UInt64 = 0, high: UInt64 = 0
 
-    public init(system: UInt8, count: Int, prns: SIMD16<UInt16>) {
+    public init(system: UInt8) {
         self.system = system
-        self.count = count
-        self.prns = prns
     }
 
-    static let none = SatellitesUsed(system: 0, count: 0, prns: .zero)
+    /// Adds a PRN, when there is room for it.
+    public mutating func append(prn: UInt16) {
+        guard count < 12 else { return }
+        let bits = UInt64(prn) << (16 * UInt64(count % 4))
+        switch count / 4 {
+        case 0: low |= bits
+        case 1: middle |= bits
+        default: high |= bits
+        }
+        count += 1
+    }
+
+    public func prn(at index: Int) -> UInt16 {
+        let word = index < 4 ? low : index < 8 ? middle : high
+        return UInt16(truncatingIfNeeded: word >> (16 * UInt64(index % 4)))
+    }
 }
 
 /// Satellite systems, numbered as NMEA 4.11's system ID (1 GPS, 2 GLONASS, 3 Galileo,
@@ -106,19 +131,17 @@ enum GNSSSystem {
         default: return 1
         }
     }
-
-    /// One number for a satellite of `system` (0 = infer from the PRN).
-    @inline(__always)
-    static func key(system: UInt8, prn: UInt16) -> UInt32 {
-        UInt32(system == 0 ? of(prn: prn) : system) << 16 | UInt32(prn)
-    }
 }
 
 /// The receiver's sky as GSV and GSA tell it, kept across epochs: GSV cycles often come
 /// every few seconds only, and GSA may fall in a neighbouring epoch.
+///
+/// Satellites are numbered system × 512 + PRN, so that GPS 5 and Galileo 5 stay apart; the
+/// satellites used are a bit set, and the C/N0 figures running sums: a summary per epoch
+/// allocates nothing.
 struct SkyView {
     private struct Satellite {
-        var key: UInt32
+        var key: Int
         var cn0: UInt8
     }
 
@@ -127,20 +150,29 @@ struct SkyView {
     /// The cycle being received, and its system.
     private var cycle: [Satellite] = []
     private var cycleSystem: UInt8 = 0
-    private var nextMessage = 0
+    private var nextMessage: UInt8 = 0
     /// Time of day (ms) when a GSV cycle last completed.
     private var inViewTime: Int?
-    /// The satellites the GSAs of the epoch at `usedTime` listed.
-    private var used: [UInt32] = []
+    /// The satellites the GSAs of the epoch at `usedTime` listed (made by the first GSA),
+    /// and how many.
+    private var used: [UInt64] = []
+    private var usedCount = 0
     private var usedTime: Int?
 
     /// A GSV cycle or GSA list older than this, in milliseconds, no longer describes a fix.
     static let maximumAge = 30_000
+    /// PRNs of the NMEA 4.x numbering stay under 512; systems are 1 to 6.
+    private static let keyCount = 7 * 512
 
-    init() {
-        inView.reserveCapacity(64)
-        cycle.reserveCapacity(32)
-        used.reserveCapacity(32)
+    /// An empty sky, made without allocating: `NMEAEpochStream` makes one for every epoch.
+    init() {}
+
+    /// The number of a satellite of `system` (0: infer it from the PRN); `nil` beyond the table.
+    @inline(__always)
+    private static func key(system: UInt8, prn: UInt16) -> Int? {
+        let system = system == 0 ? GNSSSystem.of(prn: prn) : system
+        guard system < 7, prn < 512 else { return nil }
+        return Int(system) * 512 + Int(prn)
     }
 
     /// Adds one GSV message, received during the epoch at time of day `time`.
@@ -155,17 +187,21 @@ struct SkyView {
             nextMessage = 0
             return
         }
-        for index in 0..<min(message.count, 4) where message.prns[index] != 0 {
-            cycle.append(Satellite(key: GNSSSystem.key(system: message.system, prn: message.prns[index]), cn0: message.cn0[index]))
+        for index in 0..<Int(message.count) {
+            let prn = message.prn(at: index)
+            if prn != 0, let key = SkyView.key(system: message.system, prn: prn) {
+                cycle.append(Satellite(key: key, cn0: message.cn0(at: index)))
+            }
         }
-        nextMessage += 1
+        nextMessage &+= 1
         guard message.messageNumber >= message.messageCount else { return }
         nextMessage = 0
-        // The cycle replaces what was in view of its systems; a GN cycle lists every system.
+        // The cycle replaces what was in view of its system; a GN cycle lists every system.
         if message.system == 0 {
             inView.removeAll(keepingCapacity: true)
         } else {
-            inView.removeAll { $0.key >> 16 == UInt32(message.system) }
+            let system = Int(message.system)
+            inView.removeAll { $0.key / 512 == system }
         }
         inView.append(contentsOf: cycle)
         inViewTime = time
@@ -173,30 +209,49 @@ struct SkyView {
 
     /// Adds one GSA's list of satellites used, received during the epoch at `time`.
     mutating func add(_ list: SatellitesUsed, at time: Int?) {
+        if used.isEmpty { used = [UInt64](repeating: 0, count: SkyView.keyCount / 64) }
         if time != usedTime {
-            used.removeAll(keepingCapacity: true)
+            if usedCount > 0 { for index in used.indices { used[index] = 0 } }
+            usedCount = 0
             usedTime = time
         }
-        for index in 0..<min(list.count, 16) where list.prns[index] != 0 {
-            used.append(GNSSSystem.key(system: list.system, prn: list.prns[index]))
+        for index in 0..<Int(list.count) {
+            let prn = list.prn(at: index)
+            guard prn != 0, let key = SkyView.key(system: list.system, prn: prn) else { continue }
+            let bit = UInt64(1) << UInt64(key % 64)
+            if used[key / 64] & bit == 0 {
+                used[key / 64] |= bit
+                usedCount += 1
+            }
         }
     }
 
     /// The satellites behind the fix of the epoch at time of day `time`; `ggaUsed` is GGA's
     /// count of satellites used, for receivers without GSA.
     func summary(at time: Int, ggaUsed: Int?) -> SatelliteSummary? {
-        let usedKnown = !used.isEmpty && SkyView.isRecent(usedTime, at: time)
-        let viewKnown = !inView.isEmpty && SkyView.isRecent(inViewTime, at: time)
-        var cn0: [Double] = []
-        if viewKnown {
-            if usedKnown {
-                for satellite in inView where satellite.cn0 > 0 && used.contains(satellite.key) { cn0.append(Double(satellite.cn0)) }
+        let usedKnown = usedCount > 0 && SkyView.isRecent(usedTime, at: time)
+        var count = 0, sum = 0.0, sumOfSquares = 0.0
+        if !inView.isEmpty && SkyView.isRecent(inViewTime, at: time) {
+            func add(usedOnly: Bool) {
+                for satellite in inView where satellite.cn0 > 0 {
+                    if usedOnly && used[satellite.key / 64] & (1 << UInt64(satellite.key % 64)) == 0 { continue }
+                    let value = Double(satellite.cn0)
+                    count += 1
+                    sum += value
+                    sumOfSquares += value * value
+                }
             }
-            if cn0.isEmpty {
-                for satellite in inView where satellite.cn0 > 0 { cn0.append(Double(satellite.cn0)) }
-            }
+            if usedKnown { add(usedOnly: true) }
+            if count == 0 { add(usedOnly: false) }
         }
-        return SatelliteSummary.of(used: usedKnown ? used.count : ggaUsed, cn0: cn0)
+        let usedSatellites = usedKnown ? usedCount : ggaUsed
+        guard count > 0 else {
+            return usedSatellites.map { SatelliteSummary(used: $0, measured: 0, cn0Mean: nil, cn0StdDev: nil) }
+        }
+        // Whole dB-Hz values under 100: the sums are exact, so this form loses nothing.
+        let mean = sum / Double(count)
+        let variance = max(0, sumOfSquares / Double(count) - mean * mean)
+        return SatelliteSummary(used: usedSatellites, measured: count, cn0Mean: mean, cn0StdDev: variance.squareRoot())
     }
 
     /// Whether `then` is at most `maximumAge` before `now`, both times of day, across midnight.

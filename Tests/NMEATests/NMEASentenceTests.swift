@@ -67,10 +67,12 @@ import Testing
             return
         }
         #expect(fixType == 3 && pdop == 1.8 && hdop == 1.1 && vdop == 1.5)
-        #expect(used.count == 4 && Array((0..<4).map { used.prns[$0] }) == [1, 2, 3, 4])
+        #expect(used.count == 4 && (0..<4).map { used.prn(at: $0) } == [1, 2, 3, 4])
     }
 
     @Test func otherSentenceTypes() throws {
+        var expectedGSV = SatellitesInView(system: 1, messageCount: 3, messageNumber: 1)
+        for prn: UInt16 in [3, 4, 6, 13] { expectedGSV.append(prn: prn, cn0: 0) }
         #expect(try parse(NMEATestInput.sentence("GPGST,172814.0,0.006,0.023,0.020,273.6,0.023,0.020,0.031"))
             == .gst(time: 62_894_000, sigmaLatitude: 0.023, sigmaLongitude: 0.020, sigmaAltitude: 0.031))
         #expect(try parse(NMEATestInput.sentence("GPVTG,054.7,T,034.4,M,005.5,N,010.2,K,A"))
@@ -78,8 +80,7 @@ import Testing
         #expect(try parse(NMEATestInput.sentence("GPZDA,201530.00,04,07,2002,00,00"))
             == .zda(time: 72_930_000, date: CivilDate(year: 2002, month: 7, day: 4)))
         #expect(try parse(NMEATestInput.sentence("GPGSV,3,1,11,03,03,111,00,04,15,270,00,06,01,010,00,13,06,292,00"))
-            == .gsv(SatellitesInView(system: 1, messageCount: 3, messageNumber: 1, count: 4,
-                                     prns: SIMD4(3, 4, 6, 13), cn0: .zero)))
+            == .gsv(expectedGSV))
         guard case let .gll(time, valid, _, _, _)? = try parse(NMEATestInput.sentence("GPGLL,4916.45,N,12311.12,W,225444,A,")) else {
             Issue.record("not a GLL")
             return
