@@ -46,8 +46,7 @@ extension Zone {
         case .polygons(let polygons):
             let point = Geodesy.ecef(latitude: latitude, longitude: longitude)
             guard simdLength(point - centre) <= reach + Zone.nearMargin else {
-                let chord = polygons.joined().joined().map { simdLength($0 - point) }.min() ?? 0
-                return ZoneMeasure(inside: false, boundaryDistance: 2 * 6_371_008.8 * asin(min(1, chord / (2 * 6_371_008.8))))
+                return ZoneMeasure(inside: false, boundaryDistance: Zone.sphericalDistance(from: point, to: polygons))
             }
             let plane = LocalPlane(latitude: latitude, longitude: longitude)
             var inside = false
@@ -74,6 +73,40 @@ extension Zone {
     }
 }
 
+extension Zone {
+    /// The distance from `point` to the nearest edge of `polygons`, on a sphere of the mean
+    /// radius with edges as great-circle arcs (0.5 % at worst): for zones far from the point.
+    static func sphericalDistance(from point: SIMD3<Double>, to polygons: [[[SIMD3<Double>]]]) -> Double {
+        func unit(_ v: SIMD3<Double>) -> SIMD3<Double> { v / simdLength(v) }
+        func cross(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> SIMD3<Double> {
+            SIMD3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x)
+        }
+        func angle(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double { atan2(simdLength(cross(a, b)), (a * b).sum()) }
+        let p = unit(point)
+        var nearest = Double.pi
+        for ring in polygons.joined() {
+            var a = unit(ring[0])
+            for vertex in ring.dropFirst() {
+                let b = unit(vertex)
+                var arc = min(angle(p, a), angle(p, b))
+                let normal = cross(a, b)
+                let length = simdLength(normal)
+                if length > 1e-15 {
+                    let n = normal / length
+                    // The foot of the perpendicular lies on the arc when it is on the inner
+                    // side of both end points.
+                    if (cross(n, a) * p).sum() >= 0, (cross(b, n) * p).sum() >= 0 {
+                        arc = min(arc, abs(asin(max(-1, min(1, (n * p).sum())))))
+                    }
+                }
+                nearest = min(nearest, arc)
+                a = b
+            }
+        }
+        return nearest * 6_371_008.8
+    }
+}
+
 @inline(__always)
 private func simdLength(_ v: SIMD3<Double>) -> Double { (v * v).sum().squareRoot() }
 
@@ -97,15 +130,26 @@ extension LocalPlane {
 
 /// Reads `policy.zones`: a GeoJSON FeatureCollection (RFC 7946) of named zones.
 enum ZoneFile {
+    /// Zones files hold hundreds of thousands of vertices in this; a larger one would take
+    /// many times its size in memory to read.
+    static let maximumBytes = 16 * 1024 * 1024
+
     /// The zones in the file at `path`.
     /// - Throws: `GeolocateError.configuration` naming the file and, for a bad feature, its
     ///   index (from 0) and name.
     static func load(path: String) throws -> [Zone] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = access(path, F_OK) == 0 ? "cannot be read" : "does not exist"
+        switch BoundedFile.read(path, limit: maximumBytes) {
+        case .success(let data):
+            return try parse(data, path: path)
+        case .failure(let failure):
+            let reason: String
+            switch failure {
+            case .missing: reason = "does not exist"
+            case .unreadable: reason = "cannot be read"
+            case .tooLarge: reason = "is larger than 16 MiB"
+            }
             throw GeolocateError.configuration(file: path, line: nil, reason: "the policy.zones file \(reason)")
         }
-        return try parse(data, path: path)
     }
 
     /// The zones in `data`, read from `path`.
@@ -128,9 +172,10 @@ enum ZoneFile {
             }
             guard feature.member("type")?.string == "Feature" else { throw featureFail("not a Feature") }
             let properties = feature.member("properties")
-            guard let name = properties?.member("name")?.string, !name.isEmpty, name.utf8.count <= 200 else {
-                throw featureFail("no \"name\" property (each zone needs a unique name)")
+            guard let name = properties?.member("name")?.string, !name.isEmpty else {
+                throw featureFail("no \"name\" property (each zone needs a unique name, as text)")
             }
+            guard name.utf8.count <= 200 else { throw featureFail("its name is longer than 200 bytes") }
             guard names.insert(name).inserted else { throw featureFail("another feature has the same name", name: name) }
             let effectValue = properties?.member("effect") ?? .null
             guard let effect = effectValue == .null ? .allow : effectValue.string.flatMap(Zone.Effect.init(rawValue:)) else {
@@ -164,18 +209,27 @@ enum ZoneFile {
             return Zone(name: name, effect: effect, shape: .circle(latitude: position.latitude, longitude: position.longitude, radius: radius),
                         centre: centre, reach: radius)
         case "Polygon":
-            return polygonZone(name: name, effect: effect, polygons: [try polygon(coordinates)])
+            return try polygonZone(name: name, effect: effect, polygons: [try polygon(coordinates)])
         case "MultiPolygon":
             guard let list = coordinates?.array, !list.isEmpty else { throw GeometryProblem(text: "a MultiPolygon needs a list of polygons") }
-            return polygonZone(name: name, effect: effect, polygons: try list.map(polygon))
+            return try polygonZone(name: name, effect: effect, polygons: try list.map(polygon))
         default:
             throw GeometryProblem(text: "a \(type) cannot be a zone (use Polygon, MultiPolygon, or Point with a radius)")
         }
     }
 
-    private static func polygonZone(name: String, effect: Zone.Effect, polygons: [[[SIMD3<Double>]]]) -> Zone {
+    /// The most a polygon zone may reach from its centre, in degrees of arc: the local plane
+    /// the geometry is done in must see every vertex from a location near the zone.
+    static let maximumAngularRadius = 40.0
+
+    private static func polygonZone(name: String, effect: Zone.Effect, polygons: [[[SIMD3<Double>]]]) throws -> Zone {
         let vertices = polygons.joined().joined()
         let centre = vertices.reduce(SIMD3<Double>.zero, +) / Double(vertices.count)
+        let length = simdLength(centre)
+        let widest = length < 1 ? 180 : vertices.map { acos(max(-1, min(1, ($0 * centre).sum() / (simdLength($0) * length)))) * 180 / .pi }.max() ?? 0
+        guard widest <= maximumAngularRadius else {
+            throw GeometryProblem(text: "the polygon reaches \(Int(widest.rounded()))° of arc from its centre; a zone may reach at most 40° (4,400 km): split it, or use policy.countries")
+        }
         let reach = vertices.map { simdLength($0 - centre) }.max() ?? 0
         return Zone(name: name, effect: effect, shape: .polygons(polygons), centre: centre, reach: reach)
     }

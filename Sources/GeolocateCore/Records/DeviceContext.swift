@@ -94,7 +94,7 @@ public struct DeviceContextReader: Sendable {
     /// The SSID and BSSID of the active Wi-Fi connection, from `nmcli`; `nil` without one.
     func connectedWifi() -> (ssid: String?, bssid: String?)? {
         guard let output = run("nmcli", ["-t", "-f", "ACTIVE,SSID,BSSID", "device", "wifi", "list", "--rescan", "no"]) else { return nil }
-        for line in output.split(separator: "\n") where line.hasPrefix("yes:") {
+        for line in output.split(whereSeparator: \.isNewline) where line.hasPrefix("yes:") {
             // Terse mode escapes ':' inside values as '\:'.
             var fields: [String] = [], current = "", escaped = false
             for character in line.dropFirst(4) {
@@ -116,7 +116,7 @@ public struct DeviceContextReader: Sendable {
     /// The operator name of the first modem, from `mmcli`; `nil` without a modem.
     func carrierName() -> String? {
         guard let output = run("mmcli", ["-m", "any", "-K"]) else { return nil }
-        for line in output.split(separator: "\n") {
+        for line in output.split(whereSeparator: \.isNewline) {
             let parts = line.split(separator: ":", maxSplits: 1)
             guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == "modem.3gpp.operator-name" else { continue }
             let name = parts[1].trimmingCharacters(in: .whitespaces)
@@ -125,51 +125,83 @@ public struct DeviceContextReader: Sendable {
         return nil
     }
 
-    /// The standard output of `command` with `arguments`, when it is installed, exits 0 in
-    /// time and prints at most 64 KiB; else `nil`.
+    /// The standard output of `command` with `arguments`, when it is installed, exits 0
+    /// within `commandTimeoutMilliseconds` and prints at most 64 KiB; else `nil`.
+    ///
+    /// The command runs in a process group of its own, which is killed when its answer is in
+    /// or the deadline passes (SIGKILL: a stuck command may ignore SIGTERM), so a child it
+    /// leaves behind never holds its pipe, or geolocate's output, open.
     private func run(_ command: String, _ arguments: [String]) -> String? {
         guard let executable = searchPath.map({ $0 + "/" + command }).first(where: { access($0, X_OK) == 0 }) else { return nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { return nil }
+        defer { close(pipeEnds[0]) }
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
         var environment = ProcessInfo.processInfo.environment
         environment["LC_ALL"] = "C"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let finished = DispatchSemaphore(value: 0)
-        let collected = OutputBox()
-        DispatchQueue.global().async {
-            collected.data = output.fileHandleForReading.readDataToEndOfFile()
-            finished.signal()
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        close(pipeEnds[1])
+        guard spawned == 0 else { return nil }
+
+        let fd = pipeEnds[0]
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let deadline = ContinuousClock.now + .milliseconds(Self.commandTimeoutMilliseconds)
+        var collected: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        var status: Int32 = 0
+        var exited = false
+        while ContinuousClock.now < deadline, collected.count <= Self.maximumOutput {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                collected.append(contentsOf: chunk[..<count])
+                continue
+            }
+            guard count == 0 || errno == EAGAIN || errno == EINTR else { break }
+            // Exited with nothing more in the pipe: what a child of it may still hold open
+            // is not its answer.
+            if !exited, waitpid(pid, &status, WNOHANG) == pid { exited = true }
+            if exited && count <= 0 { break }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 10)
         }
-        if finished.wait(timeout: .now() + .milliseconds(Self.commandTimeoutMilliseconds)) == .timedOut {
-            process.terminate()
-            process.waitUntilExit()
-            return nil
-        }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, collected.data.count <= 65_536 else { return nil }
-        return String(decoding: collected.data, as: UTF8.self)
+        kill(-pid, SIGKILL)
+        if !exited { _ = waitpid(pid, &status, 0) }
+        // Exit status 0: WIFEXITED and WEXITSTATUS both say 0 only for a status word of 0.
+        guard exited, status == 0, collected.count <= Self.maximumOutput else { return nil }
+        return String(decoding: collected, as: UTF8.self)
     }
 
-    private final class OutputBox: @unchecked Sendable {
-        // @unchecked: written once by the reading thread before the semaphore it waits on is signalled.
-        var data = Data()
-    }
+    /// The most a command may print: `nmcli` lists a few dozen networks in far less.
+    static let maximumOutput = 64 * 1024
 
     private static func firstLine(_ path: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: path), data.count < 4096 else { return nil }
+        guard let data = BoundedFile.contents(path, limit: 4096) else { return nil }
         let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map { $0.trimmingCharacters(in: .whitespaces) }
         return line?.isEmpty == false ? line : nil
     }
 
-    /// `text` without control characters, at most 64 characters (an SSID is at most 32 bytes).
+    /// `text` without control or format characters (a right-to-left override would reorder
+    /// what a log shows), at most 64 characters (an SSID is at most 32 bytes).
     private static func printable(_ text: String) -> String? {
-        let kept = String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(64))
+        let kept = String(String.UnicodeScalarView(text.unicodeScalars.filter {
+            $0.value >= 0x20 && $0.value != 0x7F && !(0x80..<0xA0).contains($0.value) && $0.properties.generalCategory != .format
+        }.prefix(64)))
         return kept.isEmpty ? nil : kept
     }
 }

@@ -48,9 +48,10 @@ struct PreviousReport: Codable, Sendable, Equatable {
     /// The Wi-Fi access point the device was connected to, when known.
     var wifiBssid: String?
 
-    /// Whether the values are ones geolocate could have written: a state file is input.
-    var isPlausible: Bool {
-        FixLimits.isValidPosition(latitude: latitude, longitude: longitude)
+    /// Whether the values are ones geolocate could have written by `now`: a state file is input.
+    func isPlausible(now: Int64) -> Bool {
+        madeAt <= now.addingClamped(60_000)
+            && FixLimits.isValidPosition(latitude: latitude, longitude: longitude)
             && recordTimestamp >= FixLimits.earliestTimestamp && recordTimestamp <= TimeText.latestMilliseconds
             && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
             && (countryCode.map { $0.utf8.count <= 8 } ?? true)
@@ -95,7 +96,7 @@ public struct SignalDetector {
         guard record.fix != nil else { return record }
         guard let lock = lockFile() else { return annotate(record, country: country, now: now) }
         defer { withExtendedLifetime(lock) {} }
-        previous = load()
+        previous = load(now: now)
         let annotated = annotate(record, country: country, now: now)
         save()
         return annotated
@@ -117,10 +118,10 @@ public struct SignalDetector {
     }
 
     /// Loads the stored report to compare the first record with.
-    public mutating func loadPrevious() {
+    public mutating func loadPrevious(now: Int64) {
         guard let lock = lockFile() else { return }
         defer { withExtendedLifetime(lock) {} }
-        previous = load()
+        previous = load(now: now)
     }
 
     /// Writes the last report made here, unless another process has written a later one
@@ -128,7 +129,7 @@ public struct SignalDetector {
     public mutating func saveLatest() {
         guard let unsaved, let lock = lockFile() else { return }
         defer { withExtendedLifetime(lock) {} }
-        if let stored = load(), stored.madeAt > unsaved.madeAt {
+        if let stored = load(now: unsaved.madeAt), stored.madeAt > unsaved.madeAt {
             previous = stored
             self.unsaved = nil
         } else {
@@ -148,9 +149,16 @@ public struct SignalDetector {
         }
     }
 
-    private func load() -> PreviousReport? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        guard let report = try? JSONDecoder().decode(PreviousReport.self, from: data), report.isPlausible else {
+    /// The stored report; `nil` when there is none, or it is unreadable, larger than 64 KiB or
+    /// made more than a minute after `now` (a clock that was once ahead must not pin it).
+    private func load(now: Int64) -> PreviousReport? {
+        let data: Data
+        switch BoundedFile.read(path, limit: 64 * 1024) {
+        case .success(let contents): data = contents
+        case .failure(.missing): return nil
+        case .failure: data = Data()
+        }
+        guard let report = try? JSONDecoder().decode(PreviousReport.self, from: data), report.isPlausible(now: now) else {
             logger.warning("ignoring unreadable previous report in \(path)")
             return nil
         }

@@ -63,7 +63,12 @@ public struct LastKnownStore {
     private var provider: Fix.Provider { kind == .live ? .gpsd : .nmeaReplay }
 
     private func stored() -> Fix? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let data: Data
+        switch BoundedFile.read(path, limit: 64 * 1024) {
+        case .success(let contents): data = contents
+        case .failure(.missing): return nil
+        case .failure: data = Data()
+        }
         guard let fix = LastKnownStore.fix(decoding: data) else {
             logger.warning("ignoring unreadable last known location in \(path)")
             return nil

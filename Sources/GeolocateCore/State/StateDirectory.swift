@@ -111,3 +111,41 @@ enum AtomicFile {
         }
     }
 }
+
+/// Reads small files that anyone may have put in place of ours (state files, sysfs values,
+/// zones), never more than a limit: a file of gigabytes, or a FIFO, must not stall or swell
+/// a command.
+enum BoundedFile {
+    /// Why a file was not read.
+    enum Failure: Error, Equatable {
+        case missing
+        case unreadable
+        case tooLarge
+    }
+
+    /// The contents of `path`, if it is at most `limit` bytes; a FIFO or device is read
+    /// without blocking, as far as it has data.
+    static func read(_ path: String, limit: Int) -> Result<Data, Failure> {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(errno == ENOENT ? .missing : .unreadable) }
+        defer { close(fd) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min($0.count, limit + 1 - data.count)) }
+            if count > 0 {
+                data.append(contentsOf: chunk[..<count])
+                if data.count > limit { return .failure(.tooLarge) }
+            } else if count == 0 || errno == EAGAIN {
+                return .success(data)
+            } else if errno != EINTR {
+                return .failure(.unreadable)
+            }
+        }
+    }
+
+    /// The contents of `path` when it is readable and at most `limit` bytes, else `nil`.
+    static func contents(_ path: String, limit: Int) -> Data? {
+        try? read(path, limit: limit).get()
+    }
+}

@@ -181,7 +181,7 @@ public struct Tracker {
         var replay = false
         if case .nmea = source { replay = true }
         var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay, logger: logger)
-        detector.loadPrevious()
+        detector.loadPrevious(now: clock.nowMilliseconds)
         return detector
     }
 

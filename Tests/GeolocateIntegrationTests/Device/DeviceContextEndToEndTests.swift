@@ -82,6 +82,21 @@ import Testing
         #expect((again["reasons"] as? [String])?.contains { $0.hasPrefix("wifiChanged") } == false)
     }
 
+    /// A ModemManager that never answers and ignores SIGTERM, and a NetworkManager that leaves
+    /// a child holding its output: records still flow, each read given up after 500 ms.
+    @Test func stuckCommandsAreGivenUp() throws {
+        try makeDevice()
+        try write("#!/bin/bash\ntrap '' TERM\nwhile :; do sleep 1; done\n", "bin/mmcli", executable: true)
+        try write("#!/bin/sh\n(sleep 30) &\necho 'yes:Office:AA\\:BB\\:CC\\:DD\\:EE\\:01'\n", "bin/nmcli", executable: true)
+        let running = try geolocate.start(["track", "--replay", drive, "--permission", "fine", "--every-fix", "--count", "3", "--stdout", "--no-spool"],
+                                          environment: ["GEOLOCATE_DEVICE_ROOT": root.path])
+        let result = try #require(running.finish(within: .seconds(15)), "track hung on a stuck command")
+        #expect(result.status == 0, "\(result.stderr)")
+        let records = try result.stdout.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(records.count == 3)
+        #expect(records.allSatisfy { $0["carrierName"] == nil && $0["wifiSsid"] as? String == "Office" && $0["isCharging"] as? Bool == true })
+    }
+
     @Test func spooledAndSentInOpenLocatesNames() throws {
         try makeDevice()
         let collector = try Collector()

@@ -186,12 +186,15 @@ import Testing
         ("open ring", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"a"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}}]}"#, "feature 0 (\"a\"): polygon ring 0 is not closed"),
         ("out of range", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"b"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[190,0],[1,1],[0,0]]]}}]}"#, "feature 0 (\"b\"): coordinates out of range"),
         ("no radius", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"c"},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 0 (\"c\"): a Point needs a numeric \"radius\""),
+        ("too large", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"eq"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[90,0],[180,0],[-90,0],[0,0]]]}}]}"#, "feature 0 (\"eq\"): the polygon reaches 180° of arc"),
+        ("too big to read", nil, "is larger than 16 MiB"),
         ("bad effect", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"d","effect":"maybe"},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 0 (\"d\"): \"effect\" must be allow or deny"),
     ])
     func aBadZonesFileIsExit78NamingFileAndFeature(_ kind: String, _ content: String?, _ message: String) throws {
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
         let path = geolocate.home.appendingPathComponent("bad.geojson").path
         if let content { try content.write(toFile: path, atomically: true, encoding: .utf8) }
+        if kind == "too big to read" { try Data(count: 17 * 1024 * 1024).write(to: URL(fileURLWithPath: path)) }
         #expect(try geolocate.run(["config", "set", "policy.zones", path]).status == 0)
         let fix = try log(north: 600, east: 600, accuracy: 3)
         for arguments in [["trigger", "login", "--replay", fix, "--permission", "fine", "--enforce"], ["config", "validate"]] {

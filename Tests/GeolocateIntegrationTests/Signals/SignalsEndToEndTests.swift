@@ -133,6 +133,22 @@ import Testing
         #expect(satellites["used"] as? Int == 12 && satellites["cn0_mean"] is Double)
     }
 
+    /// A report stamped in the future (a clock that was once ahead), or one too large to be
+    /// ours, is ignored and replaced, never compared with.
+    @Test func aHostilePreviousReportIsReplaced() throws {
+        try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
+        let path = geolocate.stateDirectory + "/previous-report-replay.json"
+        let future = #"{"accuracy":1,"countryCode":"US","latitude":40,"longitude":-74,"madeAt":9000000000000000000,"recordTimestamp":1795248000000}"#
+        try future.write(toFile: path, atomically: true, encoding: .utf8)
+        let first = try #require(Self.signals(try trigger(drive)))
+        #expect(first["previous"] is NSNull && first["jumped"] as? Bool == false)
+        #expect(Self.signals(try trigger(drive))?["previous"] is [String: Any])
+        try Data(count: 2 * 1024 * 1024).write(to: URL(fileURLWithPath: path))
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--timeout", "10s"])
+        #expect(try result.json()["signals"].flatMap { ($0 as? [String: Any])?["previous"] } is NSNull)
+        #expect(result.stderr.contains("ignoring unreadable previous report"))
+    }
+
     @Test func simultaneousReportsKeepAWholePreviousReport() throws {
         let runs = try (0..<6).map { index in
             try geolocate.start(["trigger", "login", "--replay", index % 2 == 0 ? drive : kiosk, "--permission", "fine", "--timeout", "10s"])
