@@ -33,6 +33,8 @@ public struct OutputPolicy: Sendable, Equatable {
     /// `record` with only what this policy allows: the values it withholds are gone, not just
     /// hidden, so what is spooled keeps nothing the policy kept out.
     public func applied(to record: Record) -> Record {
+        // Nothing to take away: a record already limited where it was made is printed as it is.
+        if self == .unrestricted { return record }
         var record = record
         let allowed = locationAttributes(of: record)
         record.attributes = allowed
