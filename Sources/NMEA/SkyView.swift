@@ -31,11 +31,33 @@ public struct SatelliteSummary: Sendable, Equatable, Codable {
 
     /// The summary of `used` and the C/N0 values `cn0`; `nil` when both are unknown.
     public static func of(used: Int?, cn0: [Double]) -> SatelliteSummary? {
-        guard used != nil || !cn0.isEmpty else { return nil }
-        guard !cn0.isEmpty else { return SatelliteSummary(used: used, measured: 0, cn0Mean: nil, cn0StdDev: nil) }
-        let mean = cn0.reduce(0, +) / Double(cn0.count)
-        let variance = cn0.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(cn0.count)
-        return SatelliteSummary(used: used, measured: cn0.count, cn0Mean: mean, cn0StdDev: variance.squareRoot())
+        var sums = CN0Sums()
+        for value in cn0 { sums.add(value) }
+        return of(used: used, sums: sums)
+    }
+
+    /// The summary of `used` and the C/N0 values summed in `sums`; `nil` when both are unknown.
+    static func of(used: Int?, sums: CN0Sums) -> SatelliteSummary? {
+        guard sums.count > 0 else { return used.map { SatelliteSummary(used: $0, measured: 0, cn0Mean: nil, cn0StdDev: nil) } }
+        // C/N0 values are whole dB-Hz under 100 (gpsd's to a tenth): the sums hold them exactly
+        // enough that this form loses nothing to a two-pass one.
+        let mean = sums.sum / Double(sums.count)
+        let variance = max(0, sums.sumOfSquares / Double(sums.count) - mean * mean)
+        return SatelliteSummary(used: used, measured: sums.count, cn0Mean: mean, cn0StdDev: variance.squareRoot())
+    }
+}
+
+/// Running sums of C/N0 values, for their mean and population standard deviation without
+/// keeping the values.
+struct CN0Sums {
+    var count = 0
+    var sum = 0.0
+    var sumOfSquares = 0.0
+
+    mutating func add(_ value: Double) {
+        count += 1
+        sum += value
+        sumOfSquares += value * value
     }
 }
 
@@ -230,28 +252,18 @@ struct SkyView {
     /// count of satellites used, for receivers without GSA.
     func summary(at time: Int, ggaUsed: Int?) -> SatelliteSummary? {
         let usedKnown = usedCount > 0 && SkyView.isRecent(usedTime, at: time)
-        var count = 0, sum = 0.0, sumOfSquares = 0.0
+        var sums = CN0Sums()
         if !inView.isEmpty && SkyView.isRecent(inViewTime, at: time) {
             func add(usedOnly: Bool) {
                 for satellite in inView where satellite.cn0 > 0 {
                     if usedOnly && used[satellite.key / 64] & (1 << UInt64(satellite.key % 64)) == 0 { continue }
-                    let value = Double(satellite.cn0)
-                    count += 1
-                    sum += value
-                    sumOfSquares += value * value
+                    sums.add(Double(satellite.cn0))
                 }
             }
             if usedKnown { add(usedOnly: true) }
-            if count == 0 { add(usedOnly: false) }
+            if sums.count == 0 { add(usedOnly: false) }
         }
-        let usedSatellites = usedKnown ? usedCount : ggaUsed
-        guard count > 0 else {
-            return usedSatellites.map { SatelliteSummary(used: $0, measured: 0, cn0Mean: nil, cn0StdDev: nil) }
-        }
-        // Whole dB-Hz values under 100: the sums are exact, so this form loses nothing.
-        let mean = sum / Double(count)
-        let variance = max(0, sumOfSquares / Double(count) - mean * mean)
-        return SatelliteSummary(used: usedSatellites, measured: count, cn0Mean: mean, cn0StdDev: variance.squareRoot())
+        return SatelliteSummary.of(used: usedKnown ? usedCount : ggaUsed, sums: sums)
     }
 
     /// Whether `then` is at most `maximumAge` before `now`, both times of day, across midnight.

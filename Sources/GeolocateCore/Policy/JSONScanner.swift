@@ -1,5 +1,5 @@
 /// A JSON value as `JSONScanner` reads it.
-enum JSONNode: Equatable {
+enum JSONNode {
     case null
     case bool(Bool)
     case number(Double)
@@ -8,24 +8,13 @@ enum JSONNode: Equatable {
     /// Members in file order; of a repeated name, the last counts (`member(_:)`).
     case object([(String, JSONNode)])
 
-    static func == (lhs: JSONNode, rhs: JSONNode) -> Bool {
-        switch (lhs, rhs) {
-        case (.null, .null): return true
-        case let (.bool(a), .bool(b)): return a == b
-        case let (.number(a), .number(b)): return a == b
-        case let (.string(a), .string(b)): return a == b
-        case let (.array(a), .array(b)): return a == b
-        case let (.object(a), .object(b)): return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-        default: return false
-        }
-    }
-
     /// The value of member `name` of an object (the last, if repeated); `nil` otherwise.
     func member(_ name: String) -> JSONNode? {
         guard case .object(let members) = self else { return nil }
         return members.last { $0.0 == name }?.1
     }
 
+    var isNull: Bool { if case .null = self { return true } else { return false } }
     var string: String? { if case .string(let text) = self { return text } else { return nil } }
     var number: Double? { if case .number(let value) = self { return value } else { return nil } }
     var array: [JSONNode]? { if case .array(let items) = self { return items } else { return nil } }

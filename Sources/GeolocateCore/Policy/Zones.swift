@@ -177,8 +177,9 @@ enum ZoneFile {
             }
             guard name.utf8.count <= 200 else { throw featureFail("its name is longer than 200 bytes") }
             guard names.insert(name).inserted else { throw featureFail("another feature has the same name", name: name) }
-            let effectValue = properties?.member("effect") ?? .null
-            guard let effect = effectValue == .null ? .allow : effectValue.string.flatMap(Zone.Effect.init(rawValue:)) else {
+            // Absent or null is allow; anything but the two words (text or not) is refused.
+            let effectText = properties?.member("effect").flatMap { $0.isNull ? nil : ($0.string ?? "") } ?? "allow"
+            guard let effect = Zone.Effect(rawValue: effectText) else {
                 throw featureFail("\"effect\" must be allow or deny", name: name)
             }
             guard let geometry = feature.member("geometry"), let type = geometry.member("type")?.string else {
