@@ -22,6 +22,11 @@ let package = Package(
             pkgConfig: "libgps",
             providers: [.apt(["libgps-dev"])]
         ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         // NMEA-0183 bytes to `Fix`: no dependencies, not even Foundation.
         .target(name: "NMEA"),
         .target(
@@ -39,11 +44,17 @@ let package = Package(
             name: "GPSD",
             dependencies: ["GeolocateCore", "CGPS", .product(name: "Logging", package: "swift-log")]
         ),
+        // The MQTT adapter: the one file that touches libmosquitto's C types.
+        .target(
+            name: "Mosquitto",
+            dependencies: ["GeolocateCore", "CMosquitto"]
+        ),
         .executableTarget(
             name: "geolocate",
             dependencies: [
                 "GeolocateCore",
                 "GPSD",
+                "Mosquitto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GeolocateCore
+import Mosquitto
 
 struct FlushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -83,7 +84,7 @@ struct FlushCommand: AsyncParsableCommand {
             let report = try await Delivery.flush(
                 settings: try store.settings(), configPath: store.path, environment: environment, logger: logger,
                 only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun,
-                ignoringRetryAfter: ignoreRetryAfter)
+                ignoringRetryAfter: ignoreRetryAfter, mqtt: MosquittoTransport())
             if json {
                 try FileHandleOutput.stdout(report.json() + "\n")
             } else {

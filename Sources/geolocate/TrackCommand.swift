@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import GeolocateCore
+import Mosquitto
 import GPSD
 import Logging
 
@@ -155,7 +156,7 @@ extension TrackCommand {
         return (interval, BackgroundFlush {
             do {
                 let report = try await Delivery.flush(settings: settings, configPath: configPath, environment: environment,
-                                                      logger: logger, waitForTurn: false)
+                                                      logger: logger, waitForTurn: false, mqtt: MosquittoTransport())
                 logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
             } catch {
                 logger.warning("transmission failed: \(ErrorText.plain(error))")

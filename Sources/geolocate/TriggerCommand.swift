@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GeolocateCore
+import Mosquitto
 import GPSD
 
 struct TriggerCommand: AsyncParsableCommand {
@@ -18,7 +19,10 @@ struct TriggerCommand: AsyncParsableCommand {
             location object ({"coordinates": {"latitude", "longitude"}, "accuracy", "countryCode", \
             "district", "city", "street", "streetNumber", "errorCode"}; numbers, null when \
             unknown, absent when privacy withholds them), openlocate the record as an openlocate \
-            endpoint receives it. privacy.* applies to all three (see geolocate --help).
+            endpoint receives it, owntracks an OwnTracks location message (lat, lon, acc m, \
+            alt m above sea level, vel km/h, cog, tst s, tid from owntracks.tid), osmand \
+            Traccar's OsmAnd query (id, lat, lon, timestamp s, altitude m, speed knots, bearing, \
+            accuracy). privacy.* applies to all of them (see geolocate --help).
 
             --post URL sends the record at once as a JSON object, --endpoint NAME as that \
             configured endpoint's format; if that fails, the record goes to the spool for the \
@@ -46,7 +50,7 @@ struct TriggerCommand: AsyncParsableCommand {
 
     @OptionGroup var sourceOptions: SourceOptions
 
-    @Option(name: .long, help: ArgumentHelp("Output format: mosaic (the record), veridium (its location object) or openlocate.", valueName: "format"))
+    @Option(name: .long, help: ArgumentHelp("Output format: mosaic (the record), veridium (its location object), openlocate, owntracks or osmand (the query).", valueName: "format"))
     var format: RecordFormat = .mosaic
 
     @Option(name: .long, help: ArgumentHelp("Permission for this call: fine, coarse or none (default: config permissions).", valueName: "permission"))
@@ -104,10 +108,12 @@ struct TriggerCommand: AsyncParsableCommand {
                 replaySpeed: sourceOptions.replaySpeed,
                 policy: policy || enforce))
             // The record is still sent when stdout cannot take it; the failure is the exit code.
-            let printed = Result { try FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings)) + "\n") }
+            let environment = ProcessInfo.processInfo.environment
+            let sender = format.namesTheDevice ? try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) : Sender()
+            let printed = Result { try FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings), sender: sender) + "\n") }
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint),
                case .spooled(let reason) = try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
-                                                                   environment: ProcessInfo.processInfo.environment, logger: logger) {
+                                                                   environment: environment, logger: logger, mqtt: MosquittoTransport()) {
                 logger.warning("could not send the record to \(post.map(ConfigStore.redactedURL) ?? endpoint ?? "") (\(reason)); it is in the spool for the next flush")
             }
             if requireLocation && record.fix == nil {

@@ -27,6 +27,8 @@ public enum ConfigKey {
     public static let source = Setting<SourceSpecifier>("source", .source, default: .defaultGPSD, help: "where locations come from")
     public static let spoolMaxRetention = Setting<Int64>("spool.maxRetention", positiveDuration, default: 10 * 86_400_000,
                                                   help: "records older than this are expired from the spool, never sent")
+    public static let spoolKeepDelivered = Setting<Int64>("spool.keepDelivered", anyDuration, default: 0,
+                                                   help: "delivered records stay this long for geolocate export (0: deleted once every endpoint has them)")
     public static let spoolMaxRecords = Setting<Int>("spool.maxRecords", .integer(1...1_000_000_000), default: 1_000_000,
                                                 help: "the spool keeps at most this many records, expiring the oldest")
     public static let visitsEnabled = Setting<Bool>("visits.enabled", .boolean, default: true, help: "detect stays for location_context")
@@ -34,16 +36,30 @@ public enum ConfigKey {
                                              help: "the metres a stay keeps within")
     public static let visitsMinDuration = Setting<Int64>("visits.minDuration", positiveDuration, default: 600_000,
                                                   help: "how long a stay lasts before it is a visit")
-    public static let endpointURL = Setting<String?>("endpoints.NAME.url", SettingKind<String>.url.optional, default: nil,
-                                            help: "where flush POSTs records for endpoint NAME")
+    public static let endpointURL = Setting<String?>("endpoints.NAME.url", SettingKind<String>.endpointURL.optional, default: nil,
+                                            help: "where flush sends records for endpoint NAME: an http(s) URL, or mqtt://HOST[:PORT]/TOPIC or mqtts://... ({deviceId} in the topic is replaced)")
     public static let endpointHeader = Setting<String?>("endpoints.NAME.headers.NAME", SettingKind<String>.headerValue.optional, default: nil,
                                                help: "a header sent to endpoint NAME (shown redacted)")
     public static let endpointFormat = Setting<EndpointFormat>("endpoints.NAME.format", SettingKind<EndpointFormat>.choice(), default: .openlocate,
-                                               help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, or mosaic (one record per request)")
+                                               help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, mosaic (one record per request), owntracks (one OwnTracks location message per record) or osmand (Traccar's OsmAnd query, one request per record, HTTP only)")
     public static let endpointBatchSize = Setting<Int>("endpoints.NAME.batchSize", .integer(1...100_000), default: 500,
                                                   help: "records per request")
     public static let endpointTimeout = Setting<Int64>("endpoints.NAME.timeout", positiveDuration, default: 10_000,
                                                 help: "the request timeout, the body included")
+    public static let endpointQoS = Setting<Int>("endpoints.NAME.qos", .integer(0...2), default: 1,
+                                            help: "MQTT: 0 at most once, 1 at least once, 2 exactly once (per connection)")
+    public static let endpointUsername = Setting<String?>("endpoints.NAME.username", SettingKind<String>.plainText.optional, default: nil,
+                                                 help: "MQTT: the user name")
+    public static let endpointPassword = Setting<String?>("endpoints.NAME.password", SettingKind<String>.plainText.optional, default: nil,
+                                                 help: "MQTT: the password (shown redacted)")
+    public static let endpointCAFile = Setting<String?>("endpoints.NAME.caFile", SettingKind<String>.path.optional, default: nil,
+                                               help: "mqtts: the CA certificates (PEM) the broker's certificate is checked against (none: the system's)")
+    public static let endpointCertFile = Setting<String?>("endpoints.NAME.certFile", SettingKind<String>.path.optional, default: nil,
+                                                 help: "mqtts: this device's certificate (PEM), for mutual TLS")
+    public static let endpointKeyFile = Setting<String?>("endpoints.NAME.keyFile", SettingKind<String>.path.optional, default: nil,
+                                                help: "mqtts: the private key (PEM, unencrypted) of certFile")
+    public static let owntracksTrackerID = Setting<String?>("owntracks.tid", SettingKind<String>.trackerID.optional, default: nil,
+                                                   help: "the tid of owntracks messages: the initials OwnTracks and Home Assistant show (none: left out)")
     public static let transmissionInterval = Setting<Int64?>("transmissionInterval", .durationOrOff, default: 6 * 3_600_000,
                                                      help: "how often track runs a flush")
     public static let privacyPrecision = Setting<LocationPrecision>("privacy.precision", SettingKind<LocationPrecision>.choice(normalize: { $0.uppercased() }),
@@ -93,8 +109,10 @@ public enum ConfigKey {
     public static let all: [AnySetting] = [
         permissions.entry, defaultInterval.entry, queryTimeout.entry, lastKnownMaxAge.entry, currentMaxAge.entry,
         actionMode.entry, actionTimeout.entry, actionLastKnownMaxAge.entry, source.entry,
-        spoolMaxRetention.entry, spoolMaxRecords.entry, visitsEnabled.entry, visitsRadius.entry, visitsMinDuration.entry,
+        spoolMaxRetention.entry, spoolKeepDelivered.entry, spoolMaxRecords.entry, visitsEnabled.entry, visitsRadius.entry, visitsMinDuration.entry,
         endpointURL.entry, endpointHeader.entry, endpointFormat.entry, endpointBatchSize.entry, endpointTimeout.entry,
+        endpointQoS.entry, endpointUsername.entry, endpointPassword.entry, endpointCAFile.entry, endpointCertFile.entry, endpointKeyFile.entry,
+        owntracksTrackerID.entry,
         transmissionInterval.entry, privacyPrecision.entry, privacyAccuracyThreshold.entry,
         privacyCountryCodeReplacement.entry, privacyLocationAttributeFilter.entry,
         geocoderURL.entry, geocoderMinInterval.entry, geocoderTimeout.entry,

@@ -221,12 +221,12 @@ public struct ConfigStore {
         return changed ? (url.string ?? "***") : text
     }
 
-    /// The document with header values and URL credentials replaced by `***`.
+    /// The document with header values, passwords and URL credentials replaced by `***`.
     public static func redacted(_ document: JSONValue) -> JSONValue {
         var copy = document
         for (keyPath, value) in document.leaves() {
             guard case .string(let text) = value else { continue }
-            if keyPath.count >= 2 && keyPath[keyPath.count - 2] == "headers" {
+            if keyPath.count >= 2 && keyPath[keyPath.count - 2] == "headers" || keyPath.last == "password" {
                 copy.set(keyPath, to: .string("***"))
             } else if redactedURL(text) != text {
                 copy.set(keyPath, to: .string(redactedURL(text)))

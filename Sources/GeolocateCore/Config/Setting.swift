@@ -144,6 +144,37 @@ extension SettingKind where Value == String {
         }, format: { $0 })
     }
 
+    /// An endpoint's URL: http or https, or an MQTT broker and topic.
+    static var endpointURL: SettingKind {
+        .text("an http(s) URL, or mqtt://HOST[:PORT]/TOPIC or mqtts://...", parse: { text in
+            if ConfigStore.isHTTPURL(text) { return text }
+            guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }), try MQTTBroker.address(of: text) != nil else {
+                throw GeolocateError.usage("invalid URL '\(ConfigStore.redactedURL(text))' (use http://HOST[:PORT]/PATH, https://..., mqtt://HOST[:PORT]/TOPIC or mqtts://...)")
+            }
+            return text
+        }, format: { $0 })
+    }
+
+    /// Text without control characters, such as a user name.
+    static var plainText: SettingKind {
+        .text("text without control characters", parse: { text in
+            guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw GeolocateError.usage("the value must be text without control characters")
+            }
+            return text
+        }, format: { $0 })
+    }
+
+    /// OwnTracks' tracker id: one to three letters or digits, as its apps show them.
+    static var trackerID: SettingKind {
+        .text("one to three letters or digits, such as JD", parse: { text in
+            guard (1...3).contains(text.count), text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw GeolocateError.usage("invalid tid '\(text)' (use one to three letters or digits, such as JD)")
+            }
+            return text
+        }, format: { $0 })
+    }
+
     /// An HTTP header value: no control characters (a CR from a CRLF token file would split
     /// the request), never echoed in messages since it is a secret.
     static var headerValue: SettingKind {

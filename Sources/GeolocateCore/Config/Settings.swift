@@ -91,9 +91,16 @@ public struct Settings: Sendable, Equatable {
             if case .object(let stored)? = document[["endpoints", name, "headers"]] {
                 for (header, value) in stored { if case .string(let text) = value { headers[header] = text } }
             }
-            return Endpoint(name: name, url: url, headers: headers, format: self[ConfigKey.endpointFormat, name: name],
-                            batchSize: self[ConfigKey.endpointBatchSize, name: name],
-                            timeoutMilliseconds: self[ConfigKey.endpointTimeout, name: name])
+            var endpoint = Endpoint(name: name, url: url, headers: headers, format: self[ConfigKey.endpointFormat, name: name],
+                                    batchSize: self[ConfigKey.endpointBatchSize, name: name],
+                                    timeoutMilliseconds: self[ConfigKey.endpointTimeout, name: name])
+            endpoint.mqtt.qos = self[ConfigKey.endpointQoS, name: name]
+            endpoint.mqtt.username = self[ConfigKey.endpointUsername, name: name]
+            endpoint.mqtt.password = self[ConfigKey.endpointPassword, name: name]
+            endpoint.mqtt.caFile = self[ConfigKey.endpointCAFile, name: name]
+            endpoint.mqtt.certFile = self[ConfigKey.endpointCertFile, name: name]
+            endpoint.mqtt.keyFile = self[ConfigKey.endpointKeyFile, name: name]
+            return endpoint
         }
     }
 }

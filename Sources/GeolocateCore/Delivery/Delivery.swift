@@ -11,7 +11,7 @@ public enum Delivery {
     public static func flush(settings: Settings, configPath: String, environment: [String: String], logger: Logger,
                              only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
                              waitForTurn: Bool = true, ignoringRetryAfter: Bool = false,
-                             transport: HTTPTransport = AsyncHTTPTransport()) async throws -> FlushReport {
+                             transport: HTTPTransport = AsyncHTTPTransport(), mqtt: MQTTTransport? = nil) async throws -> FlushReport {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         // Without endpoints there may still be records `trigger --post URL` left for their URL.
@@ -32,7 +32,17 @@ public enum Delivery {
                               transport: transport, limits: settings.spoolLimits, logger: logger)
         flusher.policy = OutputPolicy(settings: settings)
         flusher.ignoresRetryAt = ignoringRetryAfter
-        return try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
+        flusher.mqtt = mqtt
+        flusher.sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        let report: FlushReport
+        do {
+            report = try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
+        } catch {
+            await mqtt?.close()
+            throw error
+        }
+        await mqtt?.close()
+        return report
     }
 
     /// Where `trigger --post URL` or `--endpoint NAME` sends its record.
@@ -61,7 +71,7 @@ public enum Delivery {
     ///   the record when the POST did not deliver it either (73, 75).
     public static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
                             environment: [String: String], logger: Logger,
-                            transport: HTTPTransport = AsyncHTTPTransport()) async throws -> PostOutcome {
+                            transport: HTTPTransport = AsyncHTTPTransport(), mqtt: MQTTTransport? = nil) async throws -> PostOutcome {
         let endpoint: Endpoint
         switch target {
         case .url(let url):
@@ -71,17 +81,34 @@ public enum Delivery {
         }
         let policy = OutputPolicy(settings: settings)
         let record = policy.applied(to: record)
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        let broker = try endpoint.broker(as: sender)
+        if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("endpoint \(endpoint.name): this build of geolocate has no MQTT") }
         var spooled: (spool: Spool, seq: Int64)?
         var notSpooled: GeolocateError?
         do {
-            let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), busyTimeout: postSpoolBusyTimeout)
+            let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: postSpoolBusyTimeout)
             spooled = (spool, try spool.enqueue(SpoolEntry(record, destination: endpoint.name),
                                                 now: record.triggeredAt, limits: settings.spoolLimits))
         } catch let error as GeolocateError {
             notSpooled = error
         }
         let failure: String
-        switch DeliveryVerdict(await transport.post(endpoint.request(for: [record], policy: policy, idempotencyKey: IdempotencyKey.of([record.id], to: endpoint)))) {
+        let verdict: DeliveryVerdict
+        if let broker, let mqtt {
+            let outcome = await mqtt.publish([endpoint.format.message(for: record, policy: policy, sender: sender)], to: broker)
+            await mqtt.close()
+            switch outcome.failure {
+            case nil: verdict = .delivered
+            case .unreachable(let reason): verdict = .retry(reason, retryAfterMilliseconds: nil)
+            case .refused(let reason): verdict = .endpointRefused(reason)
+            }
+        } else {
+            verdict = DeliveryVerdict(await transport.post(endpoint.request(for: [record], policy: policy, sender: sender,
+                                                                            idempotencyKey: IdempotencyKey.of([record.id], to: endpoint))))
+        }
+        switch verdict {
         case .delivered:
             if let spooled {
                 // Left in the spool, it would only be sent again under the same key.
@@ -116,5 +143,13 @@ extension FlushReport {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+extension Sender {
+    /// The sender of this install: its device id (made on first use) and `owntracks.tid`.
+    /// - Throws: `GeolocateError.stateNotWritable` when the device id cannot be stored.
+    public init(settings: Settings, stateDirectory: String) throws {
+        self.init(deviceID: try DeviceInfo.deviceID(stateDirectory: stateDirectory), trackerID: settings[ConfigKey.owntracksTrackerID])
     }
 }

@@ -8,6 +8,20 @@ public struct Endpoint: Sendable, Equatable {
     public var format: EndpointFormat
     public var batchSize: Int
     public var timeoutMilliseconds: Int64
+    /// MQTT: QoS, credentials and TLS files (`endpoints.NAME.qos`, …).
+    public var mqtt = MQTTSettings()
+
+    /// An MQTT endpoint's session settings; unused over HTTP.
+    public struct MQTTSettings: Sendable, Equatable {
+        public var qos = ConfigKey.endpointQoS.builtInValue
+        public var username: String?
+        public var password: String?
+        public var caFile: String?
+        public var certFile: String?
+        public var keyFile: String?
+
+        public init() {}
+    }
 
     public init(name: String, url: String, headers: [String: String] = [:], format: EndpointFormat = .openlocate,
                 batchSize: Int = ConfigKey.endpointBatchSize.builtInValue,
@@ -35,9 +49,38 @@ public struct Endpoint: Sendable, Equatable {
     /// The name for messages and reports: a `--post` URL without its secrets.
     package var displayName: String { isPostDestination ? redactedURL : name }
 
-    /// The POST of `records` in this endpoint's format, under `policy`.
-    func request(for records: [Record], policy: OutputPolicy, idempotencyKey: String) -> DeliveryRequest {
-        DeliveryRequest(url: url, headers: headers, contentType: format.contentType, idempotencyKey: idempotencyKey,
-                        body: format.body(for: records, policy: policy), timeoutMilliseconds: timeoutMilliseconds)
+    /// Whether records go to an MQTT broker (`mqtt://`, `mqtts://`).
+    public var isMQTT: Bool { (try? MQTTBroker.address(of: url)) != nil }
+
+    /// The broker, topic and session this endpoint publishes with, as `sender`.
+    /// - Throws: `GeolocateError.missingSetting` naming the endpoint (78): an unusable URL or
+    ///   topic, the `osmand` format (HTTP only), or TLS files given for plain `mqtt://`.
+    func broker(as sender: Sender) throws -> MQTTBroker? {
+        func wrong(_ why: String) -> GeolocateError { .missingSetting("endpoint \(name): \(why)") }
+        let address: (host: String, port: Int, tls: Bool, topic: String, username: String?, password: String?)?
+        do { address = try MQTTBroker.address(of: url) } catch let error as GeolocateError { throw wrong(error.description) }
+        guard let address else { return nil }
+        if format == .osmand { throw wrong("the osmand format is HTTP only; use owntracks, openlocate or mosaic over MQTT") }
+        if !address.tls, mqtt.caFile != nil || mqtt.certFile != nil || mqtt.keyFile != nil {
+            throw wrong("caFile, certFile and keyFile need an mqtts:// URL")
+        }
+        if (mqtt.certFile == nil) != (mqtt.keyFile == nil) { throw wrong("certFile and keyFile go together") }
+        guard let clientID = sender.deviceID else { throw wrong("MQTT needs the device id (the state directory's device-id file)") }
+        let topic = address.topic.replacingOccurrences(of: "{deviceId}", with: clientID)
+        return MQTTBroker(host: address.host, port: address.port, tls: address.tls, topic: topic, qos: mqtt.qos, clientID: clientID,
+                          username: mqtt.username ?? address.username, password: mqtt.password ?? address.password,
+                          caFile: mqtt.caFile, certFile: mqtt.certFile, keyFile: mqtt.keyFile,
+                          timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// The request carrying `records` in this endpoint's format, under `policy`: a POST of the
+    /// body, or for `osmand` the query added to the URL.
+    func request(for records: [Record], policy: OutputPolicy, sender: Sender, idempotencyKey: String) -> DeliveryRequest {
+        var target = url
+        if format == .osmand, let record = records.first {
+            target += (url.contains("?") ? "&" : "?") + OsmAndEncoder.query(policy.applied(to: record), sender: sender)
+        }
+        return DeliveryRequest(url: target, headers: headers, contentType: format.contentType, idempotencyKey: idempotencyKey,
+                               body: format.body(for: records, policy: policy, sender: sender), timeoutMilliseconds: timeoutMilliseconds)
     }
 }

@@ -17,10 +17,14 @@ public struct EndpointReport: Sendable, Equatable, Encodable {
     public var deadLetters: [DeadLetter] = []
     /// Records expired from the spool past `spool.*` limits, ever (they are never sent).
     public var expired = 0
+    /// Records passed over in this run because the endpoint's format has no message for them
+    /// (owntracks and osmand, for a record without a location).
+    public var skipped = 0
     /// Why the last attempt failed, when it did.
     public var lastError: String?
     /// Set when the endpoint answered that it, not the records, is wrong (401, 403, 404, 405,
-    /// 407, or a redirect): its records stay pending and flush exits 78.
+    /// 407, a redirect, a broker refusing the credentials) or is configured wrongly: its
+    /// records stay pending and flush exits 78.
     public var endpointError: String?
 }
 
@@ -105,6 +109,10 @@ public struct Flusher: Sendable {
     /// Every configured endpoint: deletion waits for all of them, whichever are flushed now.
     public var endpoints: [Endpoint]
     public var transport: HTTPTransport
+    /// Publishes to `mqtt://` and `mqtts://` endpoints; `nil` in builds without libmosquitto.
+    public var mqtt: MQTTTransport?
+    /// Who the records are sent as: OsmAnd's `id`, OwnTracks' `tid`, the MQTT client id.
+    public var sender = Sender()
     /// Records past these are expired before anything is sent.
     public var limits: SpoolLimits
     public var retry: RetryPolicy
@@ -178,18 +186,34 @@ public struct Flusher: Sendable {
             return report
         }
         let all = endpoints.map(\.name)
-        let limit = endpoint.format == .mosaic ? 1 : max(batchSize, 1)
-        var next = try prepare(for: endpoint, after: state.deliveredThrough, through: horizon, limit: limit)
+        let broker: MQTTBroker?
+        do {
+            broker = try endpoint.broker(as: sender)
+            if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("endpoint \(endpoint.name): this build of geolocate has no MQTT") }
+        } catch let error as GeolocateError {
+            report.lastError = error.description
+            report.endpointError = error.description
+            return report
+        }
+        let limit = broker == nil && endpoint.format.sendsOneRecordPerRequest ? 1 : max(batchSize, 1)
+        var next = try prepare(for: endpoint, broker: broker, after: state.deliveredThrough, through: horizon, limit: limit)
         while let batch = next {
             // The next batch is read and rendered while this one is on the wire: it starts
             // after this one's last record, whatever the answer, so the spool and the network
             // overlap instead of taking turns.
-            async let following = prepare(for: endpoint, after: batch.lastSeq, through: horizon, limit: limit)
-            var outcome = batch.sendable.isEmpty ? Outcome() : await send(batch.sendable[...], to: endpoint, request: batch.request)
-            // Damaged records go to the dead letters unsent, with the part of the batch handled.
+            async let following = prepare(for: endpoint, broker: broker, after: batch.lastSeq, through: horizon, limit: limit)
+            var outcome: Outcome
+            switch batch.payload {
+            case nil: outcome = Outcome()
+            case .http(let request): outcome = await send(batch.sendable[...], to: endpoint, request: request)
+            case .mqtt(let messages): outcome = await publish(batch.sendable[...], messages: messages[...], to: broker!, endpoint: endpoint)
+            }
+            // Damaged records go to the dead letters unsent, and skipped ones pass, with the
+            // part of the batch handled.
             if outcome.failure == nil { outcome.handledThrough = batch.lastSeq }
             let handled = outcome.handledThrough ?? 0
             outcome.deadLetters += batch.damaged.filter { $0.seq <= handled }.map { ($0, nil, "damaged in the spool: \($0.damage ?? "")") }
+            report.skipped += batch.skipped.filter { $0 <= handled }.count
             if let through = outcome.handledThrough {
                 try spool.markDelivered(endpoint: endpoint.name, through: through, delivered: outcome.delivered,
                                         deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: all)
@@ -228,28 +252,82 @@ public struct Flusher: Sendable {
         var failure: (message: String, retryAt: Int64?)?
     }
 
-    /// A batch read from the spool: the records to send, their request, and the damaged ones.
+    /// A batch read from the spool: the records to send and what carries them, the damaged
+    /// ones, and the `seq`s of those the endpoint's format has no message for.
     private struct Batch: Sendable {
         var sendable: [PendingRecord]
-        var request: DeliveryRequest?
+        var payload: Payload?
         var damaged: [PendingRecord]
+        var skipped: [Int64]
         /// The `seq` of its last record, sent or not.
         var lastSeq: Int64
     }
 
-    /// Up to `limit` of the endpoint's records after `seq`, and their request; `nil` when
-    /// none are left.
-    private func prepare(for endpoint: Endpoint, after seq: Int64, through horizon: Int64, limit: Int) throws -> Batch? {
+    /// A batch rendered for the wire: one HTTP request, or one MQTT message per record.
+    private enum Payload: Sendable {
+        case http(DeliveryRequest)
+        case mqtt([[UInt8]])
+    }
+
+    /// Up to `limit` of the endpoint's records after `seq`, rendered; `nil` when none are left.
+    private func prepare(for endpoint: Endpoint, broker: MQTTBroker?, after seq: Int64, through horizon: Int64, limit: Int) throws -> Batch? {
         let records = try spool.records(for: endpoint.name, after: seq, through: horizon, limit: limit)
         guard let last = records.last else { return nil }
-        let sendable = records.filter { $0.damage == nil }
-        return Batch(sendable: sendable, request: sendable.isEmpty ? nil : request(for: sendable[...], to: endpoint),
-                     damaged: records.filter { $0.damage != nil }, lastSeq: last.seq)
+        let whole = records.filter { $0.damage == nil }
+        let sendable = whole.filter { endpoint.format.carries(policy.applied(to: $0.record)) }
+        var payload: Payload?
+        if !sendable.isEmpty {
+            payload = broker == nil ? .http(request(for: sendable[...], to: endpoint))
+                : .mqtt(sendable.map { endpoint.format.message(for: $0.record, policy: policy, sender: sender) })
+        }
+        return Batch(sendable: sendable, payload: payload, damaged: records.filter { $0.damage != nil },
+                     skipped: whole.filter { !endpoint.format.carries(policy.applied(to: $0.record)) }.map(\.seq), lastSeq: last.seq)
     }
 
     private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint) -> DeliveryRequest {
         let key = IdempotencyKey.of(records.map(\.record.id), to: endpoint)
-        return endpoint.request(for: records.map(\.record), policy: policy, idempotencyKey: key)
+        return endpoint.request(for: records.map(\.record), policy: policy, sender: sender, idempotencyKey: key)
+    }
+
+    /// Publishes `records` (as `messages`) to `broker`: what the broker acknowledged is
+    /// delivered, in order; the rest is published again after a backoff, as a failed HTTP
+    /// batch is, and stays pending when the tries run out. A broker that refuses the
+    /// credentials or the topic stops the endpoint (exit 78).
+    private func publish(_ records: ArraySlice<PendingRecord>, messages: ArraySlice<[UInt8]>, to broker: MQTTBroker, endpoint: Endpoint) async -> Outcome {
+        var outcome = Outcome()
+        var records = records
+        var messages = messages
+        var attempt = 1
+        var waited: Int64 = 0
+        while let mqtt {
+            let result = await mqtt.publish(Array(messages), to: broker)
+            if result.acknowledged > 0 {
+                let acknowledged = min(result.acknowledged, records.count)
+                outcome.handledThrough = records[records.startIndex + acknowledged - 1].seq
+                outcome.delivered += acknowledged
+                records = records.dropFirst(acknowledged)
+                messages = messages.dropFirst(acknowledged)
+                attempt = 1
+            }
+            switch result.failure ?? (records.isEmpty ? nil : .unreachable("the broker did not acknowledge every message")) {
+            case nil:
+                return outcome
+            case .refused(let reason):
+                outcome.failure = (reason, nil)
+                return outcome
+            case .unreachable(let reason):
+                let wait = retry.delay(afterAttempt: attempt)
+                if attempt >= retry.maxAttempts || waited + wait > retry.maxWaitMilliseconds {
+                    outcome.failure = ("\(reason) after \(attempt) attempt\(attempt == 1 ? "" : "s")", clock.nowMilliseconds + wait)
+                    return outcome
+                }
+                logger.debug("endpoint \(endpoint.displayName): \(reason); attempt \(attempt + 1) in \(wait) ms")
+                await sleep(wait)
+                waited += wait
+                attempt += 1
+            }
+        }
+        return outcome
     }
 
     private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint, request: DeliveryRequest? = nil) async -> Outcome {
@@ -310,10 +388,10 @@ public struct Flusher: Sendable {
 /// often expect one, SHA-256 so that different batches never share a key.
 enum IdempotencyKey {
     /// The key of a request carrying `ids` to `endpoint`, whether `trigger --post`/`--endpoint`
-    /// sends it or flush sends it again: one record to a `mosaic` endpoint (one record per
+    /// sends it or flush sends it again: one record to a `mosaic`, `owntracks` or `osmand` endpoint (one record per
     /// request) is keyed by its own id, everything else by `make`.
     static func of(_ ids: [String], to endpoint: Endpoint) -> String {
-        endpoint.format == .mosaic && ids.count == 1 ? ids[0] : make(endpoint: endpoint.name, ids: ids)
+        endpoint.format.sendsOneRecordPerRequest && ids.count == 1 ? ids[0] : make(endpoint: endpoint.name, ids: ids)
     }
 
     static func make(endpoint: String, ids: [String]) -> String {

@@ -59,6 +59,10 @@ package struct JSONWriter {
         JSONWriter.appendDigits(value.magnitude, to: &bytes)
     }
 
+    package mutating func integerIfPresent(_ key: String, _ value: Int64?) {
+        if let value { integer(key, value) }
+    }
+
     package mutating func strings(_ key: String, _ values: [String]) {
         beginArray(key)
         for value in values { string(nil, value) }

@@ -16,21 +16,27 @@ public enum RecordFormat: String, Sendable, CaseIterable {
     case veridium
     /// One OpenLocate location, as an `openlocate` endpoint receives it in `locations`.
     case openlocate
+    /// The OwnTracks location message.
+    case owntracks
+    /// Traccar's OsmAnd query (`id=…&lat=…`), as an `osmand` endpoint receives it.
+    case osmand
 
-    var encoder: RecordEncoder.Type {
-        switch self {
-        case .mosaic: return MosaicEncoder.self
-        case .veridium: return VeridiumEncoder.self
-        case .openlocate: return OpenLocateEncoder.self
-        }
-    }
-
-    /// `record` under `policy` as one line of JSON, without the newline.
-    public func line(_ record: Record, policy: OutputPolicy) -> String {
+    /// `record` under `policy` as one line, without the newline: JSON, or the OsmAnd query.
+    public func line(_ record: Record, policy: OutputPolicy, sender: Sender = Sender()) -> String {
+        let record = policy.applied(to: record)
         var json = JSONWriter()
-        encoder.write(policy.applied(to: record), to: &json)
+        switch self {
+        case .mosaic: MosaicEncoder.write(record, to: &json)
+        case .veridium: VeridiumEncoder.write(record, to: &json)
+        case .openlocate: OpenLocateEncoder.write(record, to: &json)
+        case .owntracks: OwnTracksEncoder.write(record, sender: sender, to: &json)
+        case .osmand: return OsmAndEncoder.query(record, sender: sender)
+        }
         return json.text
     }
+
+    /// Whether the format names the device, which `Sender` then has to.
+    public var namesTheDevice: Bool { self == .osmand || self == .owntracks }
 }
 
 /// How an endpoint wants its records.
@@ -41,27 +47,48 @@ public enum EndpointFormat: String, Sendable, CaseIterable {
     case mosaicNDJSON = "mosaic-ndjson"
     /// One §3.1 record per request, a JSON object, as `trigger --post` sends it.
     case mosaic
+    /// One OwnTracks location message per request or MQTT message.
+    case owntracks
+    /// Traccar's OsmAnd protocol: one request per record, its fields in the query (HTTP only).
+    case osmand
 
-    /// The formats, for messages: "openlocate, mosaic-ndjson or mosaic".
+    /// The formats, for messages: "openlocate, mosaic-ndjson, mosaic, owntracks or osmand".
     public static var validValues: String {
         let names = allCases.map(\.rawValue)
         return names.dropLast().joined(separator: ", ") + " or " + names.last!
     }
 
-    var contentType: String {
+    /// Whether an HTTP request carries one record: then `batchSize` is 1 whatever is set.
+    var sendsOneRecordPerRequest: Bool { self == .mosaic || self == .owntracks || self == .osmand }
+
+    /// Whether `record` can be written in this format: OwnTracks and OsmAnd have no message
+    /// for a record without coordinates (a timeout), which is then skipped, not sent.
+    func carries(_ record: Record) -> Bool {
         switch self {
-        case .openlocate, .mosaic: return "application/json"
-        case .mosaicNDJSON: return "application/x-ndjson"
+        case .openlocate, .mosaicNDJSON, .mosaic: return true
+        case .owntracks, .osmand: return record.fix != nil && record.attributes.isSuperset(of: [.latitude, .longitude])
         }
     }
 
-    /// The request body for `records` under `policy`, written into one buffer (`mosaic`
-    /// takes the first record only: it sends one per request).
-    public func body(for records: [Record], policy: OutputPolicy) -> [UInt8] {
+    var contentType: String {
+        switch self {
+        case .openlocate, .mosaic, .owntracks: return "application/json"
+        case .mosaicNDJSON: return "application/x-ndjson"
+        case .osmand: return "application/x-www-form-urlencoded"
+        }
+    }
+
+    /// The HTTP request body for `records` under `policy`, written into one buffer (the
+    /// one-record formats take the first record only; OsmAnd's is empty: its query says all).
+    public func body(for records: [Record], policy: OutputPolicy, sender: Sender = Sender()) -> [UInt8] {
         var json = JSONWriter(capacity: 512 * max(records.count, 1))
         switch self {
         case .mosaic:
             if let record = records.first { MosaicEncoder.write(policy.applied(to: record), to: &json) }
+        case .owntracks:
+            if let record = records.first { OwnTracksEncoder.write(policy.applied(to: record), sender: sender, to: &json) }
+        case .osmand:
+            break
         case .mosaicNDJSON:
             for record in records {
                 MosaicEncoder.write(policy.applied(to: record), to: &json)
@@ -75,5 +102,11 @@ public enum EndpointFormat: String, Sendable, CaseIterable {
             json.endObject()
         }
         return json.bytes
+    }
+
+    /// One MQTT message for `record`: the HTTP body of a batch of one, so a subscriber parses
+    /// what an HTTP receiver does (a §3.1 record for both Mosaic formats).
+    func message(for record: Record, policy: OutputPolicy, sender: Sender) -> [UInt8] {
+        (self == .mosaicNDJSON ? EndpointFormat.mosaic : self).body(for: [record], policy: policy, sender: sender)
     }
 }

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Where an `mqtt://` or `mqtts://` endpoint publishes: broker, topic and session (SPEC §11).
+public struct MQTTBroker: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+    /// `mqtts`: TLS, checked against `caFile` or the system's CAs.
+    public var tls: Bool
+    /// The topic, `{deviceId}` already replaced.
+    public var topic: String
+    /// 0, 1 or 2: at most once, at least once, exactly once.
+    public var qos: Int
+    /// The install's device id.
+    public var clientID: String
+    public var username: String?
+    public var password: String?
+    public var caFile: String?
+    public var certFile: String?
+    public var keyFile: String?
+    /// The longest the broker may take to accept the connection, and then to acknowledge the
+    /// next message, before it counts as unreachable.
+    public var timeoutMilliseconds: Int64
+
+    /// `mqtt://[USER[:PASSWORD]@]HOST[:PORT]/TOPIC` read into host, port, TLS, topic and the
+    /// credentials of the URL; `nil` for an http URL.
+    /// - Throws: `GeolocateError.usage` saying what is wrong: no host, a port out of range,
+    ///   an empty topic or one with the wildcards `+` or `#`, which only subscriptions take.
+    public static func address(of url: String) throws -> (host: String, port: Int, tls: Bool, topic: String, username: String?, password: String?)? {
+        let scheme = url.prefix { $0 != ":" }.lowercased()
+        guard scheme == "mqtt" || scheme == "mqtts", url.dropFirst(scheme.count).hasPrefix("://") else { return nil }
+        let tls = scheme == "mqtts"
+        let rest = url.dropFirst(scheme.count + 3)
+        let authority = rest.prefix { $0 != "/" }
+        let topic = String(rest.dropFirst(authority.count + 1))
+        func invalid(_ why: String) -> GeolocateError {
+            .usage("invalid MQTT URL '\(ConfigStore.redactedURL(url))': \(why) (use mqtt://HOST[:PORT]/TOPIC or mqtts://...)")
+        }
+        var hostPort = Substring(authority)
+        var username: String?
+        var password: String?
+        if let at = authority.lastIndex(of: "@") {
+            let credentials = authority[..<at]
+            hostPort = authority[authority.index(after: at)...]
+            let user = credentials.prefix { $0 != ":" }
+            username = String(user).removingPercentEncoding ?? String(user)
+            if credentials.count > user.count {
+                let secret = credentials.dropFirst(user.count + 1)
+                password = String(secret).removingPercentEncoding ?? String(secret)
+            }
+        }
+        var host = hostPort
+        var port = tls ? 8883 : 1883
+        if hostPort.hasPrefix("["), let close = hostPort.firstIndex(of: "]") {
+            host = hostPort[hostPort.index(after: hostPort.startIndex)..<close]
+            let after = hostPort[hostPort.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":"), let number = Int(after.dropFirst()) else { throw invalid("the port must be a number") }
+                port = number
+            }
+        } else if let colon = hostPort.lastIndex(of: ":") {
+            host = hostPort[..<colon]
+            guard let number = Int(hostPort[hostPort.index(after: colon)...]) else { throw invalid("the port must be a number") }
+            port = number
+        }
+        guard !host.isEmpty, !host.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else { throw invalid("no host") }
+        guard (1...65_535).contains(port) else { throw invalid("port \(port) is out of range (1 to 65535)") }
+        try checkTopic(topic, in: url)
+        return (String(host), port, tls, topic, username, password)
+    }
+
+    /// Checks a topic to publish to (MQTT 3.1.1 §4.7): not empty, no wildcards, no NUL or
+    /// control characters, at most 65,535 bytes.
+    static func checkTopic(_ topic: String, in url: String) throws {
+        let why: String? = topic.isEmpty ? "the topic after HOST/ is empty"
+            : topic.contains("+") || topic.contains("#") ? "the topic contains the wildcard + or #, which only subscriptions take"
+            : topic.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) ? "the topic contains a control character"
+            : topic.utf8.count > 65_535 ? "the topic is longer than 65535 bytes" : nil
+        if let why { throw GeolocateError.usage("invalid MQTT URL '\(ConfigStore.redactedURL(url))': \(why)") }
+    }
+}
+
+/// What a broker did with messages published in order.
+public struct MQTTOutcome: Sendable, Equatable {
+    /// How many messages, from the first, the broker acknowledged (QoS 1: PUBACK; QoS 2:
+    /// PUBCOMP; QoS 0, which has no acknowledgement: written to the connection).
+    public var acknowledged: Int
+    /// Why the others were not, when some were not.
+    public var failure: MQTTFailure?
+
+    public init(acknowledged: Int, failure: MQTTFailure? = nil) {
+        self.acknowledged = acknowledged
+        self.failure = failure
+    }
+}
+
+/// Why a broker did not take messages.
+public enum MQTTFailure: Sendable, Equatable, Error {
+    /// Unreachable, dropped, or too slow to acknowledge: try again later.
+    case unreachable(String)
+    /// The endpoint is wrong, not the records: credentials or TLS files refused, the topic
+    /// not allowed. Its records stay pending and flush exits 78.
+    case refused(String)
+}
+
+/// Publishes to MQTT brokers: the seam between delivery and the libmosquitto adapter.
+public protocol MQTTTransport: Sendable {
+    /// Publishes `messages` in order to `broker`'s topic and waits for their acknowledgements.
+    func publish(_ messages: [[UInt8]], to broker: MQTTBroker) async -> MQTTOutcome
+    /// Disconnects from every broker cleanly: the end of a flush.
+    func close() async
+}
