@@ -1,7 +1,7 @@
 # geolocate: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build release install demo gpsd-demo test bench man docs fuzz tsan clean
+.PHONY: deps build release install deb demo gpsd-demo test bench man docs fuzz tsan clean
 
 PREFIX ?= /usr/local
 
@@ -22,6 +22,14 @@ install: release
 	install -m 0755 -s "$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/geolocate" $(DESTDIR)$(PREFIX)/bin/geolocate
 	install -m 0644 man/geolocate.1 $(DESTDIR)$(PREFIX)/share/man/man1/geolocate.1
 	install -m 0644 share/geolocate/gazetteer.bin share/geolocate/GAZETTEER.md $(DESTDIR)$(PREFIX)/share/geolocate/
+
+# The Debian package (SPEC §13) of the release binary: geolocate_VERSION_ARCH.deb here, or in
+# DEB_OUT (scripts/make-deb; units and control files in packaging/). `scripts/check-deb FILE`
+# checks it: lintian, systemd-analyze verify, and as root dpkg -i, --version, man, completion,
+# dpkg -r.
+deb: release
+	./scripts/install-deps --deb
+	GEOLOCATE_BIN="$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/geolocate" ./scripts/make-deb
 
 # Replays the bundled NMEA example through `geolocate trigger` in several modes.
 demo: build
@@ -72,4 +80,4 @@ docs: build
 	python3 ./scripts/update-docs
 
 clean:
-	rm -rf .build .build-fuzz .build-tsan bench-data
+	rm -rf .build .build-fuzz .build-tsan .build-deb bench-data
