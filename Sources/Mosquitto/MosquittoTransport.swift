@@ -117,6 +117,8 @@ private final class Session {
         let deadline = Deadline(milliseconds: broker.timeoutMilliseconds)
         while session.connack == nil {
             let code = mosquitto_loop(handle, Int32(min(100, deadline.remaining)), 1)
+            // A refusing CONNACK also ends the loop with an error and the connection: it says why.
+            if session.connack != nil { break }
             if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code)) }
             if session.lost { return .failure(.unreachable("the broker closed the connection")) }
             if deadline.passed { return .failure(.unreachable("no answer from the broker within the timeout")) }
@@ -125,7 +127,7 @@ private final class Session {
         case 0: return .success(session)
         case 3: return .failure(.unreachable("the broker is unavailable"))
         case 4: return .failure(.refused("the broker refused the user name or password"))
-        case 5: return .failure(.refused("the broker refused the connection: not authorized"))
+        case 5: return .failure(.refused("the broker refused the connection as not authorized (check the user name or password, and the broker's ACL)"))
         case let code: return .failure(.refused("the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))"))
         }
     }

@@ -96,7 +96,9 @@ struct FlushCommand: AsyncParsableCommand {
             if let wrong = report.misconfigured.first {
                 let isPostURL = wrong.name.contains("://")
                 let place = isPostURL ? "the --post URL \(wrong.url)" : "endpoint \(wrong.name) (\(wrong.url))"
-                let check = isPostURL ? "the URL given to trigger --post" : "endpoints.\(wrong.name).url and its headers"
+                let check = isPostURL ? "the URL given to trigger --post"
+                    : wrong.url.hasPrefix("mqtt") ? "endpoints.\(wrong.name).url, its username, password and TLS files"
+                    : "endpoints.\(wrong.name).url and its headers"
                 throw GeolocateError.endpointRefused(
                     "\(place): \(wrong.endpointError ?? ""); its records stay pending (check \(check))")
             }

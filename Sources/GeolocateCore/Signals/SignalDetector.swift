@@ -158,8 +158,12 @@ public struct SignalDetector {
         case .failure(.missing): return nil
         case .failure: data = Data()
         }
-        guard let report = try? JSONDecoder().decode(PreviousReport.self, from: data), report.isPlausible(now: now) else {
+        guard let report = try? JSONDecoder().decode(PreviousReport.self, from: data) else {
             logger.warning("ignoring unreadable previous report in \(path)")
+            return nil
+        }
+        guard report.isPlausible(now: now) else {
+            logger.notice("ignoring the previous report in \(path): it was made after this record's time (a replay of an older log?)")
             return nil
         }
         return report

@@ -1,0 +1,185 @@
+import Foundation
+import GeolocateCore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geolocate flush` and `trigger --endpoint` to a real mosquitto broker (SPEC §11), checked
+/// by a `mosquitto_sub` subscriber started before the flush: every spooled id must arrive,
+/// and a record leaves the spool only once the broker acknowledged it.
+@Suite(.serialized) struct MQTTEndToEndTests {
+    let geolocate = GeolocateProcess()
+    let drive = GeolocateProcess.example("maynooth-drive.nmea")
+
+    /// Spools the fixes of `log` and returns their ids in spool order.
+    func spool(_ log: String) throws -> [String] {
+        let result = try geolocate.run(["track", "--replay", log, "--every-fix", "--stdout", "--permission", "fine"])
+        try #require(result.status == 0, "\(result.stderr)")
+        return result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        }
+    }
+
+    func set(_ settings: [(String, String)]) throws {
+        for (key, value) in settings {
+            let result = try geolocate.run(["config", "set", key, value])
+            try #require(result.status == 0, "\(key): \(result.stderr)")
+        }
+    }
+
+    func spooledCount() throws -> Int { try Spool(stateDirectory: geolocate.stateDirectory).count() }
+
+    var deviceID: String {
+        get throws { try String(contentsOfFile: geolocate.stateDirectory + "/device-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    /// The ids the subscriber received, once each at least.
+    static func ids(_ subscriber: MQTTSubscriber) -> Set<String> { Set(subscriber.objects.compactMap { $0["id"] as? String }) }
+
+    @Test(arguments: [0, 1, 2]) func everyRecordArrivesAtEachQoS(qos: Int) throws {
+        let broker = try MosquittoBroker()
+        let ids = try spool(drive)
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet/{deviceId}/locations"),
+                 ("endpoints.fleet.format", "mosaic-ndjson"), ("endpoints.fleet.qos", String(qos))])
+        let subscriber = try MQTTSubscriber(broker, topic: "fleet/#")
+        let result = try geolocate.run(["flush", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try spooledCount() == 0)
+        // QoS 0 has no acknowledgement; the subscriber still gets every message on loopback.
+        #expect(waitUntil(.seconds(10)) { Self.ids(subscriber) == Set(ids) }, "\(Self.ids(subscriber).count) of \(ids.count)")
+        let topics = Set(subscriber.messages.map(\.topic))
+        #expect(topics == ["fleet/\(try deviceID)/locations"])
+    }
+
+    @Test func mutualTLSDelivers() throws {
+        let broker = try MosquittoBroker(.mutualTLS)
+        let ids = try spool(drive)
+        try set([("endpoints.secure.url", "mqtts://127.0.0.1:\(broker.port)/secure"), ("endpoints.secure.format", "mosaic"),
+                 ("endpoints.secure.caFile", broker.path("ca.crt")), ("endpoints.secure.certFile", broker.path("client.crt")),
+                 ("endpoints.secure.keyFile", broker.path("client.key"))])
+        let subscriber = try MQTTSubscriber(broker, topic: "secure")
+        let result = try geolocate.run(["flush"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(waitUntil(.seconds(10)) { Self.ids(subscriber) == Set(ids) })
+        #expect(try spooledCount() == 0)
+    }
+
+    @Test func wrongOrMissingTLSFilesAreConfigurationErrors() throws {
+        let broker = try MosquittoBroker(.mutualTLS)
+        let ids = try spool(drive)
+        try set([("endpoints.secure.url", "mqtts://127.0.0.1:\(broker.port)/secure"),
+                 ("endpoints.secure.certFile", broker.path("client.crt")), ("endpoints.secure.keyFile", broker.path("client.key"))])
+        // A missing CA file.
+        try set([("endpoints.secure.caFile", broker.path("no-such-ca.crt"))])
+        var result = try geolocate.run(["flush"])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("endpoint secure") && result.stderr.contains("cannot read caFile"), "\(result.stderr)")
+        // A CA that did not sign the broker's certificate: the handshake fails.
+        try set([("endpoints.secure.caFile", broker.path("client.crt"))])
+        result = try geolocate.run(["flush"])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("endpoint secure") && result.stderr.contains("TLS handshake"), "\(result.stderr)")
+        #expect(try spooledCount() == ids.count)
+    }
+
+    @Test func aWrongPasswordIsAConfigurationErrorAndLosesNothing() throws {
+        let broker = try MosquittoBroker(.password(user: "device", password: "right horse"))
+        let ids = try spool(drive)
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "owntracks"),
+                 ("endpoints.fleet.username", "device"), ("endpoints.fleet.password", "wrong battery")])
+        var result = try geolocate.run(["flush"])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("endpoint fleet") && result.stderr.contains("user name or password"), "\(result.stderr)")
+        #expect(!result.stderr.contains("wrong battery"))
+        #expect(try spooledCount() == ids.count)
+        // config show never prints the password.
+        let shown = try geolocate.run(["config", "show"])
+        #expect(!shown.stdout.contains("wrong battery") && shown.stdout.contains("***"))
+
+        let subscriber = try MQTTSubscriber(broker, topic: "fleet", credentials: ("device", "right horse"))
+        try set([("endpoints.fleet.password", "right horse")])
+        result = try geolocate.run(["flush"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(waitUntil(.seconds(10)) { subscriber.objects.count >= ids.count })
+        #expect(subscriber.objects.allSatisfy { $0["_type"] as? String == "location" })
+        #expect(try spooledCount() == 0)
+    }
+
+    @Test func aBrokerThatIsDownKeepsTheRecordsPending() throws {
+        let broker = try MosquittoBroker()
+        let ids = try spool(drive)
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic")])
+        broker.stop()
+        var result = try geolocate.run(["flush", "--json"])
+        #expect(result.status == 75, "\(result.stderr)")
+        #expect(result.stderr.contains("cannot connect to 127.0.0.1:\(broker.port)"), "\(result.stderr)")
+        #expect(try spooledCount() == ids.count)
+        try broker.start()
+        let subscriber = try MQTTSubscriber(broker, topic: "fleet")
+        result = try geolocate.run(["flush", "--ignore-retry-after"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(waitUntil(.seconds(10)) { Self.ids(subscriber) == Set(ids) })
+    }
+
+    /// 10,000 records; the broker is stopped while the flush is publishing them and started
+    /// again: every id reaches the subscriber, whose session the broker kept.
+    @Test func tenThousandRecordsSurviveABrokerRestartMidFlush() throws {
+        let broker = try MosquittoBroker()
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let log = geolocate.home.appendingPathComponent("ten-thousand.nmea").path
+        try MosquittoBroker.run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("../shared/tools/nmea-gen.py").standardized.path,
+                                 "--quiet", "--epochs", "10000", "--seed", "15", "--out", log,
+                                 // Recent enough that spool.maxRetention does not expire it.
+                                 "--start", ISO8601DateFormatter().string(from: Date().addingTimeInterval(-4 * 3600))])
+        let ids = try spool(log)
+        try #require(ids.count == 10_000)
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson"),
+                 ("endpoints.fleet.batchSize", "100")])
+        let subscriber = try MQTTSubscriber(broker, topic: "fleet")
+        let flush = try geolocate.start(["flush", "--json"])
+        try #require(waitUntil(.seconds(60)) { subscriber.messages.count >= 500 })
+        // The flush is mid-way: it runs, and the subscriber has some of the records, not all.
+        try #require(flush.isRunning)
+        let before = Self.ids(subscriber).count
+        broker.stop()
+        #expect(before < ids.count)
+        try broker.start()
+        var result = try #require(flush.finish(within: .seconds(120)))
+        #expect(result.status == 0 || result.status == 75, "\(result.stderr)")
+        if result.status == 75 {
+            result = try geolocate.run(["flush", "--ignore-retry-after"])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        #expect(try spooledCount() == 0)
+        #expect(waitUntil(.seconds(60)) { Self.ids(subscriber) == Set(ids) }, "\(Self.ids(subscriber).count) of \(ids.count) arrived")
+    }
+
+    @Test func triggerPublishesToAnMQTTEndpoint() throws {
+        let broker = try MosquittoBroker()
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/owntracks/geolocate/{deviceId}"),
+                 ("endpoints.fleet.format", "owntracks"), ("owntracks.tid", "GL")])
+        let subscriber = try MQTTSubscriber(broker, topic: "owntracks/#")
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--endpoint", "fleet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(waitUntil(.seconds(10)) { subscriber.objects.count == 1 })
+        let message = try #require(subscriber.objects.first)
+        #expect(message["_type"] as? String == "location" && message["tid"] as? String == "GL")
+        #expect(subscriber.messages.first?.topic == "owntracks/geolocate/\(try deviceID)")
+        #expect(try spooledCount() == 0)
+    }
+
+    @Test func unusableMQTTURLsAreRefusedByConfigSet() throws {
+        for url in ["mqtt://127.0.0.1:1883/", "mqtt://127.0.0.1:1883/fleet/#", "mqtt://127.0.0.1:1883/a/+/b", "mqtt://:1883/t", "mqtt://host:70000/t"] {
+            let result = try geolocate.run(["config", "set", "endpoints.fleet.url", url])
+            #expect(result.status == 64, "\(url)")
+            #expect(result.stderr.hasPrefix("geolocate: endpoints.fleet.url: invalid") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:1/t"), ("endpoints.fleet.format", "osmand")])
+        _ = try spool(drive)
+        let result = try geolocate.run(["flush"])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("osmand format is HTTP only"), "\(result.stderr)")
+    }
+}
