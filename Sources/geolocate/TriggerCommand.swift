@@ -111,10 +111,16 @@ struct TriggerCommand: AsyncParsableCommand {
             let environment = ProcessInfo.processInfo.environment
             let sender = format.namesTheDevice ? try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) : Sender()
             let printed = Result { try FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings), sender: sender) + "\n") }
-            if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint),
-               case .spooled(let reason) = try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
-                                                                   environment: environment, logger: logger, mqtt: MosquittoTransport()) {
-                logger.warning("could not send the record to \(post.map(ConfigStore.redactedURL) ?? endpoint ?? "") (\(reason)); it is in the spool for the next flush")
+            if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint) {
+                let destination = post.map(ConfigStore.redactedURL) ?? endpoint ?? ""
+                switch try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
+                                               environment: environment, logger: logger, mqtt: MosquittoTransport()) {
+                case .delivered: break
+                case .spooled(let reason):
+                    logger.warning("could not send the record to \(destination) (\(reason)); it is in the spool for the next flush")
+                case .notCarried:
+                    logger.notice("the record has no location, which the format of \(destination) cannot carry; it was not sent")
+                }
             }
             if requireLocation && record.fix == nil {
                 throw GeolocateError.locationRequired(reason: "errorCode \(record.errorCode.rawValue) (--require-location)")

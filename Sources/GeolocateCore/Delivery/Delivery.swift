@@ -57,6 +57,9 @@ public enum Delivery {
         case delivered
         /// Not delivered, for `reason`; the record is in the spool for the next flush.
         case spooled(reason: String)
+        /// Not sent and not kept: the endpoint's format has no message for the record
+        /// (owntracks and osmand, for a record without a location).
+        case notCarried
     }
 
     /// How long `trigger --post` waits for another process's lock on the spool: a login hook
@@ -85,6 +88,7 @@ public enum Delivery {
         let sender = try Sender(settings: settings, stateDirectory: stateDirectory)
         let broker = try endpoint.broker(as: sender)
         if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("endpoint \(endpoint.name): this build of geolocate has no MQTT") }
+        guard endpoint.format.carries(record) else { return .notCarried }
         var spooled: (spool: Spool, seq: Int64)?
         var notSpooled: GeolocateError?
         do {

@@ -161,11 +161,11 @@ import Glibc
         try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/owntracks/geolocate/{deviceId}"),
                  ("endpoints.fleet.format", "owntracks"), ("owntracks.tid", "GL")])
         let subscriber = try MQTTSubscriber(broker, topic: "owntracks/#")
-        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--endpoint", "fleet"])
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--timeout", "10s", "--endpoint", "fleet"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(waitUntil(.seconds(10)) { subscriber.objects.count == 1 })
         let message = try #require(subscriber.objects.first)
-        #expect(message["_type"] as? String == "location" && message["tid"] as? String == "GL")
+        #expect(message["_type"] as? String == "location" && message["tid"] as? String == "GL" && message["lat"] is Double)
         #expect(subscriber.messages.first?.topic == "owntracks/geolocate/\(try deviceID)")
         #expect(try spooledCount() == 0)
     }
