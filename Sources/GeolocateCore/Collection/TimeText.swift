@@ -71,6 +71,14 @@ public enum TimeText {
         return seconds * 1000 + Int64(milliseconds)
     }
 
+    /// `milliseconds` since 1970 as ISO 8601 UTC to the millisecond (`…T10:00:00.250Z`), for
+    /// exported points.
+    public static func iso8601WithMilliseconds(_ milliseconds: Int64) -> String {
+        let fraction = Int(milliseconds - milliseconds.dividedRoundingDown(by: 1000) * 1000)
+        let text = String(fraction)
+        return iso8601(milliseconds).dropLast() + "." + String(repeating: "0", count: 3 - text.count) + text + "Z"
+    }
+
     /// `milliseconds` since 1970 as ISO 8601 UTC to the second, for messages.
     public static func iso8601(_ milliseconds: Int64) -> String {
         let seconds = milliseconds.dividedRoundingDown(by: 1000)

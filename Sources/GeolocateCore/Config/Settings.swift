@@ -66,7 +66,8 @@ public struct Settings: Sendable, Equatable {
 
     /// `spool.maxRetention` and `spool.maxRecords`.
     public var spoolLimits: SpoolLimits {
-        SpoolLimits(maxRetentionMilliseconds: self[ConfigKey.spoolMaxRetention], maxRecords: self[ConfigKey.spoolMaxRecords])
+        SpoolLimits(maxRetentionMilliseconds: self[ConfigKey.spoolMaxRetention], maxRecords: self[ConfigKey.spoolMaxRecords],
+                    keepDeliveredMilliseconds: self[ConfigKey.spoolKeepDelivered])
     }
 
     /// `visits.*`: stay detection unless `visits.enabled` is false.

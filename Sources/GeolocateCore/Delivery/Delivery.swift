@@ -116,7 +116,7 @@ public enum Delivery {
         case .delivered:
             if let spooled {
                 // Left in the spool, it would only be sent again under the same key.
-                do { try spooled.spool.remove(seq: spooled.seq) } catch { logger.debug("\(error)") }
+                do { try spooled.spool.remove(seq: spooled.seq, now: record.triggeredAt, limits: settings.spoolLimits) } catch { logger.debug("\(error)") }
             }
             return .delivered
         case .retry(let reason, _), .endpointRefused(let reason):

@@ -216,7 +216,7 @@ public struct Flusher: Sendable {
             report.skipped += batch.skipped.filter { $0 <= handled }.count
             if let through = outcome.handledThrough {
                 try spool.markDelivered(endpoint: endpoint.name, through: through, delivered: outcome.delivered,
-                                        deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: all)
+                                        deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: all, limits: limits)
                 state.deliveredThrough = through
                 report.sent += outcome.delivered
                 report.deadLettered += outcome.deadLetters.count

@@ -80,7 +80,7 @@ package struct JSONWriter {
     }
 
     /// A number with `digits` after the point, or `null` when missing or not finite.
-    package mutating func number(_ key: String, _ value: Double?, digits: Int) {
+    package mutating func number(_ key: String?, _ value: Double?, digits: Int) {
         self.key(key)
         if let value, value.isFinite { JSONWriter.appendDecimal(value, digits: digits, to: &bytes) } else { appendNull() }
     }

@@ -185,7 +185,7 @@ extension Spool {
     /// `deadLetters` refused. Then deletes what every endpoint in `allEndpoints` has.
     public func markDelivered(endpoint: String, through seq: Int64, delivered: Int,
                               deadLetters: [(record: PendingRecord, status: Int?, reason: String)],
-                              now: Int64, allEndpoints: [String]) throws {
+                              now: Int64, allEndpoints: [String], limits: SpoolLimits = SpoolLimits()) throws {
         try write { db in
             try db.cachedStatement(sql: """
                 INSERT INTO endpoints (name, deliveredThrough, sent, lastSuccessAt) VALUES (?, ?, ?, ?)
@@ -199,7 +199,7 @@ extension Spool {
                     SELECT ?, seq, ?, ?, ?, \(SpoolColumns.names) FROM records WHERE seq = ?
                     """, arguments: [endpoint, letter.status, letter.reason, now, letter.record.seq])
             }
-            try Spool.deleteDelivered(db, allEndpoints: allEndpoints)
+            try Spool.deleteDelivered(db, allEndpoints: allEndpoints, now: now, limits: limits)
         }
     }
 
@@ -216,12 +216,14 @@ extension Spool {
 
     /// Deletes the records every endpoint they are for has delivered or dead-lettered: a record
     /// for one destination when that one has it, any other when all of `allEndpoints` have it.
-    private static func deleteDelivered(_ db: Database, allEndpoints: [String]) throws {
+    private static func deleteDelivered(_ db: Database, allEndpoints: [String], now: Int64, limits: SpoolLimits) throws {
         // Cached: a flush runs these once a batch.
-        try db.cachedStatement(sql: """
-            DELETE FROM records WHERE destination IS NOT NULL
+        let forTheirDestination = """
+            destination IS NOT NULL
                 AND seq <= COALESCE((SELECT \(Spool.cursor) FROM endpoints WHERE name = records.destination), 0)
-            """).execute()
+            """
+        try keepDelivered(db, matching: forTheirDestination, now: now, limits: limits)
+        try db.cachedStatement(sql: "DELETE FROM records WHERE \(forTheirDestination)").execute()
         guard !allEndpoints.isEmpty else { return }
         var lowest = Int64.max
         for name in allEndpoints {
@@ -229,6 +231,7 @@ extension Spool {
                                              arguments: [name]) ?? 0
             lowest = min(lowest, through)
         }
+        try keepDelivered(db, matching: "destination IS NULL AND seq <= \(lowest)", now: now, limits: limits)
         try db.cachedStatement(sql: "DELETE FROM records WHERE destination IS NULL AND seq <= ?").execute(arguments: [lowest])
     }
 }

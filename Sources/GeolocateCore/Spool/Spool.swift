@@ -8,11 +8,15 @@ public struct SpoolLimits: Sendable, Equatable {
     public var maxRetentionMilliseconds: Int64
     /// At most this many records are kept; the oldest beyond it are expired.
     public var maxRecords: Int
+    /// Delivered records stay this long in the `delivered` table, for export; 0 keeps none.
+    public var keepDeliveredMilliseconds: Int64
 
     public init(maxRetentionMilliseconds: Int64 = ConfigKey.spoolMaxRetention.builtInValue,
-                maxRecords: Int = ConfigKey.spoolMaxRecords.builtInValue) {
+                maxRecords: Int = ConfigKey.spoolMaxRecords.builtInValue,
+                keepDeliveredMilliseconds: Int64 = ConfigKey.spoolKeepDelivered.builtInValue) {
         self.maxRetentionMilliseconds = maxRetentionMilliseconds
         self.maxRecords = maxRecords
+        self.keepDeliveredMilliseconds = keepDeliveredMilliseconds
     }
 }
 
@@ -98,6 +102,12 @@ public final class Spool: Sendable {
         migrator.registerMigration("signals") { db in try SpoolColumns.addMissingColumns(db, version: 3) }
         migrator.registerMigration("policy") { db in try SpoolColumns.addMissingColumns(db, version: 4) }
         migrator.registerMigration("deviceContext") { db in try SpoolColumns.addMissingColumns(db, version: 5) }
+        // Schema version 6: delivered records kept for `spool.keepDelivered`, for export.
+        migrator.registerMigration("keptDelivered") { db in
+            try db.execute(sql: "CREATE TABLE delivered (seq INTEGER PRIMARY KEY, deliveredAt INTEGER NOT NULL)")
+            try db.execute(sql: "CREATE INDEX delivered_deliveredAt ON delivered(deliveredAt)")
+            try SpoolColumns.addMissingColumns(db, version: 6)
+        }
         return migrator
     }
 
@@ -136,9 +146,44 @@ public final class Spool: Sendable {
     private static let insertSQL =
         "INSERT INTO records (\(SpoolColumns.names), destination) VALUES (\(SpoolColumns.placeholders), ?)"
 
-    /// Removes one record, delivered by other means (`trigger --post`).
-    public func remove(seq: Int64) throws {
-        try write { try $0.execute(sql: "DELETE FROM records WHERE seq = ?", arguments: [seq]) }
+    /// Removes one record, delivered by other means (`trigger --post`), keeping it for
+    /// `limits.keepDeliveredMilliseconds`.
+    public func remove(seq: Int64, now: Int64, limits: SpoolLimits) throws {
+        try write { db in
+            try Spool.keepDelivered(db, matching: "seq = \(seq)", now: now, limits: limits)
+            try db.execute(sql: "DELETE FROM records WHERE seq = ?", arguments: [seq])
+        }
+    }
+
+    /// Copies the records `condition` selects into `delivered` when delivered records are
+    /// kept, and drops kept ones past `spool.keepDelivered`.
+    static func keepDelivered(_ db: Database, matching condition: String, now: Int64, limits: SpoolLimits) throws {
+        if limits.keepDeliveredMilliseconds > 0 {
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO delivered (seq, deliveredAt, \(SpoolColumns.names))
+                SELECT seq, ?, \(SpoolColumns.names) FROM records WHERE \(condition)
+                """, arguments: [now])
+        }
+        try db.cachedStatement(sql: "DELETE FROM delivered WHERE deliveredAt < ?").execute(arguments: [now - limits.keepDeliveredMilliseconds])
+    }
+
+    /// Calls `body` with each record, pending or kept after delivery, whose fix time is in the
+    /// window (all records when neither bound is given), in spool order; a record damaged in
+    /// the spool is passed over. One read, row by row: memory stays flat however many there are.
+    public func forEachExportable(since: Int64?, until: Int64?, _ body: (Record) throws -> Void) throws {
+        try read { db in
+            let window = since == nil && until == nil ? "" : "WHERE fixTimestamp BETWEEN :since AND :until"
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT \(SpoolColumns.wrongTypeSQL), \(SpoolColumns.names) FROM
+                    (SELECT seq, \(SpoolColumns.names) FROM records UNION ALL SELECT seq, \(SpoolColumns.names) FROM delivered)
+                \(window) ORDER BY seq
+                """, arguments: ["since": since ?? .min, "until": until ?? .max])
+            while let row = try rows.next() {
+                let wrongType: String? = row.hasNull(atIndex: 0) ? nil : row[0] as String
+                let record = SpoolColumns.record(from: row, at: 1)
+                if SpoolColumns.damage(of: record, wrongType: wrongType) == nil { try body(record) }
+            }
+        }
     }
 
     private static func expire(_ db: Database, now: Int64, limits: SpoolLimits) throws -> Int {

@@ -3,14 +3,14 @@ import GRDB
 
 /// How a record is stored in the spool: one typed column per field (schema version 2).
 ///
-/// The `records` and `deadLetters` tables both carry these columns, so a record moves between
-/// them in SQL, never through Swift or text. A location field the record's `attributes`
+/// The `records`, `deadLetters` and `delivered` tables all carry these columns, so a record
+/// moves between them in SQL, never through Swift or text. A location field the record's `attributes`
 /// withhold is stored `NULL`: the spool keeps nothing the privacy settings kept out.
 enum SpoolColumns {
     /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
     /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
-    /// device context.
-    static let schemaVersion = 5
+    /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`).
+    static let schemaVersion = 6
 
     /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
     static let definitions: [(name: String, type: String)] = [
@@ -162,7 +162,7 @@ enum SpoolColumns {
     /// Adds the columns of `definitions` that `db`'s tables lack (each new one NULL in the
     /// rows already there), then sets `version`: the migration of each later schema version.
     static func addMissingColumns(_ db: Database, version: Int) throws {
-        for table in ["records", "deadLetters"] {
+        for table in ["records", "deadLetters", "delivered"] where try db.tableExists(table) {
             let existing = Set(try db.columns(in: table).map(\.name))
             for (name, type) in definitions where !existing.contains(name) {
                 try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(name) \(type)")
@@ -172,7 +172,7 @@ enum SpoolColumns {
     }
 
     /// The records of a version-1 `table` (`records` or `deadLetters`) by rowid.
-    /// - Throws: `SpoolV1Line.Unreadable` naming the first one that cannot be read.
+    /// - Throws: `MosaicLine.Unreadable` naming the first one that cannot be read.
     static func version1Records(in table: String, _ db: Database) throws -> [(Int64, Record)] {
         // Dead letters of the earliest versions have no recordedAt: the time they were refused.
         let recordedAt = table == "records" ? "recordedAt" : "COALESCE(recordedAt, at)"
@@ -182,9 +182,9 @@ enum SpoolColumns {
         while let row = try rows.next() {
             guard let rowid: Int64 = row.lenient("rowNumber"), let recordedAt: Int64 = row.lenient("recordedAt"),
                   let body: String = row.lenient("body") else {
-                throw SpoolV1Line.Unreadable(reason: "a row of \(table) without a time or a record")
+                throw MosaicLine.Unreadable(reason: "a row of \(table) without a time or a record")
             }
-            records.append((rowid, try SpoolV1Line.record(from: body, recordedAt: recordedAt)))
+            records.append((rowid, try MosaicLine.record(from: body, recordedAt: recordedAt)))
         }
         return records
     }
@@ -192,7 +192,7 @@ enum SpoolColumns {
     /// Whether `db` is a version-1 spool, and every record in it can be read: checked before
     /// any migration runs, because each migration commits on its own, and one that fails
     /// half-way must leave the file for the version that wrote it.
-    /// - Throws: `SpoolV1Line.Unreadable` naming the first record that cannot be read.
+    /// - Throws: `MosaicLine.Unreadable` naming the first record that cannot be read.
     static func checkVersion1(_ db: Database) throws {
         guard try db.tableExists("records"), try db.columns(in: "records").contains(where: { $0.name == "body" }) else { return }
         for table in ["records", "deadLetters"] where try db.tableExists(table) {
@@ -203,7 +203,7 @@ enum SpoolColumns {
     /// Converts a spool of schema version 1 in place: each `body` (a Mosaic line) of `records`
     /// and `deadLetters` becomes typed columns, then the `body` columns go. `seq`, the
     /// AUTOINCREMENT counter and every cursor stay as they were.
-    /// - Throws: `SpoolV1Line.Unreadable` naming the first record that cannot be read; the
+    /// - Throws: `MosaicLine.Unreadable` naming the first record that cannot be read; the
     ///   migration's transaction is then rolled back and the spool left as it was.
     static func migrateVersion1(_ db: Database) throws {
         for table in ["records", "deadLetters"] {
@@ -232,10 +232,12 @@ extension Row {
     }
 }
 
-/// A record as schema version 1 of the spool kept it: its Mosaic JSON line (SPEC §3.1).
+/// A record as its Mosaic JSON line (SPEC §3.1): how schema version 1 of the spool kept it,
+/// and what `track --stdout` hands to `export --input`.
 ///
-/// The only JSON of its own geolocate ever reads back, once, when it migrates such a spool.
-package enum SpoolV1Line {
+/// The only JSON of its own geolocate reads back: once, when it migrates such a spool, and
+/// when a user pipes records into an export.
+package enum MosaicLine {
     /// A line that is not a record geolocate wrote.
     struct Unreadable: Error, CustomStringConvertible {
         var reason: String

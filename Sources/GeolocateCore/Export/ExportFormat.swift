@@ -1,0 +1,153 @@
+/// What `geolocate export` writes (SPEC §12): GPX 1.1, GeoJSON (RFC 7946) or CSV (RFC 4180).
+///
+/// Each format is written in three parts, so an export streams: `header`, one `point` per
+/// record with coordinates, `footer`. A record without coordinates (a timeout, or privacy
+/// withholding them) has no point and is left out; a field the record withholds is left out
+/// (GPX, GeoJSON) or empty (CSV).
+public enum ExportFormat: String, Sendable, CaseIterable {
+    /// `trk/trkseg/trkpt` with `ele` (metres above the WGS84 ellipsoid), `time`, `name` (the
+    /// record's id), `desc` (its action) and `fix`.
+    case gpx
+    /// A FeatureCollection of Points `[lon, lat, alt]` whose properties are the record's fields.
+    case geojson
+    /// One row per point under a header row, CRLF line ends, fields quoted when they must be.
+    case csv
+
+    /// The start of the file.
+    public var header: String {
+        switch self {
+        case .gpx:
+            return """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <gpx version="1.1" creator="geolocate \(Defaults.version)" xmlns="http://www.topografix.com/GPX/1/1" \
+                xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
+                xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd">
+                <trk><name>geolocate</name><trkseg>
+
+                """
+        case .geojson:
+            return "{\"type\":\"FeatureCollection\",\"features\":[\n"
+        case .csv:
+            return ExportFormat.csvColumns.map(\.name).joined(separator: ",") + "\r\n"
+        }
+    }
+
+    /// The end of the file.
+    public var footer: String {
+        switch self {
+        case .gpx: return "</trkseg></trk>\n</gpx>\n"
+        case .geojson: return "\n]}\n"
+        case .csv: return ""
+        }
+    }
+
+    /// `record` as one point, after `index` points already written; `nil` when it has no
+    /// coordinates.
+    public func point(_ record: Record, index: Int) -> String? {
+        guard let fix = record.fix, record.attributes.isSuperset(of: [.latitude, .longitude]) else { return nil }
+        switch self {
+        case .gpx: return ExportFormat.gpxPoint(record, fix)
+        case .geojson: return (index > 0 ? ",\n" : "") + ExportFormat.feature(record, fix)
+        case .csv: return ExportFormat.csvColumns.map { ExportFormat.csvField($0.value(record, fix) ?? "") }.joined(separator: ",") + "\r\n"
+        }
+    }
+
+    private static func gpxPoint(_ record: Record, _ fix: Fix) -> String {
+        let allowed = record.attributes
+        var text = "<trkpt lat=\"\(JSONWriter.decimal(fix.latitude, digits: 7))\" lon=\"\(JSONWriter.decimal(fix.longitude, digits: 7))\">"
+        if allowed.contains(.altitude), let altitude = fix.altitudeHAE, altitude.isFinite {
+            text += "<ele>\(JSONWriter.decimal(altitude, digits: 1))</ele>"
+        }
+        if allowed.contains(.recordTimestamp) { text += "<time>\(TimeText.iso8601WithMilliseconds(fix.timestamp))</time>" }
+        text += "<name>\(xmlEscaped(record.id))</name><desc>\(xmlEscaped(record.action))</desc>"
+        if allowed.contains(.fixMode) { text += "<fix>\(fix.mode == .threeD ? "3d" : "2d")</fix>" }
+        return text + "</trkpt>\n"
+    }
+
+    private static func feature(_ record: Record, _ fix: Fix) -> String {
+        let allowed = record.attributes
+        var json = JSONWriter(capacity: 512)
+        json.beginObject()
+        json.string("type", "Feature")
+        json.string("id", record.id)
+        json.beginObject("geometry")
+        json.string("type", "Point")
+        json.beginArray("coordinates")
+        json.number(nil, fix.longitude, digits: 7)
+        json.number(nil, fix.latitude, digits: 7)
+        if allowed.contains(.altitude), let altitude = fix.altitudeHAE, altitude.isFinite { json.number(nil, altitude, digits: 1) }
+        json.endArray()
+        json.endObject()
+        json.beginObject("properties")
+        for column in csvColumns where column.name != "latitude" && column.name != "longitude" {
+            guard let value = column.value(record, fix) else { continue }
+            if column.isNumber, let number = Double(value) { json.number(column.name, number, digits: column.digits) } else { json.string(column.name, value) }
+        }
+        json.endObject()
+        json.endObject()
+        return json.text
+    }
+
+    /// A column of the CSV, and a property of GeoJSON: its name and how it is read from a record.
+    struct Column: Sendable {
+        var name: String
+        var isNumber = false
+        var digits = 0
+        var value: @Sendable (Record, Fix) -> String?
+    }
+
+    /// The CSV's columns in order; GeoJSON's properties are the same but the coordinates.
+    static let csvColumns: [Column] = {
+        func number(_ name: String, _ attribute: LocationAttributes, digits: Int, _ value: @escaping @Sendable (Fix) -> Double?) -> Column {
+            Column(name: name, isNumber: true, digits: digits) { record, fix in
+                guard record.attributes.contains(attribute), let number = value(fix), number.isFinite else { return nil }
+                return JSONWriter.decimal(number, digits: digits)
+            }
+        }
+        func address(_ name: String, _ attribute: LocationAttributes, _ part: KeyPath<Address, String?> & Sendable) -> Column {
+            Column(name: name) { record, _ in record.attributes.contains(attribute) ? record.address?[keyPath: part] : nil }
+        }
+        return [
+            Column(name: "id") { record, _ in record.id },
+            Column(name: "time") { record, fix in record.attributes.contains(.recordTimestamp) ? TimeText.iso8601WithMilliseconds(fix.timestamp) : nil },
+            number("latitude", .latitude, digits: 7) { $0.latitude },
+            number("longitude", .longitude, digits: 7) { $0.longitude },
+            number("altitude", .altitude, digits: 1) { $0.altitudeHAE },
+            number("accuracy", .accuracy, digits: 1) { $0.horizontalAccuracy },
+            number("verticalAccuracy", .verticalAccuracy, digits: 1) { $0.verticalAccuracy },
+            number("speed", .speed, digits: 2) { $0.speed },
+            number("course", .course, digits: 1) { $0.course },
+            Column(name: "fixMode") { record, fix in record.attributes.contains(.fixMode) ? fix.mode.rawValue : nil },
+            Column(name: "provider") { record, fix in record.attributes.contains(.provider) ? fix.provider.rawValue : nil },
+            Column(name: "action") { record, _ in record.action },
+            Column(name: "triggeredAt") { record, _ in TimeText.iso8601WithMilliseconds(record.triggeredAt) },
+            Column(name: "locationSource") { record, _ in record.origin?.rawValue },
+            address("countryCode", .countryCode, \.countryCode),
+            address("district", .district, \.district),
+            address("city", .city, \.city),
+            address("street", .street, \.street),
+            address("streetNumber", .streetNumber, \.streetNumber),
+        ]
+    }()
+
+    /// A CSV field, quoted when it holds a comma, a quote, CR or LF (RFC 4180 §2).
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Text for an XML element's content.
+    static func xmlEscaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

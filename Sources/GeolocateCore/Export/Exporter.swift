@@ -1,0 +1,181 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geolocate export`: records from the spool or from NDJSON, in a time window, streamed into
+/// one of the `ExportFormat`s with constant memory.
+public struct Exporter {
+    /// Where the records come from.
+    public enum Input {
+        /// The spool: pending records, and delivered ones kept for `spool.keepDelivered`.
+        case spool(Spool)
+        /// §3.1 records, one JSON object a line (`track --stdout`), from this descriptor.
+        case ndjson(fd: Int32, name: String)
+    }
+
+    public var format: ExportFormat
+    /// Only records whose fix is at or after this time (epoch ms).
+    public var since: Int64?
+    /// Only records whose fix is at or before this time (epoch ms).
+    public var until: Int64?
+
+    public init(format: ExportFormat, since: Int64? = nil, until: Int64? = nil) {
+        self.format = format
+        self.since = since
+        self.until = until
+    }
+
+    /// What an export wrote.
+    public struct Summary: Sendable, Equatable {
+        /// Points written.
+        public var points = 0
+        /// Records in the window without coordinates, left out.
+        public var withoutCoordinates = 0
+    }
+
+    /// Writes the export to `output`: a path, written to a temporary file beside it and renamed
+    /// into place when complete (a failed export leaves no partial file), or standard output.
+    /// - Throws: `GeolocateError.unreadableInput` (65) for a line that is not a record,
+    ///   `.stateNotWritable` (73) when the file cannot be written (a full disk),
+    ///   `.outputFailed` (74) when standard output cannot take it.
+    public func run(from input: Input, to output: String?) throws -> Summary {
+        guard let output, output != "-" else {
+            let sink = ByteSink(fd: 1) { GeolocateError.outputFailed(reason: ErrorText.posix($0)) }
+            return try write(from: input, to: sink)
+        }
+        // A device or a FIFO (/dev/null, a pipe) is written as it is: renaming a file over
+        // it would replace the device node.
+        var status = stat()
+        if stat(output, &status) == 0, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFDIR {
+            let fd = open(output, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix(errno)) }
+            defer { close(fd) }
+            return try write(from: input, to: ByteSink(fd: fd) { GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix($0)) })
+        }
+        let url = URL(fileURLWithPath: output)
+        var template = Array((url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).XXXXXX").utf8CString)
+        let fd = mkstemp(&template)
+        guard fd >= 0 else { throw GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix(errno)) }
+        let temporary = String(cString: template)
+        defer { close(fd) }
+        do {
+            fchmod(fd, 0o644)
+            let sink = ByteSink(fd: fd) { GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix($0)) }
+            let summary = try write(from: input, to: sink)
+            guard fsync(fd) == 0 else { throw GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix(errno)) }
+            guard rename(temporary, output) == 0 else { throw GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix(errno)) }
+            return summary
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    private func write(from input: Input, to sink: ByteSink) throws -> Summary {
+        var summary = Summary()
+        try sink.append(format.header)
+        let take: (Record) throws -> Void = { record in
+            guard let fix = record.fix else {
+                if since == nil && until == nil { summary.withoutCoordinates += 1 }
+                return
+            }
+            if let since, fix.timestamp < since { return }
+            if let until, fix.timestamp > until { return }
+            guard let point = format.point(record, index: summary.points) else {
+                summary.withoutCoordinates += 1
+                return
+            }
+            try sink.append(point)
+            summary.points += 1
+        }
+        switch input {
+        case .spool(let spool):
+            try spool.forEachExportable(since: since, until: until, take)
+        case .ndjson(let fd, let name):
+            try NDJSONLines.read(fd: fd, name: name) { line, number in
+                let record: Record
+                do { record = try MosaicLine.record(from: line, recordedAt: 0) } catch {
+                    throw GeolocateError.unreadableInput(reason: "\(name) line \(number) is not a geolocate record (\(error))")
+                }
+                try take(record)
+            }
+        }
+        try sink.append(format.footer)
+        try sink.flush()
+        return summary
+    }
+}
+
+/// Bytes written to a descriptor in 64 KiB pieces.
+final class ByteSink {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private let failure: (Int32) -> GeolocateError
+
+    init(fd: Int32, failure: @escaping (Int32) -> GeolocateError) {
+        self.fd = fd
+        self.failure = failure
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    func append(_ text: String) throws {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 1 << 16 { try flush() }
+    }
+
+    func flush() throws {
+        var offset = 0
+        while offset < buffer.count {
+            let n = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { throw failure(n < 0 ? errno : EIO) }
+            offset += n
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// The lines of a descriptor, read in 64 KiB pieces: a line is handed over as it completes.
+enum NDJSONLines {
+    /// The longest line taken: a record is under 4 KiB; anything longer is not one.
+    static let maximumLength = 1 << 20
+
+    /// Calls `body` with each non-empty line and its number.
+    /// - Throws: `GeolocateError.unreadableInput` for a line over `maximumLength` or a read
+    ///   error; what `body` throws.
+    static func read(fd: Int32, name: String, _ body: (String, Int) throws -> Void) throws {
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var number = 0
+        func emit(_ bytes: ArraySlice<UInt8>) throws {
+            number += 1
+            var line = bytes
+            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+            if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { try body(String(decoding: line, as: UTF8.self), number) }
+        }
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw GeolocateError.unreadableInput(reason: "\(name): \(ErrorText.posix(errno))") }
+            if n == 0 { break }
+            var start = 0
+            for index in 0..<n where chunk[index] == UInt8(ascii: "\n") {
+                if pending.isEmpty {
+                    try emit(chunk[start..<index])
+                } else {
+                    pending += chunk[start..<index]
+                    try emit(pending[...])
+                    pending.removeAll(keepingCapacity: true)
+                }
+                start = index + 1
+            }
+            pending += chunk[start..<n]
+            if pending.count > maximumLength {
+                throw GeolocateError.unreadableInput(reason: "\(name) line \(number + 1) is longer than \(maximumLength) bytes")
+            }
+        }
+        if !pending.isEmpty { try emit(pending[...]) }
+    }
+}
