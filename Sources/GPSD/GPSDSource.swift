@@ -39,6 +39,8 @@ public final class GPSDSource: LocationSource {
     private var sky: (summary: SatelliteSummary?, at: Int64)?
     /// A SKY report older than this no longer describes the fixes that follow.
     private static let skyMaximumAge: Int64 = 30_000
+    /// The device of the first TPV in gpsd's last `?POLL;` answer, and whether one came.
+    private var polledDevice: (answered: Bool, device: String?) = (false, nil)
     /// Bytes read from the socket and not yet a whole line.
     private var received: [UInt8] = []
     /// gpsd keeps its lines under 10 KiB; a longer one is dropped unread, not buffered forever.
@@ -77,6 +79,21 @@ public final class GPSDSource: LocationSource {
     deinit {
         if data.pointee.privdata != nil { _ = gps_close(data) }
         free(data)
+    }
+
+    /// gpsd as `geolocate status` reports it: reachable when it accepts the connection and
+    /// answers `?POLL;` within `timeoutMilliseconds`, with the device and mode of its fix.
+    public static func probe(host: String, port: Int, timeoutMilliseconds: Int, logger: Logger) -> GPSDHealth {
+        do {
+            let source = try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: timeoutMilliseconds, logger: logger)
+            let fix = try source.heldFix()
+            guard source.polledDevice.answered else {
+                return GPSDHealth(reachable: false, error: "\(source.name) did not answer ?POLL; within \(timeoutMilliseconds) ms")
+            }
+            return GPSDHealth(reachable: true, device: source.polledDevice.device, fixMode: fix?.mode.rawValue)
+        } catch {
+            return GPSDHealth(reachable: false, error: ErrorText.plain(error))
+        }
     }
 
     /// The freshest fix gpsd holds, asked with `?POLL;` (answered in about 1 ms).
@@ -129,8 +146,9 @@ public final class GPSDSource: LocationSource {
             switch GPSDReport(line: line) {
             case .position(let tpv):
                 return .position(decode(tpv))
-            case .poll(let tpvs, let satellites):
+            case .poll(let tpvs, let satellites, let device):
                 if let satellites { sky = (satellites, clock.nowMilliseconds) }
+                polledDevice = (true, device)
                 return .poll(tpvs.compactMap(decode))
             case .sky(let satellites):
                 sky = (satellites, clock.nowMilliseconds)
@@ -262,7 +280,7 @@ public final class GPSDSource: LocationSource {
         }
         switch GPSDReport(line: line) {
         case .position(let tpv): return decode(tpv).map { [$0] } ?? []
-        case .poll(let tpvs, _): return tpvs.compactMap(decode)
+        case .poll(let tpvs, _, _): return tpvs.compactMap(decode)
         case .sky, .other: return []
         }
     }
@@ -360,9 +378,9 @@ fileprivate struct Deadline {
 enum GPSDReport {
     /// A TPV report.
     case position([CChar])
-    /// The answer to `?POLL;`: its TPVs, one per device that has one, and the satellites of
-    /// its first SKY.
-    case poll([[CChar]], SatelliteSummary?)
+    /// The answer to `?POLL;`: its TPVs, one per device that has one, the satellites of its
+    /// first SKY, and the device of its first TPV.
+    case poll([[CChar]], SatelliteSummary?, device: String?)
     /// A SKY report: the satellites in view, their C/N0 (`ss`) and whether each is `used`.
     case sky(SatelliteSummary?)
     /// Anything else: another class, or not one JSON object.
@@ -386,7 +404,7 @@ enum GPSDReport {
             let tpvs = object["tpv"] as? [Any] ?? []
             let sky = (object["sky"] as? [Any])?.first as? [String: Any]
             self = .poll(tpvs.compactMap { ($0 as? [String: Any]).flatMap { $0["class"] as? String == "TPV" ? GPSDReport.flatTPV($0) : nil } },
-                         sky.flatMap(GPSDReport.satellites))
+                         sky.flatMap(GPSDReport.satellites), device: (tpvs.first as? [String: Any])?["device"] as? String)
         case "SKY":
             self = .sky(GPSDReport.satellites(object))
         default:

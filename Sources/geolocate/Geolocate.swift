@@ -76,7 +76,7 @@ struct Geolocate: AsyncParsableCommand {
             (also track without a location permission).
             """,
         version: Defaults.version,
-        subcommands: [TriggerCommand.self, TrackCommand.self, FlushCommand.self, ExportCommand.self, ConfigCommand.self]
+        subcommands: [TriggerCommand.self, TrackCommand.self, FlushCommand.self, StatusCommand.self, ExportCommand.self, ConfigCommand.self]
     )
 
     /// Runs the command as the argument parser's own `main` does, except that a usage error

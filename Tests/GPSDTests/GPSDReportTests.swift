@@ -8,7 +8,7 @@ import Testing
     func text(_ tpv: [CChar]) -> String { String(decoding: tpv.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
 
     func polled(_ line: String) -> [String]? {
-        guard case .poll(let tpvs, _) = GPSDReport(line: Array(line.utf8)) else { return nil }
+        guard case .poll(let tpvs, _, _) = GPSDReport(line: Array(line.utf8)) else { return nil }
         return tpvs.map(text)
     }
 
