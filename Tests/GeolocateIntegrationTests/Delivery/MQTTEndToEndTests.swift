@@ -182,4 +182,38 @@ import Glibc
         #expect(result.status == 78)
         #expect(result.stderr.contains("osmand format is HTTP only"), "\(result.stderr)")
     }
+
+    /// Examples/fleet/config.json as shipped, but for the test broker's port: the fleet's
+    /// consumer subscription `fleet/+/locations` gets every record.
+    @Test func theFleetExampleDelivers() throws {
+        let broker = try MosquittoBroker()
+        let example = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("Examples/fleet/config.json"), encoding: .utf8)
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try example.replacingOccurrences(of: "127.0.0.1:1883", with: "127.0.0.1:\(broker.port)")
+            .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        let ids = try spool(drive)
+        let subscriber = try MQTTSubscriber(broker, topic: "fleet/+/locations")
+        let result = try geolocate.run(["flush"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(waitUntil(.seconds(10)) { Self.ids(subscriber) == Set(ids) })
+        #expect(Set(subscriber.messages.map(\.topic)) == ["fleet/\(try deviceID)/locations"])
+    }
+
+    /// Examples/owntracks/config-http.json as shipped, but for a local collector: Home
+    /// Assistant's webhook gets OwnTracks messages with the user and device headers.
+    @Test func theOwnTracksHTTPExampleDelivers() throws {
+        let collector = try Collector()
+        let example = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("Examples/owntracks/config-http.json"), encoding: .utf8)
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try example.replacingOccurrences(of: "https://homeassistant.local:8123/api/webhook/REPLACE-WITH-YOUR-WEBHOOK-ID", with: collector.url("/api/webhook/test"))
+            .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--endpoint", "homeassistant"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let request = try #require(collector.requests("/api/webhook/test").first)
+        #expect(request.headers["X-Limit-U"] == "geolocate" && request.headers["X-Limit-D"] == "gateway", "\(request.headers)")
+        let message = try #require(try JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any])
+        #expect(message["_type"] as? String == "location" && message["tid"] as? String == "GL" && message["lat"] is Double)
+        let mqtt = try geolocate.run(["config", "validate", "--config", GeolocateProcess.projectRoot.appendingPathComponent("Examples/owntracks/config.json").path])
+        #expect(mqtt.status == 0, "\(mqtt.stderr)")
+    }
 }
