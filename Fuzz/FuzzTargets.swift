@@ -127,7 +127,7 @@ enum FuzzTarget: String, CaseIterable {
     /// A record line of a version-1 spool, read as its migration reads it, then rendered in
     /// every format under every precision.
     private static func spool(_ bytes: [UInt8]) {
-        guard let record = try? SpoolV1Line.record(from: String(decoding: bytes, as: UTF8.self), recordedAt: 1_795_000_000_000) else { return }
+        guard let record = try? MosaicLine.record(from: String(decoding: bytes, as: UTF8.self), recordedAt: 1_795_000_000_000) else { return }
         for precision in LocationPrecision.allCases {
             let policy = OutputPolicy(attributes: PrivacyPolicy(precision: precision).attributes)
             for format in EndpointFormat.allCases { _ = format.body(for: [record, record], policy: policy) }
