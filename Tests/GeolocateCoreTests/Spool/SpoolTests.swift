@@ -39,7 +39,8 @@ import Testing
             for table in ["records", "deadLetters"] {
                 for column in laterColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
             }
-            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('signals', 'policy', 'deviceContext'); PRAGMA user_version = 2")
+            try db.execute(sql: "DROP TABLE delivered")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('signals', 'policy', 'deviceContext', 'keptDelivered'); PRAGMA user_version = 2")
         }
         var new = record(ageMilliseconds: 0)
         var signals = Signals()
@@ -51,8 +52,11 @@ import Testing
         new.signals = signals
         let spool = try Spool(stateDirectory: state)
         _ = try spool.append([SpoolEntry(new)], now: Self.now, limits: SpoolLimits())
-        let version = try DatabaseQueue(path: state + "/spool.sqlite").read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        #expect(version == 5)
+        let (version, kept) = try DatabaseQueue(path: state + "/spool.sqlite").read {
+            (try Int.fetchOne($0, sql: "PRAGMA user_version"), try $0.columns(in: "delivered").map(\.name))
+        }
+        #expect(version == 6)
+        #expect(kept.starts(with: ["seq", "deliveredAt"]) && kept.contains("carrierName"))
         #expect(try spool.records().map(\.signals) == [nil, signals])
     }
 
@@ -100,7 +104,7 @@ import Testing
         let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"), try db.columns(in: "records").map(\.name))
         }
-        #expect(columns.0 == 5 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
+        #expect(columns.0 == 6 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
         #expect(try spool.mosaicLines() == Array(lines[0..<12]))
         #expect(try spool.pendingCount(for: "primary") == 11)
         let letters = try spool.deadLetters(for: "primary")
