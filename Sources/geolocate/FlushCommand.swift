@@ -9,7 +9,10 @@ struct FlushCommand: AsyncParsableCommand {
         abstract: "Send the spooled records to the configured endpoints.",
         discussion: """
             Endpoints are configured as endpoints.NAME.url, .headers.HEADER, .format \
-            (openlocate, the default, or mosaic-ndjson), .batchSize (500) and .timeout (10s). \
+            (openlocate, the default, mosaic-ndjson, mosaic, owntracks or osmand), .batchSize \
+            (500) and .timeout (10s). An mqtt:// or mqtts:// URL publishes one message per \
+            record to that broker and topic (.qos, .username, .password, .caFile, .certFile, \
+            .keyFile); a record is delivered when the broker acknowledged it. \
             Each endpoint has its own cursor: 2xx is delivered; network errors, timeouts, \
             408, 429 and 5xx are retried up to 4 times with exponential backoff and jitter \
             (Retry-After honoured while a batch has waited at most 30 s in all; past that the \

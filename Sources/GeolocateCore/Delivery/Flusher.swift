@@ -274,14 +274,15 @@ public struct Flusher: Sendable {
         let records = try spool.records(for: endpoint.name, after: seq, through: horizon, limit: limit)
         guard let last = records.last else { return nil }
         let whole = records.filter { $0.damage == nil }
-        let sendable = whole.filter { endpoint.format.carries(policy.applied(to: $0.record)) }
+        let carried = whole.map { endpoint.format.carries($0.record, under: policy) }
+        let sendable = zip(whole, carried).filter(\.1).map(\.0)
         var payload: Payload?
         if !sendable.isEmpty {
             payload = broker == nil ? .http(request(for: sendable[...], to: endpoint))
                 : .mqtt(sendable.map { endpoint.format.message(for: $0.record, policy: policy, sender: sender) })
         }
         return Batch(sendable: sendable, payload: payload, damaged: records.filter { $0.damage != nil },
-                     skipped: whole.filter { !endpoint.format.carries(policy.applied(to: $0.record)) }.map(\.seq), lastSeq: last.seq)
+                     skipped: zip(whole, carried).filter { !$0.1 }.map(\.0.seq), lastSeq: last.seq)
     }
 
     private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint) -> DeliveryRequest {
@@ -295,11 +296,12 @@ public struct Flusher: Sendable {
     /// credentials or the topic stops the endpoint (exit 78).
     private func publish(_ records: ArraySlice<PendingRecord>, messages: ArraySlice<[UInt8]>, to broker: MQTTBroker, endpoint: Endpoint) async -> Outcome {
         var outcome = Outcome()
+        guard let mqtt else { return outcome }
         var records = records
         var messages = messages
         var attempt = 1
         var waited: Int64 = 0
-        while let mqtt {
+        while true {
             let result = await mqtt.publish(Array(messages), to: broker)
             if result.acknowledged > 0 {
                 let acknowledged = min(result.acknowledged, records.count)
@@ -327,7 +329,6 @@ public struct Flusher: Sendable {
                 attempt += 1
             }
         }
-        return outcome
     }
 
     private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint, request: DeliveryRequest? = nil) async -> Outcome {

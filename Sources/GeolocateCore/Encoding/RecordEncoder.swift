@@ -61,12 +61,16 @@ public enum EndpointFormat: String, Sendable, CaseIterable {
     /// Whether an HTTP request carries one record: then `batchSize` is 1 whatever is set.
     var sendsOneRecordPerRequest: Bool { self == .mosaic || self == .owntracks || self == .osmand }
 
-    /// Whether `record` can be written in this format: OwnTracks and OsmAnd have no message
-    /// for a record without coordinates (a timeout), which is then skipped, not sent.
-    func carries(_ record: Record) -> Bool {
+    /// Whether `record`, under `policy`, can be written in this format: OwnTracks and OsmAnd
+    /// have no message for a record without coordinates (a timeout, or privacy withholding
+    /// them), which is then skipped, not sent.
+    func carries(_ record: Record, under policy: OutputPolicy = .unrestricted) -> Bool {
         switch self {
-        case .openlocate, .mosaicNDJSON, .mosaic: return true
-        case .owntracks, .osmand: return record.fix != nil && record.attributes.isSuperset(of: [.latitude, .longitude])
+        case .openlocate, .mosaicNDJSON, .mosaic:
+            return true
+        case .owntracks, .osmand:
+            let record = policy.applied(to: record)
+            return record.fix != nil && record.attributes.isSuperset(of: [.latitude, .longitude])
         }
     }
 

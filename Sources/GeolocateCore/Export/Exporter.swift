@@ -78,6 +78,7 @@ public struct Exporter {
         try sink.append(format.header)
         let take: (Record) throws -> Void = { record in
             guard let fix = record.fix else {
+                // A record without a fix has no time to place in a window: counted only without one.
                 if since == nil && until == nil { summary.withoutCoordinates += 1 }
                 return
             }
