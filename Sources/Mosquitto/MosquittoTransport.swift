@@ -113,14 +113,14 @@ private final class Session {
             if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(.refused("the TLS files cannot be used: \(text(of: code))")) }
         }
         let code = mosquitto_connect_async(handle, broker.host, Int32(broker.port), 60)
-        if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code)) }
+        if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code, connecting: true)) }
         let deadline = Deadline(milliseconds: broker.timeoutMilliseconds)
         while session.connack == nil {
             let code = mosquitto_loop(handle, Int32(min(100, deadline.remaining)), 1)
             // A refusing CONNACK also ends the loop with an error and the connection: it says why.
             if session.connack != nil { break }
-            if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code)) }
-            if session.lost { return .failure(.unreachable("the broker closed the connection")) }
+            if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code, connecting: true)) }
+            if session.lost { return .failure(session.failure(MOSQ_ERR_CONN_LOST.rawValue, connecting: true)) }
             if deadline.passed { return .failure(.unreachable("no answer from the broker within the timeout")) }
         }
         switch session.connack ?? 0 {
@@ -179,9 +179,19 @@ private final class Session {
         lost = true
     }
 
-    /// What a libmosquitto error code means for the records.
-    private func failure(_ code: Int32) -> MQTTFailure {
+    /// What a libmosquitto error code means for the records. Before the CONNACK (`connecting`),
+    /// a TLS connection the broker closes, or an answer that is not MQTT, says the endpoint is
+    /// configured wrongly (a client certificate it refuses, a port that is not a broker).
+    private func failure(_ code: Int32, connecting: Bool = false) -> MQTTFailure {
         lost = true
+        let place = "\(broker.host):\(broker.port)"
+        if connecting && code == MOSQ_ERR_PROTOCOL.rawValue || connecting && code == MOSQ_ERR_ERRNO.rawValue && errno == 0 {
+            return .refused("\(place) does not answer as an MQTT broker\(broker.tls ? " over TLS" : "") (check the URL's scheme and port)")
+        }
+        if connecting && broker.tls && (code == MOSQ_ERR_CONN_LOST.rawValue || code == MOSQ_ERR_NO_CONN.rawValue
+                                        || code == MOSQ_ERR_ERRNO.rawValue && errno == ECONNRESET) {
+            return .refused("the broker at \(place) closed the connection during the TLS handshake (does it refuse or require this device's certificate? check certFile and keyFile)")
+        }
         switch code {
         case MOSQ_ERR_TLS.rawValue:
             return .refused("the TLS handshake with \(broker.host):\(broker.port) failed (check caFile, certFile, keyFile and that the broker's certificate names the host)")

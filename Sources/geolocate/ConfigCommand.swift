@@ -118,7 +118,14 @@ struct ConfigCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 let store = ConfigStore(path: globalOptions.configPath)
-                try LocationPolicy.validate(Settings(try store.load()))
+                let settings = try Settings(try store.load())
+                try LocationPolicy.validate(settings)
+                // MQTT settings that only make sense together (osmand over MQTT, a key without its certificate).
+                for endpoint in settings.endpoints {
+                    do { _ = try endpoint.broker(as: Sender(deviceID: "00000000-0000-0000-0000-000000000000")) } catch let error as GeolocateError {
+                        throw GeolocateError.configuration(file: store.path, line: nil, reason: "endpoint \(endpoint.name): \(error.description)")
+                    }
+                }
                 try FileHandleOutput.stdout("ok: \(store.path)\n")
             }
         }

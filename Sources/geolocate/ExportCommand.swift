@@ -73,6 +73,8 @@ struct ExportCommand: ParsableCommand {
 
     /// A `--since`/`--until` value: ISO 8601, epoch milliseconds, or a duration before `now`.
     static func time(_ text: String, now: Int64) throws -> Int64 {
+        // Digits alone are epoch milliseconds (0 is 1970), never a duration.
+        if !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) { return try TimeText.milliseconds(text) }
         if let ago = try? DurationText.milliseconds(text, bareUnit: .refused) { return now - ago }
         return try TimeText.milliseconds(text)
     }

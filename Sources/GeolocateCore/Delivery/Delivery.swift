@@ -86,7 +86,10 @@ public enum Delivery {
         let record = policy.applied(to: record)
         let stateDirectory = Paths.stateDirectory(environment: environment)
         let sender = try Sender(settings: settings, stateDirectory: stateDirectory)
-        let broker = try endpoint.broker(as: sender)
+        let broker: MQTTBroker?
+        do { broker = try endpoint.broker(as: sender) } catch let error as GeolocateError {
+            throw GeolocateError.missingSetting("endpoint \(endpoint.name): \(error.description)")
+        }
         if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("endpoint \(endpoint.name): this build of geolocate has no MQTT") }
         guard endpoint.format.carries(record) else { return .notCarried }
         var spooled: (spool: Spool, seq: Int64)?

@@ -34,8 +34,8 @@ public struct Endpoint: Sendable, Equatable {
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
-    /// The URL without credentials, for messages and `--json`.
-    public var redactedURL: String { ConfigStore.redactedURL(url) }
+    /// The URL without credentials, for messages and `--json` (`{deviceId}` as written).
+    public var redactedURL: String { ConfigStore.redactedURL(url).replacingOccurrences(of: "%7BdeviceId%7D", with: "{deviceId}") }
 
     /// The destination of records `trigger --post URL` could not deliver: named by its URL
     /// (no configured name contains "://"), one record per request, as `--post` sends it.
@@ -53,10 +53,10 @@ public struct Endpoint: Sendable, Equatable {
     public var isMQTT: Bool { (try? MQTTBroker.address(of: url)) != nil }
 
     /// The broker, topic and session this endpoint publishes with, as `sender`.
-    /// - Throws: `GeolocateError.missingSetting` naming the endpoint (78): an unusable URL or
+    /// - Throws: `GeolocateError.missingSetting` saying what is wrong (78): an unusable URL or
     ///   topic, the `osmand` format (HTTP only), or TLS files given for plain `mqtt://`.
-    func broker(as sender: Sender) throws -> MQTTBroker? {
-        func wrong(_ why: String) -> GeolocateError { .missingSetting("endpoint \(name): \(why)") }
+    public func broker(as sender: Sender) throws -> MQTTBroker? {
+        func wrong(_ why: String) -> GeolocateError { .missingSetting(why) }
         let address: (host: String, port: Int, tls: Bool, topic: String, username: String?, password: String?)?
         do { address = try MQTTBroker.address(of: url) } catch let error as GeolocateError { throw wrong(error.description) }
         guard let address else { return nil }

@@ -189,7 +189,7 @@ public struct Flusher: Sendable {
         let broker: MQTTBroker?
         do {
             broker = try endpoint.broker(as: sender)
-            if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("endpoint \(endpoint.name): this build of geolocate has no MQTT") }
+            if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("this build of geolocate has no MQTT") }
         } catch let error as GeolocateError {
             report.lastError = error.description
             report.endpointError = error.description

@@ -33,7 +33,7 @@ public struct MQTTBroker: Sendable, Hashable {
         let authority = rest.prefix { $0 != "/" }
         let topic = String(rest.dropFirst(authority.count + 1))
         func invalid(_ why: String) -> GeolocateError {
-            .usage("invalid MQTT URL '\(ConfigStore.redactedURL(url))': \(why) (use mqtt://HOST[:PORT]/TOPIC or mqtts://...)")
+            .usage("invalid MQTT URL '\(shown(url))': \(why) (use mqtt://HOST[:PORT]/TOPIC or mqtts://...)")
         }
         var hostPort = Substring(authority)
         var username: String?
@@ -69,13 +69,23 @@ public struct MQTTBroker: Sendable, Hashable {
     }
 
     /// Checks a topic to publish to (MQTT 3.1.1 §4.7): not empty, no wildcards, no NUL or
-    /// control characters, at most 65,535 bytes.
+    /// control characters, not a `$` topic (brokers keep those for themselves and drop what
+    /// clients publish there, acknowledged), at most 65,535 bytes once `{deviceId}` (36
+    /// bytes) is in.
     static func checkTopic(_ topic: String, in url: String) throws {
+        let expanded = topic.utf8.count + topic.components(separatedBy: "{deviceId}").dropFirst().count * (36 - "{deviceId}".count)
         let why: String? = topic.isEmpty ? "the topic after HOST/ is empty"
             : topic.contains("+") || topic.contains("#") ? "the topic contains the wildcard + or #, which only subscriptions take"
+            : topic.hasPrefix("$") ? "a topic starting with $ is the broker's own; brokers drop what clients publish there"
             : topic.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) ? "the topic contains a control character"
-            : topic.utf8.count > 65_535 ? "the topic is longer than 65535 bytes" : nil
-        if let why { throw GeolocateError.usage("invalid MQTT URL '\(ConfigStore.redactedURL(url))': \(why)") }
+            : expanded > 65_535 ? "the topic is longer than 65535 bytes (with {deviceId} replaced)" : nil
+        if let why { throw GeolocateError.usage("invalid MQTT URL '\(shown(url))': \(why)") }
+    }
+
+    /// `url` for a message: without credentials, and cut to 100 characters.
+    static func shown(_ url: String) -> String {
+        let redacted = ConfigStore.redactedURL(url)
+        return redacted.count > 100 ? redacted.prefix(100) + "…" : redacted
     }
 }
 

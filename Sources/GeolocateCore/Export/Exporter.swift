@@ -38,34 +38,42 @@ public struct Exporter {
     /// Writes the export to `output`: a path, written to a temporary file beside it and renamed
     /// into place when complete (a failed export leaves no partial file), or standard output.
     /// - Throws: `GeolocateError.unreadableInput` (65) for a line that is not a record,
-    ///   `.stateNotWritable` (73) when the file cannot be written (a full disk),
+    ///   `.fileNotWritable` (73) when the file cannot be written (a full disk),
     ///   `.outputFailed` (74) when standard output cannot take it.
     public func run(from input: Input, to output: String?) throws -> Summary {
         guard let output, output != "-" else {
             let sink = ByteSink(fd: 1) { GeolocateError.outputFailed(reason: ErrorText.posix($0)) }
             return try write(from: input, to: sink)
         }
+        func failure(_ code: Int32) -> GeolocateError { .fileNotWritable(path: output, reason: ErrorText.posix(code)) }
+        // A symbolic link is written through, to the file it names.
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: output)).map {
+            $0.hasPrefix("/") ? $0 : URL(fileURLWithPath: output).deletingLastPathComponent().appendingPathComponent($0).path
+        } ?? output
+        var status = stat()
+        let exists = stat(target, &status) == 0
         // A device or a FIFO (/dev/null, a pipe) is written as it is: renaming a file over
         // it would replace the device node.
-        var status = stat()
-        if stat(output, &status) == 0, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFDIR {
-            let fd = open(output, O_WRONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix(errno)) }
+        if exists, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFDIR {
+            let fd = open(target, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw failure(errno) }
             defer { close(fd) }
-            return try write(from: input, to: ByteSink(fd: fd) { GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix($0)) })
+            return try write(from: input, to: ByteSink(fd: fd, failure: failure))
         }
-        let url = URL(fileURLWithPath: output)
+        let url = URL(fileURLWithPath: target)
         var template = Array((url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).XXXXXX").utf8CString)
         let fd = mkstemp(&template)
-        guard fd >= 0 else { throw GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix(errno)) }
+        guard fd >= 0 else { throw failure(errno) }
         let temporary = String(cString: template)
         defer { close(fd) }
         do {
-            fchmod(fd, 0o644)
-            let sink = ByteSink(fd: fd) { GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix($0)) }
-            let summary = try write(from: input, to: sink)
-            guard fsync(fd) == 0 else { throw GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix(errno)) }
-            guard rename(temporary, output) == 0 else { throw GeolocateError.stateNotWritable(path: output, reason: ErrorText.posix(errno)) }
+            // The mode a new file would get (0666 less the umask), or the one the file had.
+            let mask = umask(0)
+            umask(mask)
+            fchmod(fd, exists ? status.st_mode & 0o7777 : 0o666 & ~mask)
+            let summary = try write(from: input, to: ByteSink(fd: fd, failure: failure))
+            guard fsync(fd) == 0 else { throw failure(errno) }
+            guard rename(temporary, target) == 0 else { throw failure(errno) }
             return summary
         } catch {
             unlink(temporary)
@@ -97,8 +105,8 @@ public struct Exporter {
         case .ndjson(let fd, let name):
             try NDJSONLines.read(fd: fd, name: name) { line, number in
                 let record: Record
-                do { record = try MosaicLine.record(from: line, recordedAt: 0) } catch {
-                    throw GeolocateError.unreadableInput(reason: "\(name) line \(number) is not a geolocate record (\(error))")
+                do { record = try MosaicLine.record(from: line, recordedAt: 0) } catch let error as MosaicLine.Unreadable {
+                    throw GeolocateError.unreadableInput(reason: "\(name) line \(number) is not a geolocate record: \(error.reason)")
                 }
                 try take(record)
             }

@@ -279,13 +279,27 @@ package enum MosaicLine {
         var streetNumber: String?
     }
 
+    /// What is wrong with a line, in a few words: which field is missing or of the wrong type.
+    private static func describe(_ error: Error) -> String {
+        switch error as? DecodingError {
+        case .keyNotFound(let key, _)?:
+            return "no \"\(key.stringValue)\""
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            return "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" is not of its type"
+        case .dataCorrupted?:
+            return "not JSON"
+        default:
+            return ErrorText.plain(error)
+        }
+    }
+
     /// The record `body` holds; `recordedAt` is the time the spool kept beside the line, the
     /// fix's time when the line withheld `recordTimestamp`.
     /// - Throws: `Unreadable` for anything but a record geolocate wrote.
     package static func record(from body: String, recordedAt: Int64) throws -> Record {
         let line: Line
         do { line = try JSONDecoder().decode(Line.self, from: Data(body.utf8)) } catch {
-            throw Unreadable(reason: "not a record (\(ErrorText.plain(error)))")
+            throw Unreadable(reason: "not a record (\(describe(error)))")
         }
         func value<T: RawRepresentable>(_ raw: T.RawValue?, _ name: String) throws -> T? {
             guard let raw else { return nil }

@@ -33,6 +33,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     /// Standard output could not take what the command printed: a full disk, an I/O error
     /// (exit 74, EX_IOERR).
     case outputFailed(reason: String)
+    /// A file the user asked for (`export --output`) cannot be written: 73.
+    case fileNotWritable(path: String, reason: String)
     /// `--enforce` and the location policy did not allow (exit 4); the record is still printed.
     case policyDenied(PolicyResult)
 
@@ -42,7 +44,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .unreadableInput: return 65
         case .inputMissing: return 66
         case .sourceUnavailable, .notImplemented: return 69
-        case .stateNotWritable, .uncommitted: return 73
+        case .stateNotWritable, .uncommitted, .fileNotWritable: return 73
         case .spoolLocked: return 75
         case .configuration, .permissionRequired, .missingSetting, .endpointRefused: return 78
         case .locationRequired: return 3
@@ -78,6 +80,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return message
         case .outputFailed(let reason):
             return "cannot write to standard output: \(reason)"
+        case .fileNotWritable(let path, let reason):
+            return "cannot write \(path): \(reason)"
         case .policyDenied(let result):
             return "policy: \(result.decision.rawValue): \(result.reason) (--enforce)"
         }

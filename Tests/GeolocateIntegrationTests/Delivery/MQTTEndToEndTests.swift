@@ -171,16 +171,20 @@ import Glibc
     }
 
     @Test func unusableMQTTURLsAreRefusedByConfigSet() throws {
-        for url in ["mqtt://127.0.0.1:1883/", "mqtt://127.0.0.1:1883/fleet/#", "mqtt://127.0.0.1:1883/a/+/b", "mqtt://:1883/t", "mqtt://host:70000/t"] {
+        let long = "mqtt://127.0.0.1:1883/" + String(repeating: "a", count: 65_520) + "{deviceId}"
+        for url in ["mqtt://127.0.0.1:1883/", "mqtt://127.0.0.1:1883/fleet/#", "mqtt://127.0.0.1:1883/a/+/b", "mqtt://:1883/t", "mqtt://host:70000/t",
+                    "mqtt://127.0.0.1:1883/$SYS/x", long] {
             let result = try geolocate.run(["config", "set", "endpoints.fleet.url", url])
             #expect(result.status == 64, "\(url)")
             #expect(result.stderr.hasPrefix("geolocate: endpoints.fleet.url: invalid") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         }
         try set([("endpoints.fleet.url", "mqtt://127.0.0.1:1/t"), ("endpoints.fleet.format", "osmand")])
+        let validate = try geolocate.run(["config", "validate"])
+        #expect(validate.status == 78 && validate.stderr.contains("endpoint fleet: the osmand format is HTTP only"), "\(validate.stderr)")
         _ = try spool(drive)
         let result = try geolocate.run(["flush"])
         #expect(result.status == 78)
-        #expect(result.stderr.contains("osmand format is HTTP only"), "\(result.stderr)")
+        #expect(result.stderr.contains("osmand format is HTTP only") && !result.stderr.contains("endpoint fleet: endpoint fleet"), "\(result.stderr)")
     }
 
     /// Examples/fleet/config.json as shipped, but for the test broker's port: the fleet's

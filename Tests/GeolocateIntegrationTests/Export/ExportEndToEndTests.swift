@@ -182,4 +182,25 @@ import Glibc
         let size = try #require(try FileManager.default.attributesOfItem(atPath: path("million.csv"))[.size] as? Int)
         #expect(size > 100_000_000)
     }
+
+    /// `--output` keeps an existing file's mode, gives a new one 0666 less the umask (not a
+    /// wider mode: locations are personal), and writes through a symbolic link; `--since 0` is
+    /// 1970, not now.
+    @Test func outputFilesKeepTheirModeAndLinks() throws {
+        let (points, _) = try spoolDrive()
+        let existing = path("existing.csv")
+        FileManager.default.createFile(atPath: existing, contents: Data("old".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(try geolocate.run(["export", "--format", "csv", "--since", "0", "--output", existing]).status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: existing)[.posixPermissions] as? Int == 0o600)
+        #expect(try String(contentsOfFile: existing, encoding: .utf8).split(separator: "\r\n").count == points.count + 1)
+        let mask = umask(0o077)
+        defer { umask(mask) }
+        #expect(try geolocate.run(["export", "--format", "gpx", "--output", path("new.gpx")]).status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: path("new.gpx"))[.posixPermissions] as? Int == 0o600)
+        try FileManager.default.createSymbolicLink(atPath: path("link.gpx"), withDestinationPath: "new.gpx")
+        #expect(try geolocate.run(["export", "--format", "gpx", "--output", path("link.gpx")]).status == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: path("link.gpx")) == "new.gpx")
+        let missing = try geolocate.run(["export", "--format", "gpx", "--output", path("no/such/dir.gpx")])
+        #expect(missing.status == 73 && missing.stderr.hasPrefix("geolocate: cannot write \(path("no/such/dir.gpx"))"), "\(missing.stderr)")
+    }
 }
