@@ -44,9 +44,7 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: false)
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let exporter = Exporter(format: format, since: try since.map { try Self.time($0, now: now) },
-                                    until: try until.map { try Self.time($0, now: now) })
+            let exporter = try Exporter(format: format, since: since, until: until)
             let source: Exporter.Input
             var opened: Int32?
             switch input {
@@ -69,14 +67,6 @@ struct ExportCommand: ParsableCommand {
                 logger.notice("\(summary.points) points; \(summary.withoutCoordinates) records without coordinates left out")
             }
         }
-    }
-
-    /// A `--since`/`--until` value: ISO 8601, epoch milliseconds, or a duration before `now`.
-    static func time(_ text: String, now: Int64) throws -> Int64 {
-        // Digits alone are epoch milliseconds (0 is 1970), never a duration.
-        if !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) { return try TimeText.milliseconds(text) }
-        if let ago = try? DurationText.milliseconds(text, bareUnit: .refused) { return now - ago }
-        return try TimeText.milliseconds(text)
     }
 }
 

@@ -40,7 +40,7 @@ struct StatusCommand: ParsableCommand {
             let store = ConfigStore(path: globalOptions.configPath)
             report = try StatusReport.gather(
                 settings: try store.settings(), configPath: store.path, environment: ProcessInfo.processInfo.environment,
-                now: Int64(Date().timeIntervalSince1970 * 1000), logger: DiagnosticLog.logger(verbose: false)
+                logger: DiagnosticLog.logger(verbose: false)
             ) { host, port in
                 GPSDSource.probe(host: host, port: port, timeoutMilliseconds: 1000, logger: DiagnosticLog.logger(verbose: false))
             }

@@ -27,6 +27,21 @@ public struct Exporter {
         self.until = until
     }
 
+    /// An export in the window `since`...`until` as typed (`--since`, `--until`).
+    /// - Throws: `GeolocateError.usage` for a time that is none of the forms `time` reads.
+    public init(format: ExportFormat, since: String?, until: String?, clock: WallClock = SystemClock()) throws {
+        let now = clock.nowMilliseconds
+        self.init(format: format, since: try since.map { try Exporter.time($0, now: now) }, until: try until.map { try Exporter.time($0, now: now) })
+    }
+
+    /// A window bound: ISO 8601, epoch milliseconds (digits alone, so 0 is 1970), or a
+    /// duration before `now` (`24h`).
+    static func time(_ text: String, now: Int64) throws -> Int64 {
+        if !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) { return try TimeText.milliseconds(text) }
+        if let ago = try? DurationText.milliseconds(text, bareUnit: .refused) { return now - ago }
+        return try TimeText.milliseconds(text)
+    }
+
     /// What an export wrote.
     public struct Summary: Sendable, Equatable {
         /// Points written.

@@ -50,9 +50,10 @@ public struct StatusReport: Sendable, Encodable {
 
     /// Gathers the report. `probe` asks gpsd (`GPSDSource.probe`) when it is the source.
     /// - Throws: `GeolocateError` when the spool or the configuration cannot be read.
-    public static func gather(settings: Settings, configPath: String, environment: [String: String], now: Int64,
-                              logger: Logger,
+    public static func gather(settings: Settings, configPath: String, environment: [String: String],
+                              clock: WallClock = SystemClock(), logger: Logger,
                               probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
+        let now = clock.nowMilliseconds
         let stateDirectory = Paths.stateDirectory(environment: environment)
         let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: 2)
         let source = try settings.resolvedSource(flag: nil, environment: environment)
