@@ -355,18 +355,6 @@ private final class PendingConnection: @unchecked Sendable {
     }
 }
 
-/// A point in monotonic time a wait must end by.
-fileprivate struct Deadline {
-    private let end: ContinuousClock.Instant
-
-    init(milliseconds: Int) { end = .now + .milliseconds(max(milliseconds, 0)) }
-
-    var remainingMicroseconds: Int64 {
-        let left = end - .now
-        return left.components.seconds * 1_000_000 + left.components.attoseconds / 1_000_000_000_000
-    }
-}
-
 /// A line from gpsd as libgps may safely decode it: its TPV objects rewritten flat.
 ///
 /// libgps 3.22's `gps_unpack` loops forever when its parser stops without moving on (an

@@ -116,12 +116,12 @@ private final class Session {
         if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code, connecting: true)) }
         let deadline = Deadline(milliseconds: broker.timeoutMilliseconds)
         while session.connack == nil {
-            let code = mosquitto_loop(handle, Int32(min(100, deadline.remaining)), 1)
+            let code = mosquitto_loop(handle, Int32(min(100, deadline.remainingMilliseconds)), 1)
             // A refusing CONNACK also ends the loop with an error and the connection: it says why.
             if session.connack != nil { break }
             if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code, connecting: true)) }
             if session.lost { return .failure(session.failure(MOSQ_ERR_CONN_LOST.rawValue, connecting: true)) }
-            if deadline.passed { return .failure(.unreachable("no answer from the broker within the timeout")) }
+            if deadline.hasPassed { return .failure(.unreachable("no answer from the broker within the timeout")) }
         }
         switch session.connack ?? 0 {
         case 0: return .success(session)
@@ -156,14 +156,14 @@ private final class Session {
             while done < ids.count && acknowledged.contains(ids[done]) { done += 1 }
             if done == ids.count { break }
             let before = acknowledged.count
-            let code = mosquitto_loop(handle, Int32(min(100, deadline.remaining)), 1)
+            let code = mosquitto_loop(handle, Int32(min(100, deadline.remainingMilliseconds)), 1)
             if code != MOSQ_ERR_SUCCESS.rawValue {
                 failure = self.failure(code)
             } else if lost {
                 failure = .unreachable("the broker closed the connection")
             } else if acknowledged.count > before {
                 deadline = Deadline(milliseconds: broker.timeoutMilliseconds)
-            } else if deadline.passed {
+            } else if deadline.hasPassed {
                 failure = .unreachable("no acknowledgement from the broker within the timeout")
             }
         }
@@ -211,20 +211,4 @@ private final class Session {
     private static func of(_ context: UnsafeMutableRawPointer?) -> Session {
         Unmanaged<Session>.fromOpaque(context!).takeUnretainedValue()
     }
-}
-
-/// A point in time `milliseconds` from now, on the monotonic clock.
-private struct Deadline {
-    private let end: UInt64
-
-    init(milliseconds: Int64) {
-        end = DispatchTime.now().uptimeNanoseconds + UInt64(max(milliseconds, 1)) * 1_000_000
-    }
-
-    var remaining: Int64 {
-        let now = DispatchTime.now().uptimeNanoseconds
-        return now >= end ? 0 : Int64((end - now) / 1_000_000)
-    }
-
-    var passed: Bool { remaining == 0 }
 }

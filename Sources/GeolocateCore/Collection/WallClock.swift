@@ -47,3 +47,22 @@ public struct SystemMonotonicClock: MonotonicClock {
         usleep(useconds_t(min(seconds, 3600) * 1_000_000))
     }
 }
+
+/// A point some milliseconds ahead on a monotonic clock: how long a wait that must end
+/// (an adapter's read, a broker's answer) may still take.
+public struct Deadline: Sendable {
+    private let end: Double
+    private let clock: MonotonicClock
+
+    public init<Milliseconds: BinaryInteger>(milliseconds: Milliseconds, clock: MonotonicClock = SystemMonotonicClock()) {
+        self.clock = clock
+        end = clock.nowSeconds + Double(max(Int64(milliseconds), 0)) / 1000
+    }
+
+    /// What is left, never below 0.
+    public var remainingMicroseconds: Int64 { Int64(max(0, end - clock.nowSeconds) * 1_000_000) }
+
+    public var remainingMilliseconds: Int64 { remainingMicroseconds / 1000 }
+
+    public var hasPassed: Bool { remainingMicroseconds == 0 }
+}

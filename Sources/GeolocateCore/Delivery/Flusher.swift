@@ -318,15 +318,10 @@ public struct Flusher: Sendable {
                 outcome.failure = (reason, nil)
                 return outcome
             case .unreachable(let reason):
-                let wait = retry.delay(afterAttempt: attempt)
-                if attempt >= retry.maxAttempts || waited + wait > retry.maxWaitMilliseconds {
-                    outcome.failure = ("\(reason) after \(attempt) attempt\(attempt == 1 ? "" : "s")", clock.nowMilliseconds + wait)
+                if let failure = await backOff(after: reason, attempt: &attempt, waited: &waited, endpoint: endpoint) {
+                    outcome.failure = failure
                     return outcome
                 }
-                logger.debug("endpoint \(endpoint.displayName): \(reason); attempt \(attempt + 1) in \(wait) ms")
-                await sleep(wait)
-                waited += wait
-                attempt += 1
             }
         }
     }
@@ -352,16 +347,26 @@ public struct Flusher: Sendable {
                     logger.warning("endpoint \(endpoint.displayName) asked to wait a day or more (Retry-After); it is parked for 24 h at most (flush --ignore-retry-after tries at once)")
                 }
             }
-            let wait = retryAfter ?? retry.delay(afterAttempt: attempt)
-            if attempt >= retry.maxAttempts || waited + wait > retry.maxWaitMilliseconds {
-                return Outcome(failure: ("\(message) after \(attempt) attempt\(attempt == 1 ? "" : "s")",
-                                         clock.nowMilliseconds + wait))
+            if let failure = await backOff(after: message, attempt: &attempt, waited: &waited, retryAfter: retryAfter, endpoint: endpoint) {
+                return Outcome(failure: failure)
             }
-            logger.debug("endpoint \(endpoint.displayName): \(message); attempt \(attempt + 1) in \(wait) ms")
-            await sleep(wait)
-            waited += wait
-            attempt += 1
         }
+    }
+
+    /// Waits before the next attempt after a transient failure, with backoff (or the
+    /// endpoint's `Retry-After`); returns the failure to report instead when the tries or the
+    /// batch's waiting time are used up.
+    private func backOff(after message: String, attempt: inout Int, waited: inout Int64, retryAfter: Int64? = nil,
+                         endpoint: Endpoint) async -> (message: String, retryAt: Int64?)? {
+        let wait = retryAfter ?? retry.delay(afterAttempt: attempt)
+        if attempt >= retry.maxAttempts || waited + wait > retry.maxWaitMilliseconds {
+            return ("\(message) after \(attempt) attempt\(attempt == 1 ? "" : "s")", clock.nowMilliseconds + wait)
+        }
+        logger.debug("endpoint \(endpoint.displayName): \(message); attempt \(attempt + 1) in \(wait) ms")
+        await sleep(wait)
+        waited += wait
+        attempt += 1
+        return nil
     }
 
     /// A refused batch split in halves until each refused record is alone; the rest is delivered.

@@ -92,6 +92,7 @@ enum WholeNumber {
 enum QueryText {
     /// `text` percent-encoded for a query value: everything but RFC 3986's unreserved characters.
     static func escaped(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".unicodeScalars)
         var out = ""
         for byte in text.utf8 {
             switch byte {
@@ -99,7 +100,6 @@ enum QueryText {
                  UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
                 out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0x0F)])
             }
         }

@@ -48,7 +48,7 @@ public enum ExportFormat: String, Sendable, CaseIterable {
         switch self {
         case .gpx: return ExportFormat.gpxPoint(record, fix)
         case .geojson: return (index > 0 ? ",\n" : "") + ExportFormat.feature(record, fix)
-        case .csv: return ExportFormat.csvColumns.map { ExportFormat.csvField($0.value(record, fix) ?? "") }.joined(separator: ",") + "\r\n"
+        case .csv: return ExportFormat.csvColumns.map { ExportFormat.csvField($0.value(record, fix)?.text ?? "") }.joined(separator: ",") + "\r\n"
         }
     }
 
@@ -80,8 +80,11 @@ public enum ExportFormat: String, Sendable, CaseIterable {
         json.endObject()
         json.beginObject("properties")
         for column in csvColumns where column.name != "latitude" && column.name != "longitude" {
-            guard let value = column.value(record, fix) else { continue }
-            if column.isNumber, let number = Double(value) { json.number(column.name, number, digits: column.digits) } else { json.string(column.name, value) }
+            switch column.value(record, fix) {
+            case .text(let text)?: json.string(column.name, text)
+            case .number(let number, let digits)?: json.number(column.name, number, digits: digits)
+            case nil: break
+            }
         }
         json.endObject()
         json.endObject()
@@ -91,25 +94,40 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     /// A column of the CSV, and a property of GeoJSON: its name and how it is read from a record.
     struct Column: Sendable {
         var name: String
-        var isNumber = false
-        var digits = 0
-        var value: @Sendable (Record, Fix) -> String?
+        var value: @Sendable (Record, Fix) -> Value?
+    }
+
+    /// A field's value: text, or a number written with `digits` decimals (a JSON number in
+    /// GeoJSON, its decimal text in CSV).
+    enum Value {
+        case text(String)
+        case number(Double, digits: Int)
+
+        var text: String {
+            switch self {
+            case .text(let text): return text
+            case .number(let number, let digits): return JSONWriter.decimal(number, digits: digits)
+            }
+        }
     }
 
     /// The CSV's columns in order; GeoJSON's properties are the same but the coordinates.
     static let csvColumns: [Column] = {
         func number(_ name: String, _ attribute: LocationAttributes, digits: Int, _ value: @escaping @Sendable (Fix) -> Double?) -> Column {
-            Column(name: name, isNumber: true, digits: digits) { record, fix in
+            Column(name: name) { record, fix in
                 guard record.attributes.contains(attribute), let number = value(fix), number.isFinite else { return nil }
-                return JSONWriter.decimal(number, digits: digits)
+                return .number(number, digits: digits)
             }
         }
+        func text(_ name: String, _ value: @escaping @Sendable (Record, Fix) -> String?) -> Column {
+            Column(name: name) { record, fix in value(record, fix).map(Value.text) }
+        }
         func address(_ name: String, _ attribute: LocationAttributes, _ part: KeyPath<Address, String?> & Sendable) -> Column {
-            Column(name: name) { record, _ in record.attributes.contains(attribute) ? record.address?[keyPath: part] : nil }
+            text(name) { record, _ in record.attributes.contains(attribute) ? record.address?[keyPath: part] : nil }
         }
         return [
-            Column(name: "id") { record, _ in record.id },
-            Column(name: "time") { record, fix in record.attributes.contains(.recordTimestamp) ? TimeText.iso8601WithMilliseconds(fix.timestamp) : nil },
+            text("id") { record, _ in record.id },
+            text("time") { record, fix in record.attributes.contains(.recordTimestamp) ? TimeText.iso8601WithMilliseconds(fix.timestamp) : nil },
             number("latitude", .latitude, digits: 7) { $0.latitude },
             number("longitude", .longitude, digits: 7) { $0.longitude },
             number("altitude", .altitude, digits: 1) { $0.altitudeHAE },
@@ -117,11 +135,11 @@ public enum ExportFormat: String, Sendable, CaseIterable {
             number("verticalAccuracy", .verticalAccuracy, digits: 1) { $0.verticalAccuracy },
             number("speed", .speed, digits: 2) { $0.speed },
             number("course", .course, digits: 1) { $0.course },
-            Column(name: "fixMode") { record, fix in record.attributes.contains(.fixMode) ? fix.mode.rawValue : nil },
-            Column(name: "provider") { record, fix in record.attributes.contains(.provider) ? fix.provider.rawValue : nil },
-            Column(name: "action") { record, _ in record.action },
-            Column(name: "triggeredAt") { record, _ in TimeText.iso8601WithMilliseconds(record.triggeredAt) },
-            Column(name: "locationSource") { record, _ in record.origin?.rawValue },
+            text("fixMode") { record, fix in record.attributes.contains(.fixMode) ? fix.mode.rawValue : nil },
+            text("provider") { record, fix in record.attributes.contains(.provider) ? fix.provider.rawValue : nil },
+            text("action") { record, _ in record.action },
+            text("triggeredAt") { record, _ in TimeText.iso8601WithMilliseconds(record.triggeredAt) },
+            text("locationSource") { record, _ in record.origin?.rawValue },
             address("countryCode", .countryCode, \.countryCode),
             address("district", .district, \.district),
             address("city", .city, \.city),

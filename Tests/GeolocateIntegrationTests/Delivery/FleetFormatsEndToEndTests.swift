@@ -21,8 +21,7 @@ import Testing
         let log = geolocate.home.appendingPathComponent("drive.nmea").path
         let truthPath = geolocate.home.appendingPathComponent("truth.jsonl").path
         let start = Date().addingTimeInterval(-3600)
-        try MosquittoBroker.run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("../shared/tools/nmea-gen.py").standardized.path,
-                                 "--quiet", "--epochs", "90", "--seed", "11", "--start", ISO8601DateFormatter().string(from: start),
+        try Tool.generateNMEA(["--epochs", "90", "--seed", "11", "--start", ISO8601DateFormatter().string(from: start),
                                  "--truth", truthPath, "--out", log])
         var truth: [Int64: Truth] = [:]
         for line in try String(contentsOfFile: truthPath, encoding: .utf8).split(separator: "\n") {

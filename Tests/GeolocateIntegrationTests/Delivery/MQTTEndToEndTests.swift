@@ -129,8 +129,7 @@ import Glibc
         let broker = try MosquittoBroker()
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
         let log = geolocate.home.appendingPathComponent("ten-thousand.nmea").path
-        try MosquittoBroker.run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("../shared/tools/nmea-gen.py").standardized.path,
-                                 "--quiet", "--epochs", "10000", "--seed", "15", "--out", log,
+        try Tool.generateNMEA(["--epochs", "10000", "--seed", "15", "--out", log,
                                  // Recent enough that spool.maxRetention does not expire it.
                                  "--start", ISO8601DateFormatter().string(from: Date().addingTimeInterval(-4 * 3600))])
         let ids = try spool(log)

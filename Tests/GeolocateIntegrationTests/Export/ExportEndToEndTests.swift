@@ -37,20 +37,6 @@ import Glibc
 
     func path(_ name: String) -> String { geolocate.home.appendingPathComponent(name).path }
 
-    /// Runs a tool and returns its stdout.
-    static func tool(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(arguments)")
-        return String(decoding: data, as: UTF8.self)
-    }
-
     static func seconds(_ milliseconds: Int64) -> String {
         let date = Date(timeIntervalSince1970: Double(milliseconds / 1000))
         let formatter = DateFormatter()
@@ -65,7 +51,7 @@ import Glibc
         let result = try geolocate.run(["export", "--format", "gpx", "--output", path("track.gpx")])
         #expect(result.status == 0, "\(result.stderr)")
         // unicsv: No,Latitude,Longitude,Name,Altitude,Notes,FIX,Date,Time (6 decimals).
-        let rows = try Self.tool(["gpsbabel", "-t", "-i", "gpx", "-f", path("track.gpx"), "-o", "unicsv,utc=0", "-F", "-"])
+        let rows = try Tool.run(["gpsbabel", "-t", "-i", "gpx", "-f", path("track.gpx"), "-o", "unicsv,utc=0", "-F", "-"])
             .split(whereSeparator: \.isNewline).dropFirst().map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } }
         #expect(rows.count == points.count)
         for (row, point) in zip(rows, points) {
@@ -80,7 +66,7 @@ import Glibc
         let (points, _) = try spoolDrive()
         let result = try geolocate.run(["export", "--format", "geojson", "--output", path("track.geojson")])
         #expect(result.status == 0, "\(result.stderr)")
-        let csv = try Self.tool(["ogr2ogr", "-f", "CSV", "/vsistdout/", path("track.geojson"), "-lco", "GEOMETRY=AS_XYZ"])
+        let csv = try Tool.run(["ogr2ogr", "-f", "CSV", "/vsistdout/", path("track.geojson"), "-lco", "GEOMETRY=AS_XYZ"])
         let lines = csv.split(whereSeparator: \.isNewline).map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
         let header = try #require(lines.first)
         let column = { (name: String) in header.firstIndex(of: name)! }
@@ -96,7 +82,7 @@ import Glibc
         let (points, _) = try spoolDrive()
         let result = try geolocate.run(["export", "--format", "csv", "--output", path("track.csv")])
         #expect(result.status == 0, "\(result.stderr)")
-        let geojson = try Self.tool(["ogr2ogr", "-f", "GeoJSON", "/vsistdout/", path("track.csv"), "-oo", "X_POSSIBLE_NAMES=longitude",
+        let geojson = try Tool.run(["ogr2ogr", "-f", "GeoJSON", "/vsistdout/", path("track.csv"), "-oo", "X_POSSIBLE_NAMES=longitude",
                                      "-oo", "Y_POSSIBLE_NAMES=latitude", "-oo", "Z_POSSIBLE_NAMES=altitude", "-oo", "AUTODETECT_TYPE=YES"])
         let document = try #require(try JSONSerialization.jsonObject(with: Data(geojson.utf8)) as? [String: Any])
         let features = try #require(document["features"] as? [[String: Any]])
@@ -147,10 +133,10 @@ import Glibc
         let (_, ndjson) = try spoolDrive()
         let mountPoint = path("tiny")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = geteuid() == 0 && (try? Self.tool(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])) != nil
+        let mounted = geteuid() == 0 && (try? Tool.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])) != nil
         try #require(mounted || geteuid() != 0, "mount a tmpfs as root")
         guard mounted else { return }
-        defer { _ = try? Self.tool(["umount", mountPoint]) }
+        defer { _ = try? Tool.run(["umount", mountPoint]) }
         // From a file: an export that stops early must not leave the test writing to a closed pipe.
         try String(repeating: ndjson, count: 4).write(toFile: path("records.ndjson"), atomically: true, encoding: .utf8)
         let result = try geolocate.run(["export", "--format", "geojson", "--input", path("records.ndjson"), "--output", mountPoint + "/track.geojson"])

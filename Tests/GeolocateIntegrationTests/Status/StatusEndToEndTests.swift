@@ -31,8 +31,7 @@ import Glibc
     func spool(hoursAgo: Double, epochs: Int = 30) throws {
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
         let log = geolocate.home.appendingPathComponent("drive-\(hoursAgo).nmea").path
-        try MosquittoBroker.run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("../shared/tools/nmea-gen.py").standardized.path,
-                                 "--quiet", "--epochs", String(epochs), "--seed", "3", "--out", log,
+        try Tool.generateNMEA(["--epochs", String(epochs), "--seed", "3", "--out", log,
                                  "--start", ISO8601DateFormatter().string(from: Date().addingTimeInterval(-hoursAgo * 3600))])
         let result = try geolocate.run(["track", "--replay", log, "--every-fix", "--permission", "fine"])
         try #require(result.status == 0, "\(result.stderr)")
@@ -99,8 +98,7 @@ import Glibc
         // A log dated now: gpsd reports the receiver's time, and a fix a day old is CRITICAL.
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
         let log = geolocate.home.appendingPathComponent("now.nmea").path
-        try MosquittoBroker.run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("../shared/tools/nmea-gen.py").standardized.path,
-                                 "--quiet", "--epochs", "600", "--seed", "5", "--out", log, "--start", ISO8601DateFormatter().string(from: Date())])
+        try Tool.generateNMEA(["--epochs", "600", "--seed", "5", "--out", log, "--start", ISO8601DateFormatter().string(from: Date())])
         let fake = try GPSDFake(log: log)
         defer { fake.stop() }
         try set("source", fake.source)

@@ -34,7 +34,7 @@ final class MosquittoBroker {
         case .plain:
             lines.append("allow_anonymous true")
         case .password(let user, let password):
-            try Self.run(["mosquitto_passwd", "-b", "-c", path("passwords"), user, password])
+            try Tool.run(["mosquitto_passwd", "-b", "-c", path("passwords"), user, password])
             lines += ["allow_anonymous false", "password_file \(path("passwords"))"]
         case .mutualTLS:
             try makeCertificates()
@@ -77,27 +77,15 @@ final class MosquittoBroker {
     /// A CA, a server certificate for 127.0.0.1, and a client certificate, made with openssl.
     private func makeCertificates() throws {
         let days = "2"
-        try Self.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", days, "-subj", "/CN=geolocate test CA",
+        try Tool.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", days, "-subj", "/CN=geolocate test CA",
                       "-keyout", path("ca.key"), "-out", path("ca.crt")])
         try "subjectAltName=IP:127.0.0.1\n".write(toFile: path("server.ext"), atomically: true, encoding: .utf8)
         for (name, extensions) in [("server", ["-extfile", path("server.ext")]), ("client", [])] {
-            try Self.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=geolocate-\(name)",
+            try Tool.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=geolocate-\(name)",
                           "-keyout", path("\(name).key"), "-out", path("\(name).csr")])
-            try Self.run(["openssl", "x509", "-req", "-in", path("\(name).csr"), "-CA", path("ca.crt"), "-CAkey", path("ca.key"),
+            try Tool.run(["openssl", "x509", "-req", "-in", path("\(name).csr"), "-CA", path("ca.crt"), "-CAkey", path("ca.key"),
                           "-CAcreateserial", "-days", days, "-out", path("\(name).crt")] + extensions)
         }
-    }
-
-    /// Runs a tool to its end; throws when it fails.
-    static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ProcessGroup.SpawnError(command: arguments.joined(separator: " "), code: EINVAL) }
     }
 }
 

@@ -114,3 +114,35 @@ enum Loopback {
         return address
     }
 }
+
+/// Other programs the tests run to their end: openssl, mosquitto_passwd, nmea-gen.py,
+/// gpsbabel, ogr2ogr.
+enum Tool {
+    struct Failed: Error, CustomStringConvertible {
+        var arguments: [String]
+        var status: Int32
+        var description: String { "\(arguments.joined(separator: " ")) exited with \(status)" }
+    }
+
+    /// Runs `arguments` (looked up on `PATH`) and returns its stdout.
+    /// - Throws: `Failed` when it exits with a status other than 0.
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Failed(arguments: arguments, status: process.terminationStatus) }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `nmea-gen.py` of ../shared/tools with `arguments`.
+    static func generateNMEA(_ arguments: [String]) throws {
+        try run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("../shared/tools/nmea-gen.py").standardized.path, "--quiet"] + arguments)
+    }
+}
