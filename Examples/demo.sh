@@ -25,10 +25,14 @@ echo "== force-current, default 1.5 s timeout: the log starts with 8 s without a
 run trigger login --replay "$log"
 echo "== force-current with a 10 s timeout: the first fix after the cold start"
 run trigger login --replay "$log" --timeout 10s
-echo "== the same timeout again: now falls back to the fix remembered in the state directory"
-run trigger login --replay "$log"
-echo "== logout defaults to force-last-known"
-run trigger logout --replay "$log"
+# The same drive from 08:01:00: on a replay, time is the log's, so what was remembered at
+# 08:00:08 is 52 s old there (and a fix dated after the query is never reported).
+later="$demo/from-0801.nmea"
+sed -n '/^\$GPGGA,080100/,$p' "$log" > "$later"
+echo "== logout defaults to force-last-known: the fix remembered in the state directory, 52 s old"
+run trigger logout --replay "$later"
+echo "== last-known:5m: a remembered fix at most 5 minutes old is reported without waiting"
+run trigger login --replay "$later" --mode last-known:5m
 echo "== coarse permission for one call: snapped to a ~2 km cell"
 run trigger transaction --replay "$log" --timeout 10s --permission coarse
 echo "== the same event as a Veridium location object: coordinates, and country/district/city from the offline gazetteer"

@@ -8,14 +8,33 @@ import Darwin
 public struct NMEAStatistics: Sendable, Equatable {
     /// Sentences that passed framing and checksum checks.
     public var accepted = 0
-    /// Lines that were skipped: bad checksum, truncated, over-long, binary garbage.
-    public var skipped = 0
+    /// Lines of text that are not NMEA sentences (no `$` where one starts), such as a
+    /// configuration file replayed by mistake, or junk before a sentence.
+    public var notNMEA = 0
+    /// Sentences whose checksum does not match their bytes.
+    public var badChecksum = 0
+    /// Sentences holding bytes outside printable ASCII: binary data or line noise.
+    public var binary = 0
+    /// Sentences cut short: no checksum in a stream that has them, cut by the next `$`, or
+    /// shorter than an address field.
+    public var truncated = 0
+    /// Lines longer than `NMEAReader.maximumLineLength`.
+    public var tooLong = 0
     /// Accepted sentences of a type geolocate does not use (proprietary, navigation, …).
     public var unknown = 0
     /// Bytes read from the input.
     public var bytes = 0
 
     public init() {}
+
+    /// Lines and sentences that were rejected, of every kind.
+    public var skipped: Int { notNMEA + badChecksum + binary + truncated + tooLong }
+
+    /// The rejected ones by kind, such as "10 not NMEA, 2 bad checksum"; empty when none.
+    public var rejectedKinds: String {
+        [(notNMEA, "not NMEA"), (badChecksum, "bad checksum"), (binary, "binary"), (truncated, "truncated"),
+         (tooLong, "too long")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+    }
 }
 
 /// Splits a byte stream into checksummed NMEA-0183 sentences, skipping and counting broken lines.
@@ -106,7 +125,7 @@ public final class NMEAReader {
             }
             if filled - lineStart > NMEAReader.maximumLineLength + 2 {
                 // A line longer than the limit: count it once and drop bytes up to its end.
-                if !discardingLongLine { statistics.skipped += 1 }
+                if !discardingLongLine { statistics.tooLong += 1 }
                 discardingLongLine = true
                 lineStart = filled
             }
@@ -158,12 +177,12 @@ public final class NMEAReader {
         while count > 0 && line[count - 1] == 0x0D { count -= 1 }
         if count == 0 || line[0] == 0x23 { return true }  // blank, or a '#' comment as in gpsd's logs
         if count > NMEAReader.maximumLineLength {
-            statistics.skipped += 1
+            statistics.tooLong += 1
             return true
         }
         if line[0] != 0x24 {
             // Junk before the first sentence; the sentence (if any) after it is still read.
-            statistics.skipped += 1
+            statistics.notNMEA += 1
         }
         var start = 0
         while start < count {
@@ -191,13 +210,13 @@ public final class NMEAReader {
             star = -1
         }
         guard let checksum = NMEAReader.checksum(sentence + 1, count: (star >= 0 ? star : count) - 1) else {
-            statistics.skipped += 1
+            statistics.binary += 1
             return true
         }
         if star < 0 {
             // Without a checksum, a sentence cut off by the next `$` cannot be trusted.
             if streamUsesChecksums || cutShort {
-                statistics.skipped += 1
+                statistics.truncated += 1
                 return true
             }
         } else {
@@ -207,14 +226,14 @@ public final class NMEAReader {
                   let low = NMEAReader.hexValue(sentence[star + 2]),
                   high << 4 | low == checksum
             else {
-                statistics.skipped += 1
+                statistics.badChecksum += 1
                 return true
             }
         }
         let bodyEnd = star >= 0 ? star : count
         // A body shorter than an address field ("GPGGA") is a truncated line.
         if bodyEnd < 6 {
-            statistics.skipped += 1
+            statistics.truncated += 1
             return true
         }
         statistics.accepted += 1

@@ -7,28 +7,18 @@ struct ConfigCommand: ParsableCommand {
         commandName: "config",
         abstract: "Show and change the configuration file.",
         discussion: """
-            The file is $GEOLOCATE_CONFIG, else $XDG_CONFIG_HOME/geolocate/config.json, else \
-            ~/.config/geolocate/config.json, or --config FILE. It is written atomically with mode \
-            0600; a corrupt or invalid file is never written over (exit 78).
+            The file is --config, else $GEOLOCATE_CONFIG, else ~/.config/geolocate/config.json, \
+            written atomically with mode 0600. Durations need a unit (1500ms, 2s, 30m, 6h, \
+            10d); a bare number is refused, except by triggerActionQueryTimeout (milliseconds). \
+            'geolocate config keys' lists every key with its values and default.
 
-            Every duration is written with its unit: ms, s, m, h or d (1500ms, 2s, 30m, 6h, 10d); \
-            a bare number is refused, except by triggerActionQueryTimeout, which is milliseconds. \
-            In the file, a JSON number for a duration is milliseconds.
-
-            Keys (NAME is a name you choose):
-            \(ConfigCommand.keyList)
+            Examples:
+              geolocate config set permissions fine
+              geolocate config set actions.checkout.mode last-known:5m
+              geolocate config get spool.maxRetention
             """,
         subcommands: [Show.self, Get.self, Set.self, Unset.self, Keys.self, PathCommand.self, Validate.self, Reset.self]
     )
-
-    /// Every key from the settings table, only when help is printed: the argument parser reads
-    /// this configuration on every command, and the list took a millisecond of each trigger.
-    private static var keyList: String {
-        let asksHelp = CommandLine.arguments.dropFirst().contains {
-            ["-h", "--help", "help", "--experimental-dump-help"].contains($0)
-        }
-        return asksHelp ? ConfigKey.summary : "(geolocate config keys lists them)"
-    }
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the configuration file as JSON, secrets redacted.")
@@ -62,7 +52,7 @@ struct ConfigCommand: ParsableCommand {
             commandName: "get",
             abstract: "Print one value (the file's, else the built-in default).",
             discussion: "Strings print as they are, lists and objects as JSON, secrets redacted as by show. Exit 1 when the key has no value.")
-        @Argument(help: "Dotted key, such as actions.checkout.mode.") var key: String
+        @Argument(help: "Dotted key, such as actions.checkout.mode.", completion: .list(ConfigKey.all.map(\.key))) var key: String
         @Flag(name: .customLong("show-secrets"), help: "Print header values and URL credentials as they are.")
         var showSecrets = false
         @OptionGroup var globalOptions: GlobalOptions
@@ -83,8 +73,11 @@ struct ConfigCommand: ParsableCommand {
             commandName: "set",
             abstract: "Validate and store one value.",
             discussion: "A list value is a comma list (fine,coarse) or a JSON array; none or an empty string is the empty list.")
-        @Argument(help: "Dotted key, such as permissions or actions.checkout.mode.") var key: String
-        @Argument(help: "The value.") var value: String
+        @Argument(help: "Dotted key, such as permissions or actions.checkout.mode.", completion: .list(ConfigKey.all.map(\.key)))
+        var key: String
+        @Argument(help: "The value, with a unit for a duration (30s, 6h).",
+                  completion: .custom { words, index, _ in index > 0 && index <= words.count ? ConfigKey.choices(forKey: words[index - 1]) : [] })
+        var value: String
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
@@ -96,7 +89,7 @@ struct ConfigCommand: ParsableCommand {
 
     struct Unset: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "unset", abstract: "Remove one value, so the built-in default applies.")
-        @Argument(help: "Dotted key.") var key: String
+        @Argument(help: "Dotted key.", completion: .list(ConfigKey.all.map(\.key))) var key: String
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {

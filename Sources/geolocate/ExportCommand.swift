@@ -11,34 +11,30 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write records as GPX, GeoJSON or CSV for other tools.",
         discussion: """
-            Reads the spool (records waiting for an endpoint, and delivered ones kept for \
-            spool.keepDelivered, 0 by default), or with --input the records of track --stdout \
-            (NDJSON, - for stdin), and writes the points with coordinates in spool order, streaming. \
-            GPX 1.1: trk/trkseg/trkpt with ele (metres above the WGS84 ellipsoid), time, name (the \
-            record's id), desc (its action), fix. GeoJSON (RFC 7946): a FeatureCollection of Points \
-            [lon, lat, alt] with the record's fields as properties. CSV (RFC 4180): a header row, \
-            then id, time, latitude, longitude, altitude, accuracy, verticalAccuracy, speed (m/s), \
-            course, fixMode, provider, action, triggeredAt, locationSource and the address parts.
+            Reads the spool, or with --input the NDJSON of track --stdout, and writes the \
+            points with coordinates. --since and --until take ISO 8601, epoch milliseconds, \
+            or an age with a unit (24h). With --output, the file appears only when complete. \
+            More: man geolocate.
 
-            --since and --until take ISO 8601 (2026-11-25T08:00:00Z), epoch milliseconds, or a \
-            duration meaning that long ago (24h); they compare the fix's time. With --output, the \
-            file appears only when complete: a failed export (exit 73 for a full disk) leaves none.
+            Examples:
+              geolocate export --format gpx --since 24h --output today.gpx
+              geolocate track --replay drive.nmea --stdout --no-spool | geolocate export --format geojson --input -
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("Output format: gpx, geojson or csv.", valueName: "format"))
+    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"))
     var format: ExportFormat
 
-    @Option(name: .long, help: ArgumentHelp("Only fixes at or after this time (ISO 8601, epoch ms, or 24h for that long ago).", valueName: "time"))
+    @Option(name: .long, help: ArgumentHelp("Fixes from this time: ISO 8601, epoch ms, or 24h ago.", valueName: "time"))
     var since: String?
 
-    @Option(name: .long, help: ArgumentHelp("Only fixes at or before this time.", valueName: "time"))
+    @Option(name: .long, help: ArgumentHelp("Fixes up to this time (the same forms).", valueName: "time"))
     var until: String?
 
-    @Option(name: .long, help: ArgumentHelp("Read NDJSON records (track --stdout) from this file instead of the spool; - for stdin.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Read NDJSON records from this file (- for stdin).", valueName: "file"), completion: .file(extensions: ["ndjson", "json"]))
     var input: String?
 
-    @Option(name: .long, help: ArgumentHelp("Write to this file instead of stdout.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Write to this file instead of stdout.", valueName: "file"), completion: .file())
     var output: String?
 
     func run() throws {

@@ -8,36 +8,21 @@ struct FlushCommand: AsyncParsableCommand {
         commandName: "flush",
         abstract: "Send the spooled records to the configured endpoints.",
         discussion: """
-            Endpoints are configured as endpoints.NAME.url, .headers.HEADER, .format \
-            (openlocate, the default, mosaic-ndjson, mosaic, owntracks or osmand), .batchSize \
-            (500) and .timeout (10s). An mqtt:// or mqtts:// URL publishes one message per \
-            record to that broker and topic (.qos, .username, .password, .caFile, .certFile, \
-            .keyFile); a record is delivered when the broker acknowledged it. \
-            Each endpoint has its own cursor: 2xx is delivered; network errors, timeouts, \
-            408, 429 and 5xx are retried up to 4 times with exponential backoff and jitter \
-            (Retry-After honoured while a batch has waited at most 30 s in all; past that the \
-            run ends for that endpoint) and otherwise \
-            stay in the spool; 401, 403, 404, 405, 407 and redirects (never followed) mean the \
-            endpoint or its credentials are wrong: its records stay pending, it is not tried \
-            again in this run, and flush exits 78; any other 4xx splits the batch until the \
-            refused records are alone, and those go to the dead-letter table (--dead-letters \
-            lists them, --requeue-dead-letters puts them back). Records trigger --post could \
-            not send go to their URL. Every request carries an \
-            Idempotency-Key that is the same whenever the same records are sent again, and \
-            every record its id. A record leaves the spool when every endpoint has it, or \
-            expires past spool.maxRetention. A flush covers the records spooled before it \
-            began; two flushes at once take turns.
+            Each endpoint (endpoints.NAME.url: http(s), mqtt or mqtts) gets what it has not \
+            acknowledged; failures are retried with backoff and the rest stays spooled. Exit \
+            0 all delivered, 75 records still pending, 78 an endpoint is misconfigured. \
+            Times in --json are epoch milliseconds. More: man geolocate.
 
-            Exit 0 when everything deliverable was delivered (or there was nothing to do), \
-            75 when records are still pending, 78 when no endpoint is configured or one \
-            refused as wrongly configured.
+            Examples:
+              geolocate config set endpoints.main.url https://example.net/locations
+              geolocate flush --json | jq '.[] | {endpoint, delivered, pending}'
             """
     )
 
     @Option(name: .customLong("endpoint"), help: ArgumentHelp("Flush only this endpoint (repeatable).", valueName: "name"))
     var endpoints: [String] = []
 
-    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Records per request, instead of each endpoint's batchSize.", valueName: "n"))
+    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Records per request (default: batchSize).", valueName: "n"))
     var batchSize: Int?
 
     @Flag(name: .customLong("dry-run"), help: "Send nothing; report what is pending.")
@@ -46,19 +31,19 @@ struct FlushCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print a JSON summary per endpoint on stdout.")
     var json = false
 
-    @Flag(name: .customLong("ignore-retry-after"), help: "Try endpoints now even if a Retry-After (at most 24 h) or a backoff parked them.")
+    @Flag(name: .customLong("ignore-retry-after"), help: "Try endpoints a Retry-After or backoff parked.")
     var ignoreRetryAfter = false
 
-    @Flag(name: .customLong("dead-letters"), help: "List the records endpoints refused, instead of flushing.")
+    @Flag(name: .customLong("dead-letters"), help: "List the records endpoints refused.")
     var listDeadLetters = false
 
-    @Flag(name: .customLong("requeue-dead-letters"), help: "Put the dead letters (all, or the IDs given) back in the queue.")
+    @Flag(name: .customLong("requeue-dead-letters"), help: "Queue the dead letters (all, or IDs) again.")
     var requeueDeadLetters = false
 
-    @Argument(help: ArgumentHelp("Dead letters to requeue (with --requeue-dead-letters; default all).", valueName: "id"))
+    @Argument(help: ArgumentHelp("Dead letters to requeue (default all).", valueName: "id"))
     var ids: [String] = []
 
-    @Flag(name: .long, help: "Log debug diagnostics (retries, waits) on stderr.")
+    @Flag(name: .long, help: "Log diagnostics on stderr (retries, waits).")
     var verbose = false
 
     @OptionGroup var globalOptions: GlobalOptions
@@ -66,6 +51,11 @@ struct FlushCommand: AsyncParsableCommand {
     func validate() throws {
         if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
         if listDeadLetters && requeueDeadLetters { throw ValidationError("--dead-letters and --requeue-dead-letters cannot be used together") }
+        // The parser passes an unknown option on as an id.
+        if let option = ids.first(where: { $0.hasPrefix("-") }) {
+            let options = ["--endpoint", "--batch-size", "--dry-run", "--json", "--ignore-retry-after", "--dead-letters", "--requeue-dead-letters", "--verbose", "--config"]
+            throw ValidationError("unknown option '\(option)'\(Suggestion.didYouMean(option, among: options))")
+        }
         if !ids.isEmpty && !requeueDeadLetters { throw ValidationError("record ids are only taken with --requeue-dead-letters") }
     }
 

@@ -9,71 +9,17 @@ struct Geolocate: AsyncParsableCommand {
         commandName: "geolocate",
         abstract: "Collect a device's location from gpsd or NMEA replay files and report it as JSON records.",
         discussion: """
-            Sources: gpsd through libgps (--source gpsd or gpsd://HOST:PORT; the default), or an \
-            NMEA-0183 replay (--replay FILE, - for stdin). A replay runs on virtual time taken \
-            from the NMEA timestamps, so a 1.5 s timeout is 1.5 s of log time; with the default \
-            --replay-speed asap it takes no wall time. A replayed log keeps its own dates \
-            (gpsd 3.22 moves pre-2017 dates 1024 weeks later; geolocate does not). A fix needs a \
-            date (RMC or ZDA); GGA quality 0, 7 or 8, RMC/GLL status V and GSA mode 1 mean no fix.
+            Reads gpsd (the default) or an NMEA-0183 log (--replay FILE), decides which \
+            location to report for a risk event, and prints, spools or sends JSON records. \
+            Durations need a unit (1500ms, 2s, 30m); numbers in records are JSON strings. \
+            Fields, units, files and exit codes: man geolocate.
 
-            gpsd: geolocate connects with libgps, starts a JSON watch and asks ?POLL; for the fix \
-            gpsd holds (about 1 ms); force-current reports it when it is at most currentMaxAge \
-            (2 s) old, else waits for gpsd's next TPV report for the rest of the query timeout \
-            (connecting counts against it). Only reports with a 2D/3D mode, a time and finite \
-            coordinates are fixes; gpsd's simulated status is not reported. The last known \
-            location is the fresher of gpsd's ?POLL; fix and the state file. gpsd must accept the \
-            connection within 1 s (or the timeout when shorter); refused, silent or dying \
-            mid-read, it is unavailable at once: fallbackReason unavailable, one warning naming \
-            gpsd://HOST:PORT. A gpsd still opening its device for its first client answers ?POLL; \
-            late; that is not unavailable, force-current just waits. recordTimestamp is the \
-            receiver's time as gpsd reports it.
-
-            Accuracy: the record's accuracy is the radius of 68 % confidence in metres. From GST: \
-            1.5096 x sqrt((sigma_lat^2 + sigma_lon^2) / 2). Otherwise from HDOP: \
-            1.5096 x HDOP x UERE / sqrt(2) with UERE = 5 m (about 5.34 x HDOP). From gpsd, whose \
-            eph, epx, epy and epv are 95 % figures: eph x 0.617 (r68 = r95 x 0.617 for a circular \
-            normal error), or when eph is missing 1.5096 x sqrt((epx^2 + epy^2) / 2) / 1.96. \
-            verticalAccuracy is one sigma: GST's altitude sigma, else VDOP x 5 m, from gpsd \
-            epv / 1.96. altitude is metres above the WGS-84 ellipsoid: gpsd's altHAE (never its \
-            deprecated altitude), or from NMEA GGA's MSL altitude plus its geoid separation, or gpsd's 5-degree EGM2008 grid when GGA leaves \
-            the separation empty. Coarse permission snaps coordinates to the centre of a ~2 km \
-            cell, reports accuracy of at least 2000 m and drops altitude, speed and course.
-
-            Privacy: privacy.precision (NONE, COUNTRY, DISTRICT, CITY, STREET, STREET_NUMBER, \
-            GPS_LOCATION; default GPS_LOCATION) limits every record, printed, spooled or sent, \
-            in every format (flush also strips records spooled under a wider level): each level reports the address parts at or above it (countryCode, \
-            district, city, street, streetNumber); coordinates, altitude, speed, course and \
-            verticalAccuracy only at GPS_LOCATION; accuracy, provider, permissions, \
-            recordTimestamp and fixMode at every level. privacy.locationAttributeFilter narrows \
-            that to the fields named (coordinates = latitude and longitude). Country, district \
-            (first-level division) and city come from an offline gazetteer: the nearest of \
-            GeoNames' 144,561 places of 1,000 people or more (CC BY 4.0), in \
-            share/geolocate/gazetteer.bin (or $GEOLOCATE_GAZETTEER). countryCode is reported \
-            only from a fix whose accuracy is at most privacy.accuracyThreshold (50 m); from a \
-            less accurate or unknown one it is privacy.countryCodeReplacement (XB); district and \
-            city still are. Street and number come from geocoder.url, a Nominatim server \
-            (GET URL/reverse?format=jsonv2), when one is set: at most one request per \
-            geocoder.minInterval (60 s) across all processes, answers cached 30 days in the \
-            state directory by cell of 0.0001 degree (about 11 m). When an address part that is \
-            asked for cannot be had (gazetteer unreadable, geocoder failing, unreachable or \
-            throttled with the cell not cached) the record still goes out, with its location \
-            and errorCode 1053, and one warning on stderr. Addresses are looked up from the \
-            coordinates as reported, so a coarse location gets a coarse address.
-
-            Files: the configuration file ($GEOLOCATE_CONFIG, else \
-            $XDG_CONFIG_HOME/geolocate/config.json, else ~/.config/geolocate/config.json) and the \
-            state directory ($GEOLOCATE_STATE_DIR, else $XDG_STATE_HOME/geolocate, else \
-            ~/.local/state/geolocate) holding last-known.json, the freshest fix any command saw, \
-            spool.sqlite, the records track collects (SQLite, WAL mode, mode 0600), device-id, \
-            the random per-install id track records carry instead of any advertising id, and \
-            geocoder-cache.sqlite, the street geocoder's answers and throttle. \
-            $GEOLOCATE_SOURCE sets the source when no flag does.
-
-            Exit codes: 0 success, 3 --require-location and no location, 64 usage error, \
-            65 unreadable data, 66 input file missing, 69 source unavailable, \
-            73 state file or spool not writable, 74 standard output not writable, \
-            75 temporary failure, 78 configuration error \
-            (also track without a location permission).
+            Examples:
+              geolocate config set permissions fine   # consent, once
+              geolocate trigger login                 # one record, from gpsd
+              geolocate trigger login --replay Examples/nmea/maynooth-drive.nmea
+              geolocate track --interval 30s          # into the spool
+              geolocate flush                         # deliver it
             """,
         version: Defaults.version,
         subcommands: [TriggerCommand.self, TrackCommand.self, FlushCommand.self, StatusCommand.self, ExportCommand.self, ConfigCommand.self]
@@ -87,8 +33,13 @@ struct Geolocate: AsyncParsableCommand {
         // A reader that went away is an error return of write (EPIPE), not death by SIGPIPE:
         // trigger must still spool or send the record it could not print.
         signal(SIGPIPE, SIG_IGN)
+        let arguments = Geolocate.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
+        if let unknown = Geolocate.unknownSubcommand(arguments) {
+            StandardError.write("geolocate: \(unknown)")
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -113,6 +64,43 @@ struct Geolocate: AsyncParsableCommand {
 }
 
 extension Geolocate {
+    /// `--timeout -1` as `--timeout=-1`: the parser takes a word starting with `-` for a flag
+    /// and says "Missing value", where the value's own check says it is negative.
+    static func joiningNegativeValues(_ arguments: [String]) -> [String] {
+        var joined: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            if argument.hasPrefix("--"), !argument.contains("="), index + 1 < arguments.endIndex,
+               let next = arguments[index + 1].dropFirst().first, arguments[index + 1].hasPrefix("-"), next.isNumber || next == "." {
+                joined.append("\(argument)=\(arguments[index + 1])")
+                index += 2
+            } else {
+                joined.append(argument)
+                index += 1
+            }
+        }
+        return joined
+    }
+
+    /// "unknown subcommand 'triger'; did you mean 'trigger'?" when a word where a subcommand
+    /// belongs names none, instead of the parser's "2 unexpected arguments".
+    static func unknownSubcommand(_ arguments: [String]) -> String? {
+        var command: ParsableCommand.Type = Geolocate.self
+        var path = "geolocate"
+        for argument in arguments {
+            let subcommands = command.configuration.subcommands
+            guard !subcommands.isEmpty, !argument.hasPrefix("-"), argument != "help" else { return nil }
+            let names = subcommands.map { $0.configuration.commandName ?? "" }
+            guard let next = subcommands.first(where: { $0.configuration.commandName == argument }) else {
+                return "unknown subcommand '\(argument)'\(Suggestion.didYouMean(argument, among: names)) (see '\(path) --help')"
+            }
+            command = next
+            path += " \(argument)"
+        }
+        return nil
+    }
+
     /// The parser's "The value 'X' is invalid for '--flag <value>': REASON" as "--flag: REASON":
     /// our reasons quote the value themselves, redacted where it holds a secret (`--post`).
     static func flagMessage(_ message: String) -> String {

@@ -5,7 +5,7 @@ import GeolocateCore
 /// `--config FILE`, shared by every command.
 struct GlobalOptions: ParsableArguments {
     /// Overrides `$GEOLOCATE_CONFIG` and the XDG default.
-    @Option(name: .long, help: ArgumentHelp("Configuration file to use.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Configuration file to use.", valueName: "file"), completion: .file(extensions: ["json"]))
     var config: String?
 
     var configPath: String {
@@ -15,18 +15,17 @@ struct GlobalOptions: ParsableArguments {
 
 /// Where locations come from: `--source`, `--replay` and `--replay-speed`.
 struct SourceOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "Location source: gpsd, gpsd://HOST:PORT or nmea:FILE (default: $GEOLOCATE_SOURCE, config source, else gpsd).",
-        valueName: "source"), transform: SourceSpecifier.init(parsing:))
+    @Option(name: .long, help: ArgumentHelp("gpsd (default), gpsd://HOST:PORT or nmea:FILE.", valueName: "source"),
+            completion: .list(["gpsd", "gpsd://localhost:2947", "nmea:"]), transform: SourceSpecifier.init(parsing:))
     var source: SourceSpecifier?
 
     /// Shorthand for `--source nmea:FILE`; `-` reads standard input.
-    @Option(name: .long, help: ArgumentHelp("Replay an NMEA-0183 log instead of asking gpsd (- for stdin).", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Replay an NMEA-0183 log (- for stdin).", valueName: "file"),
+            completion: .file(extensions: ["nmea", "log", "txt"]))
     var replay: String?
 
-    @Option(name: .customLong("replay-speed"), help: ArgumentHelp(
-        "Replay pacing: asap (default), realtime, or a factor from 0.001x to 1000000x, such as 10x. Timeouts always run on the log's time.",
-        valueName: "speed"), transform: ReplaySpeed.init(parsing:))
+    @Option(name: .customLong("replay-speed"), help: ArgumentHelp("asap (default), realtime, or a factor such as 10x.", valueName: "speed"),
+            completion: .list(["asap", "realtime", "10x"]), transform: ReplaySpeed.init(parsing:))
     var replaySpeed: ReplaySpeed = .asap
 
     func validate() throws {
@@ -70,11 +69,16 @@ enum DurationFlag {
         return milliseconds
     }
 
-    /// `--timeout`: 0 (only what gpsd already holds) to 10 minutes.
+    /// `--timeout`: 0 (only what gpsd already holds), or 10 ms to 10 minutes: a shorter one is
+    /// a unit mistaken, such as `2ms` meant as seconds.
     static func queryTimeout(_ text: String) throws -> Int64 {
         let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)
         guard milliseconds <= Defaults.maximumQueryTimeoutMilliseconds else {
             throw GeolocateError.usage("--timeout \(text) is over the 10m a query may take")
+        }
+        guard milliseconds == 0 || milliseconds >= Defaults.minimumTimeoutMilliseconds else {
+            let hint = text.hasSuffix("ms") ? "; did you mean \(text.dropLast(2))s?" : ""
+            throw GeolocateError.usage("--timeout \(text) is under 10ms, too short for any fix\(hint)")
         }
         return milliseconds
     }

@@ -8,24 +8,21 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Say whether collection and delivery are healthy.",
         discussion: """
-            Shows the state directory and configuration file; the spool: records pending (and \
-            per endpoint), the oldest one's age, dead letters, records expired, delivered records \
-            kept; per endpoint its last success, last error and next retry; the last fix (age and \
-            source); gpsd, when it is the source: reachable (connects and answers ?POLL; within \
-            1 s), its device and fix mode; and the geocoder cache.
+            The spool (pending, oldest, dead letters), each endpoint's last success and error, \
+            the last fix, gpsd and the geocoder cache. --check exits 0 OK, 1 WARNING (oldest \
+            pending or last fix over 1 h), 2 CRITICAL (over 24 h, dead letters, gpsd down), \
+            3 UNKNOWN. More: man geolocate.
 
-            --check prints one line in the monitoring-plugins form (Nagios, Icinga, Sensu): \
-            GEOLOCATE OK|WARNING|CRITICAL - summary | perfdata, and exits 0 OK, 1 WARNING (the \
-            oldest pending record, or with gpsd the last fix, older than 1 h, or no fix yet), \
-            2 CRITICAL (older than 24 h, dead letters, gpsd unreachable), 3 UNKNOWN (the state \
-            or the configuration cannot be read).
+            Examples:
+              geolocate status
+              geolocate status --check   # for Nagios, Icinga or Sensu
             """
     )
 
     @Flag(name: .long, help: "Print one JSON object.")
     var json = false
 
-    @Flag(name: .long, help: "One monitoring-plugins line; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.")
+    @Flag(name: .long, help: "One monitoring-plugins line, exit 0-3.")
     var check = false
 
     @OptionGroup var globalOptions: GlobalOptions

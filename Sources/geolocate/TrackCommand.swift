@@ -15,62 +15,55 @@ struct TrackCommand: ParsableCommand {
         commandName: "track",
         abstract: "Collect locations continuously into the spool and/or NDJSON on stdout.",
         discussion: """
-            A record is emitted for the first fix, then when --interval has passed since the \
-            last record or the device moved --distance from it (GeoManager: 60s-1800s and \
-            200-500 m; a value outside falls back to the default with a warning), or for every \
-            fix with --every-fix. Fixes worse than --accuracy or outside --window (local time, \
-            may cross midnight) are not collected. Each record has a context: regular, or \
-            visit_entry / visit_exit when the device stays within visits.radius (200 m) for \
-            visits.minDuration (10 minutes). On a replay everything runs on the log's time.
+            A record for the first fix, then whenever --interval passed or the device moved \
+            --distance; records are committed to the spool within 200 ms, and SIGINT or \
+            SIGTERM commits what is pending and exits 0. Durations need a unit: 30s, 5m, 2h; \
+            a bare number is refused. More: man geolocate.
 
-            Records are committed to the spool in the state directory (spool.sqlite, SQLite \
-            in WAL mode) within 200 ms of being made, whatever the source does; SIGINT or \
-            SIGTERM commits what is pending and exits 0 within a second. While another \
-            process holds the spool locked, records wait in memory; stopped then, track \
-            exits 73 saying how many it could not commit. When gpsd goes away, track keeps running, says so once, \
-            reconnects with backoff and resumes. Without a location permission track exits 78.
+            Examples:
+              geolocate track --interval 30s --distance 100
+              geolocate track --replay drive.nmea --stdout --no-spool
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("Emit when this much time passed since the last record, such as 5m (default 300s).", valueName: "duration"),
+    @Option(name: .long, help: ArgumentHelp("Emit after this long, with a unit: 60s-30m (5m).", valueName: "duration"),
             transform: { try DurationText.milliseconds($0, bareUnit: .refused) })
     var interval: Int64?
 
-    @Option(name: .long, help: ArgumentHelp("Emit when the device moved this many metres from the last record (default 300).", valueName: "metres"))
+    @Option(name: .long, help: ArgumentHelp("Emit after moving this far: 200-500 (300).", valueName: "metres"))
     var distance: Double?
 
-    @Option(name: .long, help: ArgumentHelp("Drop fixes less accurate than this: best (keep all), 10m, 100m, 1km or 3km.", valueName: "level"))
+    @Option(name: .long, help: ArgumentHelp("Drop fixes less accurate than this.", valueName: "level"))
     var accuracy: AccuracyLevel = .best
 
-    @Option(name: .long, help: ArgumentHelp("Collect only inside this local time window (default 00:00-23:59).", valueName: "HH:MM-HH:MM"),
+    @Option(name: .long, help: ArgumentHelp("Collect only in this local time window.", valueName: "HH:MM-HH:MM"),
             transform: CollectionWindow.init(parsing:))
     var window: CollectionWindow?
 
     @Option(name: .long, help: ArgumentHelp("Stop after this many records.", valueName: "n"))
     var count: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Stop after this much time, such as 10m (log time on a replay).", valueName: "duration"),
+    @Option(name: .long, help: ArgumentHelp("Stop after this long, with a unit: 10m, 2h.", valueName: "duration"),
             transform: { try DurationFlag.positive($0, flag: "--duration") })
     var duration: Int64?
 
-    @Flag(name: .long, help: "Also print each record as one JSON line on stdout.")
+    @Flag(name: .long, help: "Also print each record as a JSON line.")
     var stdout = false
 
     @Flag(name: .customLong("no-spool"), help: "Do not write records to the spool (needs --stdout).")
     var noSpool = false
 
-    @Flag(name: .customLong("every-fix"), help: "Emit a record for every fix that passes the filters.")
+    @Flag(name: .customLong("every-fix"), help: "Emit a record for every fix.")
     var everyFix = false
 
-    @Option(name: .long, help: ArgumentHelp("Permission for this run: fine, coarse or none (default: config permissions).", valueName: "permission"))
+    @Option(name: .long, help: ArgumentHelp("Permission for this run (default: config).", valueName: "permission"))
     var permission: PermissionChoice?
 
-    @Flag(name: .long, help: "Log debug diagnostics (connections, waits, counts) on stderr.")
+    @Flag(name: .long, help: "Log diagnostics on stderr (counts, lines rejected).")
     var verbose = false
 
     @Option(name: .customLong("transmit-interval"), help: ArgumentHelp(
-        "Run a flush this often while tracking, such as 30m, or off (default: config transmissionInterval, else 6h; only with endpoints configured).",
-        valueName: "duration"), transform: TransmitInterval.init(parsing:))
+        "Flush this often, with a unit: 30m, 6h; or off.", valueName: "duration"), transform: TransmitInterval.init(parsing:))
     var transmitInterval: TransmitInterval?
 
     @OptionGroup var sourceOptions: SourceOptions

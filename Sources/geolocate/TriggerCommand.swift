@@ -9,74 +9,58 @@ struct TriggerCommand: AsyncParsableCommand {
         commandName: "trigger",
         abstract: "Report the location for one risk event as a JSON record.",
         discussion: """
-            MODE is default, disabled, force-current, force-last-known or last-known:N \
-            (N minutes, or 90s, 30m, 2h). Each setting is taken from its flag, else the \
-            configuration file, else the built-in default: the mode from --mode, \
-            actions.NAME.mode, the built-in per-action table, defaultInterval; the timeout \
-            from --timeout, actions.NAME.timeout, triggerActionQueryTimeout (1500 ms).
+            The mode and timeout come from the flag, else the configuration (actions.NAME.*), \
+            else the built-in table. Durations need a unit: 1500ms, 2s, 5m; a bare number is \
+            refused. Numbers in the record are JSON strings (jq: tonumber). Modes, fields, \
+            units and exit codes: man geolocate.
 
-            --format mosaic prints the record (what is spooled and sent), veridium its Veridium \
-            location object ({"coordinates": {"latitude", "longitude"}, "accuracy", "countryCode", \
-            "district", "city", "street", "streetNumber", "errorCode"}; numbers, null when \
-            unknown, absent when privacy withholds them), openlocate the record as an openlocate \
-            endpoint receives it, owntracks an OwnTracks location message (lat, lon, acc m, \
-            alt m above sea level, vel km/h, cog, tst s, tid from owntracks.tid), osmand \
-            Traccar's OsmAnd query (id, lat, lon, timestamp s, altitude m, speed knots, bearing, \
-            accuracy). privacy.* applies to all of them (see geolocate --help).
-
-            --post URL sends the record at once as a JSON object, --endpoint NAME as that \
-            configured endpoint's format; if that fails, the record goes to the spool for the \
-            next flush, with a warning, and the exit code is still 0.
-
-            --policy adds the location policy's decision (policy.zones, policy.countries) to the \
-            record: allow, deny or undetermined, judged on the circle of the fix's accuracy. \
-            --enforce also exits 4, with the reason on stderr, unless the decision is allow \
-            (undetermined counts as policy.undetermined says); the record is still printed.
-
-            Exit 0 whenever a record was printed; 3 with --require-location when it has no location; \
-            4 with --enforce when the policy does not allow.
+            Examples:
+              geolocate trigger login
+              geolocate trigger checkout --mode last-known:5m --timeout 2s
+              geolocate trigger login --replay drive.nmea --format veridium
             """
     )
 
-    @Argument(help: "The risk event, such as login, transaction or logout.")
+    @Argument(help: "The risk event: login, transaction, logout, ...")
     var action: String
 
-    @Option(name: .long, help: ArgumentHelp("Collection mode (see below).", valueName: "mode"), transform: CollectionMode.init(parsing:))
+    @Option(name: .long, help: ArgumentHelp("default, disabled, force-current, force-last-known or last-known:N (N minutes, or 90s, 2h).", valueName: "mode"),
+            completion: .list(["default", "disabled", "force-current", "force-last-known", "last-known:5m"]), transform: CollectionMode.init(parsing:))
     var mode: CollectionMode = .default
 
-    @Option(name: .long, help: ArgumentHelp("Query timeout with its unit, such as 1500ms or 2s (up to 10m).", valueName: "duration"),
+    @Option(name: .long, help: ArgumentHelp("Query timeout, with a unit: 1500ms, 2s (max 10m).", valueName: "duration"),
             transform: DurationFlag.queryTimeout)
     var timeout: Int64?
 
     @OptionGroup var sourceOptions: SourceOptions
 
-    @Option(name: .long, help: ArgumentHelp("Output format: mosaic (the record), veridium (its location object), openlocate, owntracks or osmand (the query).", valueName: "format"))
+    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"))
     var format: RecordFormat = .mosaic
 
-    @Option(name: .long, help: ArgumentHelp("Permission for this call: fine, coarse or none (default: config permissions).", valueName: "permission"))
+    @Option(name: .long, help: ArgumentHelp("Permission for this call (default: config).", valueName: "permission"))
     var permission: PermissionChoice?
 
-    @Option(name: .long, help: ArgumentHelp("Use this time as now: ISO 8601 or epoch milliseconds.", valueName: "time"),
+    @Option(name: .long, help: ArgumentHelp("Take this time as now: ISO 8601 or epoch ms.", valueName: "time"),
             transform: TimeText.milliseconds)
     var now: Int64?
 
     @Flag(name: .customLong("require-location"), help: "Exit 3 when the record has no location.")
     var requireLocation = false
 
-    @Flag(name: .long, help: "Add the location policy's decision (policy.*) to the record.")
+    @Flag(name: .long, help: "Add the policy decision (policy.*) to the record.")
     var policy = false
 
-    @Flag(name: .long, help: "Exit 4 unless the location policy allows (implies --policy).")
+    @Flag(name: .long, help: "Exit 4 unless the policy allows (implies --policy).")
     var enforce = false
 
-    @Flag(name: .long, help: "Log debug diagnostics (connections, waits) on stderr.")
+    @Flag(name: .long, help: "Log diagnostics on stderr (waits, lines rejected).")
     var verbose = false
 
-    @Option(name: .long, help: ArgumentHelp("Also POST the record to this URL (spooled if that fails).", valueName: "url"),
+    @Option(name: .long, help: ArgumentHelp("Also POST the record here (spooled if that fails).", valueName: "url"),
             transform: checkedPostURL)
     var post: String?
 
-    @Option(name: .long, help: ArgumentHelp("Also send the record to this configured endpoint (spooled if that fails).", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("Also send it to this configured endpoint.", valueName: "name"))
     var endpoint: String?
 
     @OptionGroup var globalOptions: GlobalOptions

@@ -21,8 +21,9 @@ public enum CollectionMode: Sendable, Equatable, CustomStringConvertible {
         case "force-last-known": self = .forceLastKnown
         default:
             guard text.hasPrefix("last-known:") else {
-                throw GeolocateError.usage(
-                    "unknown mode '\(text)' (valid: \(CollectionMode.validValues))")
+                let suggestion = Suggestion.closest(to: text, among: ["default", "disabled", "force-current", "force-last-known", "last-known:5m"])
+                throw GeolocateError.usage("unknown mode '\(text)'" + (suggestion.map { "; did you mean \($0)?" }
+                    ?? " (valid: \(CollectionMode.validValues))"))
             }
             let age = String(text.dropFirst("last-known:".count))
             guard let milliseconds = try? DurationText.milliseconds(age, bareUnit: .minutes) else {
@@ -86,16 +87,23 @@ public enum DurationText {
             scale = unitScale
             break
         }
+        if number.hasPrefix("-"), NumberText.isDecimal(number.dropFirst()) {
+            throw GeolocateError.usage("invalid duration '\(text)': it is negative (use 0 or more, such as 1500ms or 2s)")
+        }
         if scale.isNaN {
             if let value = Double(number), value == 0, NumberText.isDecimal(number) { return 0 }  // 0 in any unit
-            throw GeolocateError.usage(NumberText.isDecimal(number) && !number.hasPrefix("-")
-                ? "invalid duration '\(text)': say its unit, such as \(text)ms or \(text)s"
+            throw GeolocateError.usage(NumberText.isDecimal(number)
+                ? "invalid duration '\(text)': say its unit, such as \(number.contains(".") ? "" : "\(text)ms or ")\(text)s"
                 : "invalid duration '\(text)' (use a number with ms, s, m, h or d, such as 1500ms, 2s, 30m, 2h, 10d)")
         }
         guard NumberText.isDecimal(number), let value = Double(number), value.isFinite, value >= 0, !number.hasPrefix("+"),
               (value * scale).rounded() <= Double(maximumMilliseconds) else {
             throw GeolocateError.usage(
                 "invalid duration '\(text)' (use a number with ms, s, m, h or d up to 100 years, such as 1500ms, 2s, 30m, 2h, 10d)")
+        }
+        // Durations are whole milliseconds: 1.5ms is a unit mistaken (1.5s?), not a wish.
+        guard abs(value * scale - (value * scale).rounded()) < 1e-6 else {
+            throw GeolocateError.usage("invalid duration '\(text)': a fraction of a millisecond (durations are whole milliseconds; did you mean \(number)s?)")
         }
         return Int64((value * scale).rounded())
     }

@@ -29,7 +29,8 @@ public struct LocationDecision: Sendable, Equatable {
     public var origin: LocationOrigin?
     public var fallbackReason: FallbackReason?
     public var errorCode: LocationErrorCode
-    /// "Now" for the record: the source's time (virtual on a replay) when it was read.
+    /// When the location was decided, the record's `triggeredAt`: the source's time (the
+    /// log's on a replay) when the query ended, never earlier than the reported fix.
     public var now: Int64
 }
 
@@ -37,8 +38,17 @@ public struct LocationDecision: Sendable, Equatable {
 ///
 /// Last known is the freshest of geolocate's own store and the fix the source holds
 /// (gpsd's `?POLL;`). Every fix seen is offered back to the store.
+///
+/// Time is the source's: the log's on a replay (opened first, at its first epoch), the clock
+/// on gpsd. The decision is made at the query's start, after a current fix arrives, or at
+/// the end of the timeout, and no reported fix is later than that moment: a remembered fix
+/// dated later (from a later part of a replayed log) is not reported, and a fix from the
+/// source dated later (a receiver ahead of the system clock) moves the moment up to it.
 public struct LocationResolver {
     public var source: () throws -> LocationSource
+    /// A source already open, used instead of opening one: a replay, opened first to read
+    /// its time.
+    public var opened: LocationSource?
     public var store: LastKnownStore
     public var clock: WallClock
     /// Measures what connecting to a live source used of the timeout.
@@ -52,11 +62,12 @@ public struct LocationResolver {
     public var lastKnownMaxAgeMilliseconds: Int64?
     public var logger: Logger
 
-    public init(source: @escaping () throws -> LocationSource, store: LastKnownStore, clock: WallClock,
+    public init(source: @escaping () throws -> LocationSource, opened: LocationSource? = nil, store: LastKnownStore, clock: WallClock,
                 elapsed: MonotonicClock = SystemMonotonicClock(),
                 nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, lastKnownMaxAgeMilliseconds: Int64? = nil,
                 logger: Logger) {
         self.source = source
+        self.opened = opened
         self.store = store
         self.clock = clock
         self.elapsed = elapsed
@@ -95,14 +106,18 @@ public struct LocationResolver {
         /// What the source held when asked: asked at most once per decision.
         var held: HeldFix = .notAsked
         let started: Double
+        /// The end of a wait that timed out on a replay, which may have read past it.
+        var waitEnded: Int64?
+        var notedLaterFix = false
 
         init(resolver: LocationResolver) {
             self.resolver = resolver
+            opened = resolver.opened
             started = resolver.elapsed.nowSeconds
         }
 
         func now() -> Int64 {
-            resolver.nowOverride ?? opened?.currentTime ?? resolver.clock.nowMilliseconds
+            resolver.nowOverride ?? waitEnded ?? opened?.currentTime ?? resolver.clock.nowMilliseconds
         }
 
         mutating func open() throws -> LocationSource? {
@@ -139,7 +154,14 @@ public struct LocationResolver {
         }
 
         mutating func lastKnown() throws -> Fix? {
-            let stored = resolver.store.load(now: now())
+            var stored = resolver.store.load(now: now())
+            if let fix = stored, fix.timestamp > now() {
+                if !notedLaterFix {
+                    resolver.logger.notice("the last known location is dated \(TimeText.iso8601(fix.timestamp)), after the query, so it is not reported")
+                    notedLaterFix = true
+                }
+                stored = nil
+            }
             return Fix.fresher(stored, try heldFix())
         }
 
@@ -150,12 +172,14 @@ public struct LocationResolver {
             if unavailable == nil, let source = try open() {
                 // On a live source, connecting and ?POLL; already used part of the timeout.
                 let spent = source.currentTime == nil ? resolver.elapsed.milliseconds(since: started) : 0
+                let waitStarted = now()
                 do {
                     let remaining = Int(max(0, timeoutMilliseconds - spent))
                     if case .fix(let fix) = try source.waitForFix(timeoutMilliseconds: remaining) {
                         remember(fix)
                         return report(fix, origin: .current, missing: .unavailable)
                     }
+                    if source.currentTime != nil { waitEnded = min(now(), waitStarted.addingClamped(Int64(remaining))) }
                 } catch let error as SourceError {
                     note(error)
                 }
@@ -175,7 +199,7 @@ public struct LocationResolver {
 
         func report(_ fix: Fix?, origin: LocationOrigin, missing: LocationErrorCode) -> LocationDecision {
             LocationDecision(fix: fix, origin: fix == nil ? nil : origin, fallbackReason: nil,
-                             errorCode: fix == nil ? missing : .none, now: now())
+                             errorCode: fix == nil ? missing : .none, now: max(now(), fix?.timestamp ?? .min))
         }
 
         func remember(_ fix: Fix) {

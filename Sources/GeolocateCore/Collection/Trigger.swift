@@ -76,14 +76,6 @@ public struct Trigger {
         try Trigger.validate(action: request.action)
         let mode = resolveMode(request.mode, action: request.action)
         let permissions = resolvePermissions(request.permission)
-        let now = request.now ?? clock.nowMilliseconds
-
-        guard let permission = Permission.effective(permissions) else {
-            logger.notice("no location permission is granted, so the record has no location; to consent, run: geolocate config set permissions fine")
-            return Record(action: request.action, triggeredAt: now, requestedMode: request.mode.description,
-                          collectionMode: mode.description, fix: nil, permissions: [], origin: nil,
-                          fallbackReason: nil, errorCode: .permissionDenied)
-        }
         let source = try resolveSource(request.source)
         let timeout = resolveTimeout(request.timeoutMilliseconds, action: request.action)
         // gpsd must connect and answer ?POLL; within a second, or the timeout when shorter.
@@ -91,14 +83,29 @@ public struct Trigger {
             replaySpeed: request.replaySpeed,
             responseTimeoutMilliseconds: Int(min(Defaults.gpsdResponseTimeoutMilliseconds, max(timeout, 100))),
             logger: logger)
+        // A replay is opened first, whatever the mode and permissions: its time is the record's
+        // (triggeredAt is the log's), and a missing or non-NMEA file is an error (66, 65).
+        var replay: LocationSource?
+        if case .nmea = source {
+            let opened = try openSource(source, opening)
+            _ = try opened.startTime()
+            replay = opened
+        }
+        guard let permission = Permission.effective(permissions) else {
+            logger.notice("no location permission is granted, so the record has no location; to consent, run: geolocate config set permissions fine")
+            return Record(action: request.action, triggeredAt: request.now ?? replay?.currentTime ?? clock.nowMilliseconds,
+                          requestedMode: request.mode.description, collectionMode: mode.description, fix: nil, permissions: [],
+                          origin: nil, fallbackReason: nil, errorCode: .permissionDenied)
+        }
         let resolver = LocationResolver(
-            source: { try openSource(source, opening) },
+            source: { try openSource(source, opening) }, opened: replay,
             store: LastKnownStore(stateDirectory: stateDirectory, for: source, logger: logger), clock: clock,
             elapsed: elapsed, nowOverride: request.now,
             currentMaxAgeMilliseconds: settings[ConfigKey.currentMaxAge],
             lastKnownMaxAgeMilliseconds: resolveLastKnownMaxAge(action: request.action),
             logger: logger)
         let decision = try resolver.decide(mode: mode, timeoutMilliseconds: timeout)
+        if let read = replay?.readSummary { logger.debug("\(read)") }
         var fix = decision.fix
         if permission == .coarse, let precise = fix { fix = CoarseLocation.coarsen(precise) }
         return Record(action: request.action, triggeredAt: decision.now, requestedMode: request.mode.description,

@@ -10,7 +10,7 @@ public enum ConfigKey {
                                             help: "the location permissions granted, as a list")
     public static let defaultInterval = Setting<CollectionMode>("defaultInterval", .mode, default: .forceCurrent,
                                                 help: "the mode of actions with no mode of their own")
-    public static let queryTimeout = Setting<Int64>("triggerActionQueryTimeout", .milliseconds(1...Defaults.maximumQueryTimeoutMilliseconds),
+    public static let queryTimeout = Setting<Int64>("triggerActionQueryTimeout", .milliseconds(Defaults.minimumTimeoutMilliseconds...Defaults.maximumQueryTimeoutMilliseconds),
                                              default: 1500, help: "the query timeout in milliseconds")
     public static let lastKnownMaxAge = Setting<Int64?>("lastKnownMaxAge", anyDuration.optional, default: nil,
                                                 help: "the oldest last known location reported after a timeout or an unavailable source (none: unlimited)")
@@ -25,7 +25,7 @@ public enum ConfigKey {
     public static let actionLastKnownMaxAge = Setting<Int64?>("actions.NAME.lastKnownMaxAge", anyDuration.optional, default: nil,
                                                       help: "lastKnownMaxAge for action NAME")
     public static let source = Setting<SourceSpecifier>("source", .source, default: .defaultGPSD, help: "where locations come from")
-    public static let spoolMaxRetention = Setting<Int64>("spool.maxRetention", positiveDuration, default: 10 * 86_400_000,
+    public static let spoolMaxRetention = Setting<Int64>("spool.maxRetention", retention, default: 10 * 86_400_000,
                                                   help: "records older than this are expired from the spool, never sent")
     public static let spoolKeepDelivered = Setting<Int64>("spool.keepDelivered", anyDuration, default: 0,
                                                    help: "delivered records stay this long for geolocate export (0: deleted once every endpoint has them)")
@@ -44,7 +44,7 @@ public enum ConfigKey {
                                                help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, mosaic (one record per request), owntracks (one OwnTracks location message per record) or osmand (Traccar's OsmAnd query, one request per record, HTTP only)")
     public static let endpointBatchSize = Setting<Int>("endpoints.NAME.batchSize", .integer(1...100_000), default: 500,
                                                   help: "records per request")
-    public static let endpointTimeout = Setting<Int64>("endpoints.NAME.timeout", positiveDuration, default: 10_000,
+    public static let endpointTimeout = Setting<Int64>("endpoints.NAME.timeout", timeout, default: 10_000,
                                                 help: "the request timeout, the body included")
     public static let endpointQoS = Setting<Int>("endpoints.NAME.qos", .integer(0...2), default: 1,
                                             help: "MQTT: 0 at most once, 1 at least once, 2 exactly once (per connection)")
@@ -74,7 +74,7 @@ public enum ConfigKey {
                                             help: "a Nominatim server for street and number (/reverse is appended)")
     public static let geocoderMinInterval = Setting<Int64>("geocoder.minInterval", anyDuration, default: 60_000,
                                                     help: "at most one geocoder request this often")
-    public static let geocoderTimeout = Setting<Int64>("geocoder.timeout", positiveDuration, default: 2_000,
+    public static let geocoderTimeout = Setting<Int64>("geocoder.timeout", timeout, default: 2_000,
                                                 help: "the geocoder request timeout")
     public static let signalsEnabled = Setting<Bool>("signals.enabled", .boolean, default: true,
                                               help: "records with a location carry signals (impossible travel, country change, spoofing, ...)")
@@ -130,9 +130,21 @@ public enum ConfigKey {
         .duration(1...DurationText.maximumMilliseconds, valid: "a duration above 0, such as 500ms, 30s or 10d")
     }
 
-    /// A query timeout, as `triggerActionQueryTimeout` takes: no action can block a login for days.
+    /// A query timeout, as `triggerActionQueryTimeout` takes: no action can block a login for
+    /// days, and one under 10 ms is a unit mistaken (`2` meant as seconds).
     private static var queryTimeoutDuration: SettingKind<Int64> {
-        .duration(1...Defaults.maximumQueryTimeoutMilliseconds, valid: "a duration from 1ms to 10m, such as 1500ms or 2s")
+        .duration(Defaults.minimumTimeoutMilliseconds...Defaults.maximumQueryTimeoutMilliseconds, valid: "a duration from 10ms to 10m, such as 1500ms or 2s")
+    }
+
+    /// A network timeout: under 10 ms no request can succeed, so such a value is a unit mistaken.
+    private static var timeout: SettingKind<Int64> {
+        .duration(Defaults.minimumTimeoutMilliseconds...DurationText.maximumMilliseconds, valid: "a duration of 10ms or more, such as 500ms, 10s or 1m")
+    }
+
+    /// How long the spool keeps records: under an hour, the next track would expire what it
+    /// just collected before any flush could send it.
+    private static var retention: SettingKind<Int64> {
+        .duration(3_600_000...DurationText.maximumMilliseconds, valid: "a duration of 1h or more, such as 12h or 10d")
     }
 
     /// The setting `path` names, with names for its `NAME` parts.
@@ -145,7 +157,20 @@ public enum ConfigKey {
     }
 
     /// The valid keys, for error messages.
-    public static var validKeys: String { all.map(\.key).joined(separator: ", ") }
+    /// The values shell completion offers for `key` (dotted, names filled in).
+    public static func choices(forKey key: String) -> [String] {
+        setting(for: key.split(separator: ".").map(String.init))?.choices ?? []
+    }
+
+    /// "; did you mean 'KEY'?" for the key nearest to `path`, its `NAME` parts filled with the
+    /// names `path` gives (`actions.login.mdoe` is near `actions.login.mode`), or "".
+    static func suggestion(for path: [String]) -> String {
+        Suggestion.didYouMean(path.joined(separator: "."), among: all.map { setting in
+            setting.key.split(separator: ".").enumerated().map { index, part in
+                part == "NAME" && index < path.count ? path[index] : String(part)
+            }.joined(separator: ".")
+        })
+    }
 
     /// Every key with its meaning, valid values and default, two lines each, for `config --help`.
     public static var summary: String {

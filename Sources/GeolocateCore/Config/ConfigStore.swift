@@ -49,7 +49,7 @@ public struct ConfigStore {
             let key = keyPath.joined(separator: ".")
             guard let setting = ConfigKey.setting(for: keyPath) else {
                 throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
-                                                   reason: "unknown key '\(key)' (valid: \(ConfigKey.validKeys))")
+                                                   reason: "unknown key '\(key)'\(ConfigKey.suggestion(for: keyPath))")
             }
             if let problem = setting.check(value) ?? ConfigStore.keyProblem(keyPath, setting: setting) {
                 throw GeolocateError.configuration(file: path, line: ConfigStore.line(of: keyPath, in: data),
@@ -252,7 +252,7 @@ public struct ConfigStore {
     }
 
     private static func unknownKey(_ key: String) -> GeolocateError {
-        .usage("unknown key '\(key)' (valid: \(ConfigKey.validKeys))")
+        .usage("unknown key '\(key)'\(ConfigKey.suggestion(for: key.split(separator: ".").map(String.init))) (geolocate config keys lists them)")
     }
 
     /// The line of a JSON syntax error. `JSONDecoder` does not say where; `JSONSerialization`
@@ -289,6 +289,8 @@ public enum Defaults {
     public static let version = "0.1.0"
     /// The longest query timeout anywhere (flag or config): 10 minutes.
     public static let maximumQueryTimeoutMilliseconds: Int64 = 600_000
+    /// The shortest timeout other than 0: anything shorter is a unit mistaken, not a wish.
+    public static let minimumTimeoutMilliseconds: Int64 = 10
     /// gpsd answers `?POLL;` in about 1 ms; one that takes a second is treated as unavailable.
     public static let gpsdResponseTimeoutMilliseconds: Int64 = 1000
 }

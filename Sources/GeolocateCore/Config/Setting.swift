@@ -12,6 +12,8 @@ public struct SettingKind<Value: Sendable>: Sendable {
     let decode: @Sendable (JSONValue) throws -> Value
     /// The stored form; `.null` is "not set" and removes the key.
     let encode: @Sendable (Value) -> JSONValue
+    /// The values to offer when the set is small (shell completion); empty otherwise.
+    var choices: [String] = []
 }
 
 extension SettingKind {
@@ -28,7 +30,7 @@ extension SettingKind {
     var optional: SettingKind<Value?> {
         SettingKind<Value?>(valid: valid, parse: { try parse($0) },
                             decode: { json in json == .null ? nil : try decode(json) },
-                            encode: { $0.map(encode) ?? .null })
+                            encode: { $0.map(encode) ?? .null }, choices: choices)
     }
 }
 
@@ -129,7 +131,7 @@ extension SettingKind where Value == Bool {
         }, decode: { json in
             guard case .bool(let on) = json else { throw GeolocateError.usage("must be true or false") }
             return on
-        }, encode: { .bool($0) })
+        }, encode: { .bool($0) }, choices: ["true", "false"])
     }
 }
 
@@ -235,7 +237,7 @@ extension SettingKind where Value == [Permission] {
                 throw GeolocateError.usage("must be a list such as [\"fine\"]")
             }
             return try Permission.parseList(names.joined(separator: ","))
-        }, encode: { .array($0.map { .string($0.rawValue) }) })
+        }, encode: { .array($0.map { .string($0.rawValue) }) }, choices: ["fine", "coarse", "fine,coarse", "none"])
     }
 }
 
@@ -257,13 +259,15 @@ extension SettingKind where Value == LocationAttributes {
 extension SettingKind where Value == CollectionMode {
     /// A mode as stored: any but `default`, which only a flag can ask for.
     static var mode: SettingKind {
-        .text("disabled, force-current, force-last-known or last-known:N", parse: { text in
+        var kind = SettingKind.text("disabled, force-current, force-last-known or last-known:N", parse: { text in
             let mode = try CollectionMode(parsing: text)
             if mode == .default {
                 throw GeolocateError.usage("'default' cannot be stored as a mode (valid: disabled, force-current, force-last-known, last-known:N)")
             }
             return mode
         }, format: \.description)
+        kind.choices = ["disabled", "force-current", "force-last-known", "last-known:5m", "last-known:30m"]
+        return kind
     }
 }
 
@@ -278,10 +282,14 @@ extension SettingKind where Value: RawRepresentable & CaseIterable & Sendable, V
     /// One of the cases, by raw value; `normalize` spells typed text as the raw values are.
     static func choice(normalize: @escaping @Sendable (String) -> String = { $0 }) -> SettingKind {
         let valid = Value.allCases.map(\.rawValue).joined(separator: ", ")
-        return .text("one of \(valid)", parse: { text in
-            guard let value = Value(rawValue: normalize(text)) else { throw GeolocateError.usage("invalid value '\(text)' (valid: \(valid))") }
+        var kind = SettingKind.text("one of \(valid)", parse: { text in
+            guard let value = Value(rawValue: normalize(text)) else {
+                throw GeolocateError.usage("invalid value '\(text)'\(Suggestion.didYouMean(normalize(text), among: Value.allCases.map(\.rawValue))) (valid: \(valid))")
+            }
             return value
         }, format: \.rawValue)
+        kind.choices = Value.allCases.map(\.rawValue)
+        return kind
     }
 }
 
@@ -356,7 +364,7 @@ public struct Setting<Value: Sendable>: Sendable {
 
     /// The type-erased entry of the table.
     var entry: AnySetting {
-        AnySetting(key: key, pattern: pattern, help: help, valid: kind.valid, describedDefault: defaultText,
+        AnySetting(key: key, pattern: pattern, help: help, valid: kind.valid, choices: kind.choices, describedDefault: defaultText,
                    builtIn: { name in
                        let value = kind.encode(builtIn(name))
                        return value == .null ? nil : value
@@ -376,6 +384,8 @@ public struct AnySetting: Sendable {
     let pattern: [String]
     public let help: String
     public let valid: String
+    /// The values shell completion offers; empty when they are too many to list.
+    public let choices: [String]
     let describedDefault: String?
     /// The built-in value as stored, for the `NAME` given; `nil` when there is none.
     package let builtIn: @Sendable (_ name: String) -> JSONValue?

@@ -39,6 +39,9 @@ public struct Exporter {
     static func time(_ text: String, now: Int64) throws -> Int64 {
         if !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) { return try TimeText.milliseconds(text) }
         if let ago = try? DurationText.milliseconds(text, bareUnit: .refused) { return now - ago }
+        if text.hasPrefix("-"), (try? DurationText.milliseconds(String(text.dropFirst()), bareUnit: .refused)) != nil {
+            throw GeolocateError.usage("invalid time '\(text)': an age has no sign (\(text.dropFirst()) is \(text.dropFirst()) ago)")
+        }
         return try TimeText.milliseconds(text)
     }
 

@@ -20,6 +20,9 @@ public protocol LocationSource: AnyObject {
     /// The source's current time in milliseconds since 1970, when it has its own (replay);
     /// `nil` means the system clock.
     var currentTime: Int64? { get }
+    /// The source's time when a query starts, reading ahead as needed: a replay's first
+    /// epoch; `nil` means the system clock (a live source, or a log with no date).
+    func startTime() throws -> Int64?
     /// The fix the source already holds, without waiting for a new one (gpsd's `?POLL;`).
     /// - Throws: `SourceError` when the source cannot be reached.
     func heldFix() throws -> Fix?
@@ -33,11 +36,16 @@ public protocol LocationSource: AnyObject {
     /// track takes when a stop comes while the input is idle, since that epoch would close
     /// only when the next sentence arrives.
     func finishPending() -> Fix?
+    /// What the source read so far, for `--verbose`: sentences taken and lines rejected by
+    /// kind; `nil` when it has nothing to say.
+    var readSummary: String? { get }
 }
 
 extension LocationSource {
+    public func startTime() throws -> Int64? { nil }
     public var hasEnded: Bool { false }
     public func finishPending() -> Fix? { nil }
+    public var readSummary: String? { nil }
 }
 
 /// Why a source could not deliver.

@@ -41,24 +41,30 @@ public enum ReplaySpeed: Sendable, Equatable, CustomStringConvertible {
 
 /// Replays an NMEA-0183 log (or stdin) as a location source running on virtual time.
 ///
-/// Virtual time advances by the differences between the receiver's UTC times of successive
-/// epochs: it crosses midnight, and a step backwards (out-of-order receivers, logs joined
-/// together) does not rewind it.
+/// Virtual time starts at the log's first epoch and advances by the differences between the
+/// receiver's UTC times of successive epochs: it crosses midnight, and a step backwards
+/// (out-of-order receivers, logs joined together) does not rewind it. Its date comes from the
+/// first dated epoch (RMC or ZDA), so `currentTime` is the log's time once one was read.
 public final class NMEAReplaySource: LocationSource {
     public let provider = Fix.Provider.nmeaReplay
     public let name: String
+    private let path: String
     private let stream: NMEAEpochStream
     private let fd: Int32
     private let speed: ReplaySpeed
     private let idleMilliseconds: Int32?
     private let pacingClock: MonotonicClock
-    /// Virtual milliseconds elapsed since the first epoch.
+    /// Virtual milliseconds since the first epoch of the last epoch read from the input.
+    private var readElapsed = 0
+    /// Virtual milliseconds since the first epoch: where the replay stands now.
     private var elapsed = 0
     private var lastTimeOfDay: Int?
-    private var lastTimestamp: Int64?
+    /// The log's time at its first epoch, known from the first dated epoch.
+    private var startTimestamp: Int64?
     private var wallStart: Double?
-    /// An epoch read past the end of the last wait, first in line for the next one.
-    private var pendingEpoch: Epoch?
+    /// Epochs read but not yet played (past the end of a wait, or read to find the date),
+    /// each with its virtual time.
+    private var lookahead: [(epoch: Epoch, elapsed: Int)] = []
 
     /// Opens `path` (`-` for standard input).
     ///
@@ -69,6 +75,7 @@ public final class NMEAReplaySource: LocationSource {
     public init(path: String, speed: ReplaySpeed = .asap, idleMilliseconds: Int32? = nil,
                 pacingClock: MonotonicClock = SystemMonotonicClock()) throws {
         self.pacingClock = pacingClock
+        self.path = path == "-" ? "standard input" : path
         if path == "-" {
             fd = 0
             name = "nmea:-"
@@ -97,11 +104,29 @@ public final class NMEAReplaySource: LocationSource {
 
     deinit { if fd != 0 { close(fd) } }
 
-    /// What the replay contained so far (accepted, skipped and unknown sentences).
+    /// What the replay contained so far (accepted, rejected and unknown sentences).
     public var statistics: NMEAStatistics { stream.statistics }
 
-    /// The UTC time of the latest dated epoch read.
-    public var currentTime: Int64? { lastTimestamp }
+    public var readSummary: String? {
+        let read = statistics
+        let rejected = read.skipped == 0 ? "no line rejected" : "\(read.skipped) \(read.skipped == 1 ? "line" : "lines") rejected (\(read.rejectedKinds))"
+        return "\(name): \(read.accepted - read.unknown) sentences read, \(read.unknown) of other types, \(rejected)"
+    }
+
+    /// The log's time where the replay stands: its start plus the virtual time played, once
+    /// a dated epoch was read; `nil` before.
+    public var currentTime: Int64? { startTimestamp.map { $0 + Int64(elapsed) } }
+
+    /// The log's time at its first epoch, reading ahead (without playing) to the first dated
+    /// epoch when none was read yet; `nil` when the log has no date at all.
+    /// - Throws: `GeolocateError.unreadableInput` when the input cannot be read or holds no NMEA.
+    public func startTime() throws -> Int64? {
+        while startTimestamp == nil, !hasEnded {
+            guard let next = try readEpoch() else { break }
+            lookahead.append(next)
+        }
+        return startTimestamp
+    }
 
     /// A replay holds nothing before it is read: last known comes from geolocate's own store.
     public func heldFix() throws -> Fix? { nil }
@@ -116,73 +141,91 @@ public final class NMEAReplaySource: LocationSource {
     /// for it has come. Reading a file, or pacing, it has none: the rest of that epoch, and
     /// the next ones, are still to be read, not late.
     public func finishPending() -> Fix? {
-        guard case .asap = speed, inputIsIdle else { return nil }
+        guard case .asap = speed, inputIsIdle, lookahead.isEmpty else { return nil }
         return stream.finishEpoch()?.fix
     }
 
     /// Waits up to `timeoutMilliseconds` of log time for the next fix.
     ///
-    /// With an idle limit (`SourceOpening.idleMilliseconds`) it also returns `.timedOut`, with
-    /// no log time passed, when the input stayed silent that long or pacing holds the next
-    /// epoch back: the caller (track) then commits and checks for a stop before waiting again.
+    /// An epoch past the wait's end is kept for the next wait. With an idle limit (`SourceOpening.idleMilliseconds`) it
+    /// also returns `.timedOut`, with no log time passed, when the input stayed silent that
+    /// long or pacing holds the next epoch back: the caller (track) then commits and checks
+    /// for a stop before waiting again.
     public func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
-        // The wait starts at the current virtual time; an epoch read past it is kept for the next wait.
         let limit = elapsed + timeoutMilliseconds
         while true {
-            let epoch: Epoch
-            if let pending = pendingEpoch.take() {
-                epoch = pending
+            let next: (epoch: Epoch, elapsed: Int)
+            if !lookahead.isEmpty {
+                next = lookahead.removeFirst()
             } else {
                 do {
-                    guard let next = try nextEpoch() else { return .timedOut }
-                    epoch = next
+                    guard let read = try readEpoch() else { return .timedOut }
+                    next = read
                     inputIsIdle = false
                 } catch is NMEAReader.Idle {
                     inputIsIdle = true
                     return .timedOut
                 }
             }
-            if elapsed > limit || !waitUntilDue() {
-                pendingEpoch = epoch
+            if next.elapsed > limit {
+                // Nothing happens before that epoch, so the replay moves on to it: track's
+                // short waits would otherwise step through the gap one slice at a time.
+                lookahead.insert(next, at: 0)
+                elapsed = next.elapsed
                 return .timedOut
             }
-            if let fix = epoch.fix { return .fix(fix) }
+            if !waitUntilDue(next.elapsed) {
+                lookahead.insert(next, at: 0)
+                return .timedOut
+            }
+            elapsed = max(elapsed, next.elapsed)
+            if let fix = next.epoch.fix { return .fix(fix) }
         }
     }
 
-    /// The next epoch of the log, advancing virtual time (pacing is the caller's).
-    /// - Throws: `GeolocateError.unreadableInput` naming the file when it cannot be read or
-    ///   holds no NMEA.
-    public func nextEpoch() throws -> Epoch? {
+    /// The next epoch of the input with its virtual time, or `nil` at its end.
+    /// - Throws: `GeolocateError.unreadableInput` naming the file when it cannot be read, or
+    ///   when it ends without one sentence geolocate reads (a file that is not NMEA).
+    private func readEpoch() throws -> (epoch: Epoch, elapsed: Int)? {
         let next: Epoch?
         do {
             next = try stream.next()
         } catch let error as NMEAReadError {
-            throw GeolocateError.unreadableInput(reason: "\(name.dropFirst("nmea:".count)): \(error.reason)")
+            throw GeolocateError.unreadableInput(reason: "\(path): \(error.reason)")
         }
         guard let epoch = next else {
             hasEnded = true
+            let read = stream.statistics
+            if read.accepted == read.unknown { throw GeolocateError.unreadableInput(reason: NMEAReplaySource.notNMEA(path, read)) }
             return nil
         }
         if let previous = lastTimeOfDay {
             var delta = epoch.timeOfDay - previous
             if delta < -43_200_000 { delta += 86_400_000 }  // crossed midnight
             // A step back (out-of-order receiver, or logs joined together) does not rewind time.
-            if delta > 0 { elapsed += delta }
+            if delta > 0 { readElapsed += delta }
         }
         lastTimeOfDay = epoch.timeOfDay
-        if let timestamp = epoch.timestamp { lastTimestamp = max(lastTimestamp ?? timestamp, timestamp) }
-        return epoch
+        if startTimestamp == nil, let timestamp = epoch.timestamp { startTimestamp = timestamp - Int64(readElapsed) }
+        return (epoch, readElapsed)
+    }
+
+    /// Why a log holding no sentence geolocate reads is refused, with what it held instead.
+    static func notNMEA(_ path: String, _ read: NMEAStatistics) -> String {
+        var held: [String] = []
+        if read.skipped > 0 { held.append("\(read.skipped) \(read.skipped == 1 ? "line" : "lines") rejected: \(read.rejectedKinds)") }
+        if read.unknown > 0 { held.append("\(read.unknown) \(read.unknown == 1 ? "sentence" : "sentences") of types geolocate does not read") }
+        return "\(path): no NMEA sentence geolocate reads (\(held.isEmpty ? "no lines" : held.joined(separator: "; ")))"
     }
 
     /// Sleeps until the wall clock reaches the current virtual time under the replay speed;
     /// with an idle limit, sleeps at most that long and returns whether the time was reached.
-    private func waitUntilDue() -> Bool {
+    private func waitUntilDue(_ virtualTime: Int) -> Bool {
         guard case .factor(let factor) = speed else { return true }
         let now = pacingClock.nowSeconds
         let start = wallStart ?? now
         wallStart = start
-        let due = start + Double(elapsed) / 1000 / factor
+        let due = start + Double(virtualTime) / 1000 / factor
         guard due > now else { return true }
         let slice = idleMilliseconds.map { Double($0) / 1000 } ?? .infinity
         let wait = min(due - now, slice)

@@ -53,10 +53,12 @@ public struct TrackSummary: Sendable, Equatable, CustomStringConvertible {
     public var records = 0
     public var spooled = 0
     public var expired = 0
+    /// What the source read (`LocationSource.readSummary`), such as the lines a replay rejected.
+    public var input: String?
 
     public var description: String {
         "\(fixes) fixes (\(outsideWindow) outside --window, \(tooInaccurate) less accurate than --accuracy), "
-            + "\(records) records, \(spooled) spooled, \(expired) expired from the spool"
+            + "\(records) records, \(spooled) spooled, \(expired) expired from the spool" + (input.map { "; \($0)" } ?? "")
     }
 }
 
@@ -171,6 +173,7 @@ public struct Tracker {
             try run.observe(fix, now: now)
         }
         try run.finish(now: now)
+        run.summary.input = lastSource?.readSummary
         return run.summary
     }
 
