@@ -78,10 +78,12 @@ struct FlushCommand: AsyncParsableCommand {
                 settings: try store.settings(), configPath: store.path, environment: environment, logger: logger,
                 only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun,
                 ignoringRetryAfter: ignoreRetryAfter, mqtt: MosquittoTransport())
-            if json {
-                try FileHandleOutput.stdout(report.json() + "\n")
-            } else {
-                for endpoint in report.endpoints {
+            if json { try FileHandleOutput.stdout(report.json() + "\n") }
+            for endpoint in report.endpoints {
+                if let notBefore = endpoint.notBefore {
+                    // Said with --json too: a run that passed an endpoint over is not silent.
+                    logger.notice("\(endpoint.name): skipped until \(TimeText.iso8601(notBefore)), as a Retry-After or backoff asked after: \(endpoint.lastError ?? "a failure"); \(endpoint.pending) pending (flush --ignore-retry-after tries now)")
+                } else if !json {
                     let why = endpoint.pending > 0 ? endpoint.lastError.map { " (\($0))" } ?? "" : ""
                     logger.notice("\(endpoint.name): \(endpoint.sent) sent, \(endpoint.pending) pending\(why), \(endpoint.deadLettered) dead-lettered, \(endpoint.expired) expired")
                 }

@@ -22,6 +22,9 @@ public struct EndpointReport: Sendable, Equatable, Encodable {
     public var skipped = 0
     /// Why the last attempt failed, when it did.
     public var lastError: String?
+    /// When a `Retry-After` or the backoff of an earlier run parks the endpoint: it is not
+    /// tried before this time (epoch milliseconds), and this run passed it over.
+    public var notBefore: Int64?
     /// Set when the endpoint answered that it, not the records, is wrong (401, 403, 404, 405,
     /// 407, a redirect, a broker refusing the credentials) or is configured wrongly: its
     /// records stay pending and flush exits 78.
@@ -182,7 +185,8 @@ public struct Flusher: Sendable {
         // value) parks it for that long at most.
         if !ignoresRetryAt, let stored = state.retryAt, case let retryAt = min(stored, clock.nowMilliseconds + RetryAfter.maximumMilliseconds),
            retryAt > clock.nowMilliseconds, state.retryURL == nil || state.retryURL == endpoint.url {
-            report.lastError = "\(state.lastError ?? "failed"); not retried before \(TimeText.iso8601(retryAt)) (flush --ignore-retry-after tries now)"
+            report.lastError = state.lastError
+            report.notBefore = retryAt
             return report
         }
         let all = endpoints.map(\.name)

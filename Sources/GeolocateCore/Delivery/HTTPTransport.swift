@@ -104,12 +104,26 @@ public struct AsyncHTTPTransport: HTTPTransport {
             return .status(Int(response.status.code), retryAfterMilliseconds: retryAfter,
                            location: response.headers.first(name: "Location"))
         } catch {
-            return .failed(AsyncHTTPTransport.plain(error))
+            return .failed(AsyncHTTPTransport.plain(error, url: url))
         }
     }
 
-    /// What went wrong with an exchange, in our words: "connection refused", "no answer
-    /// within the timeout", never a library's type names.
+    /// What went wrong with an exchange with `url`, in our words: "cannot connect to
+    /// HOST:PORT: connection refused", "no answer within the timeout", never a library's type
+    /// names.
+    static func plain(_ error: Error, url: String) -> String {
+        guard isConnecting(error), let components = URLComponents(string: url), let host = components.host else { return plain(error) }
+        let port = components.port ?? (components.scheme == "https" ? 443 : 80)
+        return "cannot connect to \(host.contains(":") ? "[\(host)]" : host):\(port): \(plain(error))"
+    }
+
+    /// Whether `error` came before any byte was exchanged: no connection was made.
+    private static func isConnecting(_ error: Error) -> Bool {
+        if let error = error as? IOError { return [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, ETIMEDOUT].contains(error.errnoCode) }
+        if let error = error as? HTTPClientError { return error == .connectTimeout }
+        return error is NIOConnectionError || error is SocketAddressError
+    }
+
     static func plain(_ error: Error) -> String {
         if let error = error as? IOError { return ErrorText.posix(error.errnoCode) }
         if let error = error as? HTTPClientError {
@@ -192,7 +206,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
             let body = try await AsyncHTTPTransport.collect(response.body, until: deadline)
             return .status(Int(response.status.code), body: Array(buffer: body))
         } catch {
-            return .failed(AsyncHTTPTransport.plain(error))
+            return .failed(AsyncHTTPTransport.plain(error, url: url))
         }
     }
 }
