@@ -72,8 +72,15 @@ tsan: deps
 	exit $$status
 
 # Regenerates man/geolocate.1 from the argument parser (commit the result).
+# Regenerates man/geolocate.1: the argument parser's page (generate-manual plugin) with its
+# generic EXIT STATUS replaced by the hand-written sections of man/sections.mdoc. Commit it.
+MAN_GENERATED = .build/generate-manual
 man: deps
-	$(SWIFT) package plugin --allow-writing-to-package-directory generate-manual --output-directory man
+	rm -rf $(MAN_GENERATED) && mkdir -p $(MAN_GENERATED)
+	$(SWIFT) package plugin --allow-writing-to-package-directory generate-manual --output-directory $(MAN_GENERATED)
+	./scripts/make-man $(MAN_GENERATED)/geolocate.1 man/sections.mdoc man/geolocate.1
+	rm -rf $(MAN_GENERATED)
+	@out="$$(groff -mandoc -ww -z man/geolocate.1 2>&1)"; [ -z "$$out" ] || { echo "$$out" >&2; exit 1; }
 
 # Rewrites the generated parts of the docs: the table of configuration keys in docs/REFERENCE.md.
 docs: build

@@ -51,11 +51,6 @@ struct FlushCommand: AsyncParsableCommand {
     func validate() throws {
         if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
         if listDeadLetters && requeueDeadLetters { throw ValidationError("--dead-letters and --requeue-dead-letters cannot be used together") }
-        // The parser passes an unknown option on as an id.
-        if let option = ids.first(where: { $0.hasPrefix("-") }) {
-            let options = ["--endpoint", "--batch-size", "--dry-run", "--json", "--ignore-retry-after", "--dead-letters", "--requeue-dead-letters", "--verbose", "--config"]
-            throw ValidationError("unknown option '\(option)'\(Suggestion.didYouMean(option, among: options))")
-        }
         if !ids.isEmpty && !requeueDeadLetters { throw ValidationError("record ids are only taken with --requeue-dead-letters") }
     }
 

@@ -64,21 +64,29 @@ struct Geolocate: AsyncParsableCommand {
 }
 
 extension Geolocate {
-    /// `--timeout -1` as `--timeout=-1`: the parser takes a word starting with `-` for a flag
-    /// and says "Missing value", where the value's own check says it is negative.
+    /// `--timeout -1` as `--timeout=-1`, and `config set KEY -1m` as `config set KEY -- -1m`:
+    /// the parser takes a word starting with `-` for a flag and says "Missing value", where
+    /// the value's own check says it is negative.
     static func joiningNegativeValues(_ arguments: [String]) -> [String] {
+        func isNegativeNumber(_ word: String) -> Bool {
+            guard word.hasPrefix("-"), let next = word.dropFirst().first else { return false }
+            return next.isNumber || next == "."
+        }
         var joined: [String] = []
         var index = arguments.startIndex
         while index < arguments.endIndex {
             let argument = arguments[index]
-            if argument.hasPrefix("--"), !argument.contains("="), index + 1 < arguments.endIndex,
-               let next = arguments[index + 1].dropFirst().first, arguments[index + 1].hasPrefix("-"), next.isNumber || next == "." {
+            if argument.hasPrefix("--"), !argument.contains("="), index + 1 < arguments.endIndex, isNegativeNumber(arguments[index + 1]) {
                 joined.append("\(argument)=\(arguments[index + 1])")
                 index += 2
-            } else {
-                joined.append(argument)
-                index += 1
+                continue
             }
+            // A negative positional value: after "--" when no option follows it.
+            if isNegativeNumber(argument), !arguments.contains("--"), !arguments[index...].dropFirst().contains(where: { $0.hasPrefix("-") }) {
+                joined.append("--")
+            }
+            joined.append(argument)
+            index += 1
         }
         return joined
     }

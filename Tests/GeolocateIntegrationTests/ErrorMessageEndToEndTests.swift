@@ -115,7 +115,7 @@ import Glibc
         expectPlain(shown.stderr, naming: "not a regular file")
     }
 
-    /// A refused connection is "connection refused", in `--post` warnings, flush's lines and
+    /// A refused connection is "cannot connect to HOST:PORT: connection refused", in `--post` warnings, flush's lines and
     /// `flush --json`.
     @Test func aRefusedConnectionIsSaidPlainly() throws {
         let port = try Loopback.freePort()
@@ -128,6 +128,7 @@ import Glibc
         let flush = try geolocate.run(["flush"])
         #expect(flush.status == 75)
         expectPlain(flush.stderr, naming: "connection refused")
+        #expect(flush.stderr.contains("cannot connect to 127.0.0.1:\(port): connection refused"), "\(flush.stderr)")
         let json = try geolocate.run(["flush", "--json"])
         expectPlain(json.stdout, naming: "connection refused", oneLinePerMessage: false)
     }

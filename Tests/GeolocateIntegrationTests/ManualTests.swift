@@ -1,21 +1,91 @@
 import Foundation
 import Testing
 
-/// The committed man page is generated from the parser (`make man`); this keeps it true to it.
+/// The committed man page (`make man`: the parser's part joined with man/sections.mdoc by
+/// scripts/make-man) is lint-clean and true to the parser and to the exit codes in use.
 @Suite struct ManualTests {
     let geolocate = GeolocateProcess()
+    let manualPath = GeolocateProcess.projectRoot.appendingPathComponent("man/geolocate.1").path
 
-    @Test(arguments: [["trigger"], ["track"], ["flush"], ["config"], ["config", "show"], ["config", "set"]])
-    func everyOptionInHelpIsInTheManPage(_ command: [String]) throws {
-        let manual = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("man/geolocate.1"), encoding: .utf8)
-        let help = try geolocate.run(command + ["--help"])
-        #expect(help.status == 0)
-        let options = Set(help.stdout.split(whereSeparator: { !($0.isLetter || $0 == "-") })
-            .filter { $0.hasPrefix("--") && $0.count > 3 }.map(String.init))
-        #expect(!options.isEmpty)
-        for option in options where option != "--help" && option != "--version" {
-            // mdoc writes a long flag as "Fl -name" (one dash escaped away).
-            #expect(manual.contains("Fl -" + option.dropFirst(2)), "\(option) of \(command) is missing from man/geolocate.1: run make man")
+    var manual: String { get throws { try String(contentsOfFile: manualPath, encoding: .utf8) } }
+
+    /// Runs a formatter on the page; its stderr is its warnings.
+    func lint(_ command: [String]) throws -> (status: Int32, warnings: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command + [manualPath]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let warnings = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, warnings)
+    }
+
+    @Test func theManPageIsLintClean() throws {
+        // man-db (what `man` users run and lintian checks with) and groff at all warning levels.
+        let man = try lint(["man", "--warnings", "-E", "UTF-8", "-l", "-Tutf8", "-Z"])
+        #expect(man.status == 0 && man.warnings.isEmpty, "man --warnings: \(man.warnings)")
+        let groff = try lint(["groff", "-mandoc", "-ww", "-z"])
+        #expect(groff.status == 0 && groff.warnings.isEmpty, "groff -ww: \(groff.warnings)")
+    }
+
+    /// Every option of every command, as the parser dumps them, is in the page, and every
+    /// option the page names is one the parser takes.
+    @Test func theManPageMatchesTheParser() throws {
+        let dump = try geolocate.run(["--experimental-dump-help"])
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        var parsed: Set<String> = []
+        var commands: [String] = []
+        func walk(_ command: [String: Any]) {
+            commands.append(command["commandName"] as? String ?? "")
+            for argument in command["arguments"] as? [[String: Any]] ?? [] {
+                for name in argument["names"] as? [[String: Any]] ?? [] where name["kind"] as? String == "long" {
+                    if let name = name["name"] as? String { parsed.insert(name) }
+                }
+            }
+            for sub in command["subcommands"] as? [[String: Any]] ?? [] { walk(sub) }
+        }
+        walk(try #require(root["command"] as? [String: Any]))
+        let page = try manual
+        for option in parsed where option != "help" && option != "version" {
+            #expect(page.contains("Fl -\(option)"), "--\(option) is missing from man/geolocate.1: run make man")
+        }
+        for command in commands where command != "geolocate" && command != "help" {
+            #expect(page.contains(".It Em \(command)"), "\(command) is missing from man/geolocate.1: run make man")
+        }
+        // Options the page names (".Fl -name"), written or generated, that no command takes.
+        let named = Set(page.split(separator: "\n").flatMap { line -> [String] in
+            line.components(separatedBy: "Fl -").dropFirst().compactMap { rest in
+                let name = rest.prefix { $0.isLetter || $0.isNumber || $0 == "-" }
+                return name.isEmpty ? nil : String(name)
+            }
+        })
+        let extra = named.subtracting(parsed).subtracting(["help", "version", "generate-completion-script", "experimental-dump-help"])
+        #expect(extra.isEmpty, "the page names options no command takes: \(extra.sorted())")
+    }
+
+    @Test func theManPageHasTheSectionsUsersLookFor() throws {
+        let page = try manual
+        for section in ["EXAMPLES", "FILES", "ENVIRONMENT", "\"EXIT STATUS\"", "\"RECORD FIELDS\"", "\"SEE ALSO\"", "\"DURATIONS AND UNITS\""] {
+            #expect(page.contains(".Sh \(section)\n"), "no \(section) section")
+        }
+        for reference in [".Xr gpsd 8", ".Xr gpspipe 1"] { #expect(page.contains(reference)) }
+        // Every exit code the program uses, read from its error type, has its entry.
+        let source = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("Sources/GeolocateCore/Support/GeolocateError.swift"), encoding: .utf8)
+        let codes = Set(source.split(separator: "\n").compactMap { line -> Int? in
+            guard line.contains("case ."), let range = line.range(of: ": return ") else { return nil }
+            return Int(line[range.upperBound...].trimmingCharacters(in: .whitespaces))
+        })
+        #expect(codes.count >= 10, "\(codes)")
+        let status = try #require(page.components(separatedBy: ".Sh \"EXIT STATUS\"").last?.components(separatedBy: "\n.Sh ").first)
+        for code in codes.union([0, 1, 2]) {
+            #expect(status.contains("\n.It \(code)\n"), "exit status \(code) is not in EXIT STATUS")
+        }
+        // The units of the record's fields, and the note that its numbers are strings.
+        for unit in ["metres per second", "degrees", "68", "epoch milliseconds", "tonumber"] {
+            #expect(page.contains(unit), "RECORD FIELDS does not say '\(unit)'")
         }
     }
 }

@@ -70,6 +70,28 @@ import Testing
         #expect(elapsed < .milliseconds(3500))
     }
 
+    /// On gpsd, triggeredAt is the system clock when the location was decided, for every mode,
+    /// and never earlier than the fix reported (gpsfake's log is dated days before today).
+    @Test func everyModeIsStampedWithTheSystemClock() throws {
+        try withSteadyGPSD { fake, _, _ in
+            for mode in ["default", "disabled", "force-current", "force-last-known", "last-known:5m"] {
+                let before = Int64(Date().timeIntervalSince1970 * 1000)
+                let result = try trigger("login", fake, ["--mode", mode, "--timeout", "5s"])
+                let after = Int64(Date().timeIntervalSince1970 * 1000)
+                let record = try result.json()
+                let triggeredAt = try #require((record["triggeredAt"] as? NSNumber)?.int64Value)
+                #expect(triggeredAt >= before && triggeredAt <= after, "\(mode): \(triggeredAt) not within \(before)...\(after)")
+                if let location = record["location"] as? [String: Any] {
+                    let fix = try #require((location["recordTimestamp"] as? NSNumber)?.int64Value)
+                    #expect(fix <= triggeredAt, "\(mode)")
+                    #expect((record["ageMs"] as? NSNumber)?.int64Value == triggeredAt - fix, "\(mode)")
+                } else {
+                    #expect(mode == "disabled", "\(mode) reported no location: \(result.stderr)")
+                }
+            }
+        }
+    }
+
     @Test func closedPortIsPromptlyUnavailable() throws {
         // Held bound: a free port could be taken by another test's server, which accepts and
         // never answers as gpsd (seen once in CI: 3.8 s).
