@@ -75,7 +75,7 @@ struct FlushCommand: AsyncParsableCommand {
                 ignoringRetryAfter: ignoreRetryAfter, mqtt: MosquittoTransport())
             if json { try FileHandleOutput.stdout(report.json() + "\n") }
             for endpoint in report.endpoints {
-                if let notBefore = endpoint.notBefore {
+                if endpoint.parked, let notBefore = endpoint.nextRetryAt {
                     // Said with --json too: a run that passed an endpoint over is not silent.
                     logger.notice("\(endpoint.name): skipped until \(TimeText.iso8601(notBefore)), as a Retry-After or backoff asked after: \(endpoint.lastError ?? "a failure"); \(endpoint.pending) pending (flush --ignore-retry-after tries now)")
                 } else if !json {

@@ -71,7 +71,8 @@ import Glibc
         #expect(permission.stderr.contains("fine, coarse, none"))
         let key = try geolocate.run(["config", "set", "colour", "blue"])
         #expect(key.status == 64)
-        #expect(key.stderr.contains("actions.NAME.mode"))
+        #expect(key.stderr.contains("unknown key 'colour'") && key.stderr.contains("geolocate config keys lists them"))
+        #expect(!key.stderr.contains("actions.NAME.mode"), "a pointer, not the list of every key")
         #expect(!FileManager.default.fileExists(atPath: geolocate.configPath))
     }
 
@@ -150,8 +151,8 @@ import Glibc
         ("spool.maxRecords", "0.5", "1 to 1000000000"), ("spool.maxRecords", "0", "1 to 1000000000"),
         ("spool.maxRecords", "1e12", "1 to 1000000000"), ("spool.maxRecords", "many", "1 to 1000000000"),
         ("endpoints.primary.batchSize", "2.5", "1 to 100000"), ("endpoints.primary.batchSize", "100001", "1 to 100000"),
-        ("triggerActionQueryTimeout", "1500.5", "1 to 600000"), ("triggerActionQueryTimeout", "0", "1 to 600000"),
-        ("triggerActionQueryTimeout", "11m", "1 to 600000"),
+        ("triggerActionQueryTimeout", "1500.5", "10 to 600000"), ("triggerActionQueryTimeout", "0", "10 to 600000"),
+        ("triggerActionQueryTimeout", "11m", "10 to 600000"), ("triggerActionQueryTimeout", "9", "10 to 600000"),
         ("visits.radius", "1e308", "1 to 20000000"), ("privacy.accuracyThreshold", "0", "0.01 to 20000000"),
         ("visits.radius", "0x1p8", "1 to 20000000"), ("spool.maxRetention", "0x10d", "such as 1500ms"),
     ])

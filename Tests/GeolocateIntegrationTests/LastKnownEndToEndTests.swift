@@ -32,8 +32,8 @@ import Glibc
         #expect(live.status == 3, "\(live.stdout)")
         #expect(try live.json()["location"] is NSNull)
 
-        // A replay still falls back to what the replay saw.
-        let again = try geolocate.run(["trigger", "logout", "--replay", drive, "--permission", "fine"])
+        // A replay (of a log of the next day) still falls back to what the replay saw.
+        let again = try geolocate.run(["trigger", "logout", "--replay", GeolocateProcess.fixture("nofix-only.nmea"), "--permission", "fine"])
         #expect((try again.json()["location"] as? [String: Any])?["provider"] as? String == "NMEA_REPLAY")
     }
 
@@ -84,7 +84,7 @@ import Glibc
         #expect(wrong["recordTimestamp"] as? Int64 ?? 0 > 3_000_000_000_000)
         let first = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine"])
         let fix = try #require(first.json()["location"] as? [String: Any])
-        let later = try geolocate.run(["trigger", "logout", "--replay", drive, "--permission", "fine"])
+        let later = try geolocate.run(["trigger", "logout", "--replay", GeolocateProcess.fixture("nofix-only.nmea"), "--permission", "fine"])
         let known = try #require(later.json()["location"] as? [String: Any])
         #expect(known["recordTimestamp"] as? Int64 == fix["recordTimestamp"] as? Int64)
     }

@@ -31,9 +31,9 @@ import Testing
         #expect(try first.json()["errorCode"] as? Int == 1056)
         #expect(try first.json()["fallbackReason"] as? String == "timeout")
 
-        // A run that sees a fix stores it; the next timeout falls back to it.
+        // A run that sees a fix stores it; a timeout on a log of the next day falls back to it.
         _ = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--timeout", "10s"])
-        let second = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine"])
+        let second = try geolocate.run(["trigger", "login", "--replay", GeolocateProcess.fixture("nofix-only.nmea"), "--permission", "fine"])
         let record = try second.json()
         #expect(record["locationSource"] as? String == "last_known")
         #expect(record["fallbackReason"] as? String == "timeout")

@@ -22,9 +22,11 @@ public struct EndpointReport: Sendable, Equatable, Encodable {
     public var skipped = 0
     /// Why the last attempt failed, when it did.
     public var lastError: String?
-    /// When a `Retry-After` or the backoff of an earlier run parks the endpoint: it is not
-    /// tried before this time (epoch milliseconds), and this run passed it over.
-    public var notBefore: Int64?
+    /// When a `Retry-After` or the backoff parks the endpoint: it is not tried before this
+    /// time (epoch milliseconds), as `status --json` says too.
+    public var nextRetryAt: Int64?
+    /// Whether this run passed the endpoint over, parked by an earlier one.
+    public var parked = false
     /// Set when the endpoint answered that it, not the records, is wrong (401, 403, 404, 405,
     /// 407, a redirect, a broker refusing the credentials) or is configured wrongly: its
     /// records stay pending and flush exits 78.
@@ -186,7 +188,8 @@ public struct Flusher: Sendable {
         if !ignoresRetryAt, let stored = state.retryAt, case let retryAt = min(stored, clock.nowMilliseconds + RetryAfter.maximumMilliseconds),
            retryAt > clock.nowMilliseconds, state.retryURL == nil || state.retryURL == endpoint.url {
             report.lastError = state.lastError
-            report.notBefore = retryAt
+            report.nextRetryAt = retryAt
+            report.parked = true
             return report
         }
         let all = endpoints.map(\.name)
@@ -230,6 +233,7 @@ public struct Flusher: Sendable {
                 _ = try? await following
                 try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: failure.message, retryAt: failure.retryAt)
                 report.lastError = failure.message
+                report.nextRetryAt = failure.retryAt
                 if failure.retryAt == nil {
                     report.endpointError = failure.message
                 } else {

@@ -277,7 +277,7 @@ import Glibc
         #expect(Set(collector.acceptedIDs("/a")) == Set(ids), "\(first.stderr)")
         #expect(first.report["b"]?["lastError"] as? String != nil && collector.acceptedIDs("/b").isEmpty)
         // Parked a day at most (epoch ms, as records carry times), and said on stderr.
-        let notBefore = try #require((first.report["b"]?["notBefore"] as? NSNumber)?.int64Value)
+        let notBefore = try #require((first.report["b"]?["nextRetryAt"] as? NSNumber)?.int64Value)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         #expect(notBefore > now && notBefore <= now + 86_400_000 + 60_000, "parked until \(notBefore)")
         #expect(first.stderr.contains("b: skipped until "), "\(first.stderr)")
