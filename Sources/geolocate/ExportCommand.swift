@@ -18,7 +18,7 @@ struct ExportCommand: ParsableCommand {
 
             Examples:
               geolocate export --format gpx --since 24h --output today.gpx
-              geolocate track --replay drive.nmea --stdout --no-spool | geolocate export --format geojson --input -
+              geolocate export --format geojson --input track.ndjson
             """
     )
 

@@ -18,7 +18,7 @@ struct Geolocate: AsyncParsableCommand {
               geolocate config set permissions fine   # consent, once
               geolocate trigger login                 # one record, from gpsd
               geolocate trigger login --replay Examples/nmea/maynooth-drive.nmea
-              geolocate track --interval 30s          # into the spool
+              geolocate track --interval 5m           # into the spool
               geolocate flush                         # deliver it
             """,
         version: Defaults.version,

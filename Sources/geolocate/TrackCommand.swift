@@ -21,7 +21,7 @@ struct TrackCommand: ParsableCommand {
             a bare number is refused. More: man geolocate.
 
             Examples:
-              geolocate track --interval 30s --distance 100
+              geolocate track --interval 2m --distance 250
               geolocate track --replay drive.nmea --stdout --no-spool
             """
     )

@@ -78,6 +78,27 @@ import Testing
         #expect((try denied.json()["triggeredAt"] as? NSNumber)?.int64Value == times.start)
     }
 
+    /// A log joined to the next day's (the drive of 2026-11-21, then fixes of 2026-11-22): time
+    /// follows the date forward, so no track record is earlier than its fix.
+    @Test func aLogJoinedToTheNextDayKeepsEveryFixWithinItsRecord() throws {
+        let text = try [log, GeolocateProcess.fixture("gpsd-fixes.nmea")].map {
+            try String(contentsOfFile: GeolocateProcess.projectRoot.appendingPathComponent($0).path, encoding: .utf8)
+        }.joined(separator: "\n")
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let joined = geolocate.home.appendingPathComponent("joined.nmea").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: joined))
+        let track = try geolocate.run(["track", "--replay", joined, "--permission", "fine", "--stdout", "--no-spool", "--every-fix"])
+        #expect(track.status == 0, "\(track.stderr)")
+        let records = try track.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(records.count > 120)
+        for record in records { expectConsistent(record) }
+        // A fix a day later is no answer to a 10 s query.
+        let trigger = try trigger(["--mode", "force-current", "--timeout", "10s"], replay: joined)
+        expectConsistent(trigger)
+    }
+
     /// The state directory remembers the fix at 08:00:08; replayed again from 08:00:00, that fix
     /// is in the log's future and is never reported, in any mode. From 08:01:00 it is 52 s old.
     @Test func aRememberedFixIsNeverReportedBeforeItsTime() throws {

@@ -103,7 +103,8 @@ public enum DurationText {
         }
         // Durations are whole milliseconds: 1.5ms is a unit mistaken (1.5s?), not a wish.
         guard abs(value * scale - (value * scale).rounded()) < 1e-6 else {
-            throw GeolocateError.usage("invalid duration '\(text)': a fraction of a millisecond (durations are whole milliseconds; did you mean \(number)s?)")
+            let hint = scale == 1 ? "; did you mean \(number)s?" : ""
+            throw GeolocateError.usage("invalid duration '\(text)': a fraction of a millisecond (durations are whole milliseconds\(hint))")
         }
         return Int64((value * scale).rounded())
     }

@@ -44,7 +44,8 @@ extension SettingKind where Value == Int64 {
         }, decode: { json in
             switch json {
             case .string(let text):
-                if let milliseconds = try? DurationText.milliseconds(text, bareUnit: .milliseconds), range.contains(milliseconds) {
+                // Text needs its unit, as on the command line; only a JSON number is milliseconds.
+                if let milliseconds = try? DurationText.milliseconds(text, bareUnit: .refused), range.contains(milliseconds) {
                     return milliseconds
                 }
             case .number(let number) where isWhole(number, in: range): return Int64(number)

@@ -114,7 +114,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
     static func plain(_ error: Error, url: String) -> String {
         guard isConnecting(error), let components = URLComponents(string: url), let host = components.host else { return plain(error) }
         let port = components.port ?? (components.scheme == "https" ? 443 : 80)
-        return "cannot connect to \(host.contains(":") ? "[\(host)]" : host):\(port): \(plain(error))"
+        return "cannot connect to \(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\(port): \(plain(error))"
     }
 
     /// Whether `error` came before any byte was exchanged: no connection was made.
@@ -221,13 +221,25 @@ package enum RetryAfter {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let seconds = Int64(trimmed), seconds >= 0 { return min(seconds, maximumMilliseconds / 1000) * 1000 }
         if trimmed.allSatisfy(\.isNumber), !trimmed.isEmpty { return maximumMilliseconds }  // beyond Int64
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        let seconds = date.timeIntervalSince1970 - Double(nowMilliseconds) / 1000
-        guard seconds.isFinite else { return nil }
-        return Int64(min(max(0, seconds * 1000), Double(maximumMilliseconds)).rounded())
+        guard let date = httpDate(trimmed) else { return nil }
+        return min(max(0, date - nowMilliseconds), maximumMilliseconds)
+    }
+
+    /// An HTTP date (RFC 9110 IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`) in epoch
+    /// milliseconds. Read by hand: Foundation's DateFormatter leaks on some input (found by
+    /// `make fuzz`), and this is the one form a server must send.
+    static func httpDate(_ text: String) -> Int64? {
+        let parts = text.split(separator: " ", omittingEmptySubsequences: false)
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard parts.count == 6, parts[0].count == 4, parts[0].hasSuffix(","), parts[5] == "GMT",
+              parts[1].count == 2, let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])),
+              parts[3].count == 4, let year = Int(parts[3]) else { return nil }
+        let clock = parts[4].split(separator: ":", omittingEmptySubsequences: false)
+        guard clock.count == 3, clock.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
+              hour <= 23, minute <= 59, second <= 60 else { return nil }
+        let date = CivilDate(year: year, month: month + 1, day: day)
+        guard date.isValid else { return nil }
+        return (Int64(date.daysSinceEpoch) * 86_400 + Int64(hour * 3600 + minute * 60 + second)) * 1000
     }
 }

@@ -206,7 +206,14 @@ public final class NMEAReplaySource: LocationSource {
             if delta > 0 { readElapsed += delta }
         }
         lastTimeOfDay = epoch.timeOfDay
-        if startTimestamp == nil, let timestamp = epoch.timestamp { startTimestamp = timestamp - Int64(readElapsed) }
+        if let timestamp = epoch.timestamp {
+            if let start = startTimestamp {
+                // A date that moves on (a log joined to the next day's) moves time with it.
+                if timestamp - start > Int64(readElapsed) { readElapsed = Int(clamping: timestamp - start) }
+            } else {
+                startTimestamp = timestamp - Int64(readElapsed)
+            }
+        }
         return (epoch, readElapsed)
     }
 

@@ -120,6 +120,11 @@ public struct Tracker {
     /// - Throws: `GeolocateError` for a missing permission (78), a replay file that cannot be
     ///   opened (66/65) or a spool that cannot be written (73).
     public func run(_ request: TrackRequest) throws -> TrackSummary {
+        let specifier = try settings.resolvedSource(flag: request.source, environment: environment)
+        // A missing replay is the first thing said, whatever the permissions, as trigger says it.
+        if case .nmea(let path) = specifier, path != "-", !FileManager.default.fileExists(atPath: path) {
+            throw GeolocateError.inputMissing(path: path)
+        }
         let permissions = settings.permissionsInForce(flag: request.permission)
         guard let permission = Permission.effective(permissions) else {
             throw GeolocateError.permissionRequired(
@@ -127,7 +132,6 @@ public struct Tracker {
         }
         let stateDirectory = Paths.stateDirectory(environment: environment)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
-        let specifier = try settings.resolvedSource(flag: request.source, environment: environment)
         let device = try settings.fields.wantsDevice ? deviceInfo(stateDirectory: stateDirectory, required: request.toSpool) : nil
         let writer = try request.toSpool ? SpoolWriter(limits: settings.spoolLimits, window: Tracker.commitWindow, elapsed: elapsed, logger: logger) {
             try Spool(stateDirectory: stateDirectory, busyTimeout: Tracker.spoolBusyTimeout)
@@ -162,14 +166,15 @@ public struct Tracker {
             }
             lastSource = source
             now = source.currentTime ?? clock.nowMilliseconds
-            if case .fix(let fix) = wait { try run.observe(fix, now: now) }
+            // A record is never earlier than its fix (a receiver ahead of the system clock).
+            if case .fix(let fix) = wait { try run.observe(fix, now: max(now, fix.timestamp)) }
             try run.tick(now: now)
             if run.isFinished(now: now) || source.hasEnded { break }
         }
         // A stop while the input is idle: its last epoch is whole as far as it came, and is
         // kept (SPEC §4: nothing lost), not left waiting for a sentence that will not come.
         if stop.isRequested, !run.isFinished(now: now), let fix = lastSource?.finishPending() {
-            now = lastSource?.currentTime ?? clock.nowMilliseconds
+            now = max(lastSource?.currentTime ?? clock.nowMilliseconds, fix.timestamp)
             try run.observe(fix, now: now)
         }
         try run.finish(now: now)

@@ -39,6 +39,7 @@ import Testing
         #expect(try setting.parse(short) == .string(key == "spool.maxRetention" ? "90m" : "1500ms"))
         #expect(setting.check(.number(key == "spool.maxRetention" ? 90 * 3_600_000 : 90_000)) == nil)
         #expect(setting.check(.number(0.5)) != nil)
+        #expect(setting.check(.string("90")) != nil, "a bare number as text in the file needs its unit too")
     }
 
     @Test func theQueryTimeoutKeyIsMilliseconds() throws {

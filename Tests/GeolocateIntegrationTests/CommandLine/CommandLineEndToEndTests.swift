@@ -50,6 +50,24 @@ import Testing
         }
     }
 
+    /// The unit rule is said wherever a duration is taken: every option whose value is a
+    /// duration says "with a unit" in its help line.
+    @Test func everyDurationOptionSaysItsUnit() throws {
+        let dump = try geolocate.run(["--experimental-dump-help"])
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        var durations = 0
+        func walk(_ command: [String: Any]) {
+            for argument in command["arguments"] as? [[String: Any]] ?? [] where argument["valueName"] as? String == "duration" {
+                durations += 1
+                let help = argument["abstract"] as? String ?? ""
+                #expect(help.contains("with a unit"), "\(command["commandName"] ?? "") \(argument["valueName"] ?? ""): \(help)")
+            }
+            for sub in command["subcommands"] as? [[String: Any]] ?? [] { walk(sub) }
+        }
+        walk(try #require(root["command"] as? [String: Any]))
+        #expect(durations >= 4)
+    }
+
     @Test(arguments: [
         (["triger", "login"], "unknown subcommand 'triger'; did you mean 'trigger'?"),
         (["config", "sett", "permissions", "fine"], "unknown subcommand 'sett'; did you mean 'set'?"),
@@ -114,13 +132,13 @@ import Testing
     }
 
     @Test func inputWithoutNMEAIsRefusedNamingTheFileAndTheLines() throws {
-        // 26 lines of text, as /etc/passwd; bytes from a fixed generator; nothing at all.
+        // 26 lines of text, as /etc/passwd; noise; nothing at all.
         let text = (1...26).map { "user\($0):x:\(1000 + $0):\(1000 + $0):User \($0):/home/user\($0):/bin/sh" }.joined(separator: "\n") + "\n"
-        var generator = SplitMix64(seed: 16)
-        let noise = Data((0..<4096).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        // Bytes of a multiplicative hash of their index: noise, the same on every run.
+        let noise = Data((0..<4096).map { (index: UInt64) in UInt8(truncatingIfNeeded: (index &* 0x9E37_79B9_7F4A_7C15) >> 41) })
         let cases: [(String, Data, [String])] = [
             ("passwd", Data(text.utf8), ["26 lines rejected: 26 not NMEA"]),
-            ("noise.bin", noise, ["lines rejected"]),
+            ("noise.bin", noise, ["rejected"]),
             ("empty.nmea", Data(), ["no lines"]),
         ]
         for (name, bytes, words) in cases {
@@ -158,6 +176,8 @@ import Testing
                 let result = try geolocate.run(["trigger", "login", "--replay", "nosuch.nmea", "--permission", permission, "--mode", mode])
                 expectOneLineError(result, status: 66, saying: ["nosuch.nmea"])
             }
+            let track = try geolocate.run(["track", "--replay", "nosuch.nmea", "--permission", permission])
+            expectOneLineError(track, status: 66, saying: ["nosuch.nmea"])
         }
     }
 
@@ -211,15 +231,3 @@ import Testing
     }
 }
 
-/// A small deterministic generator (SplitMix64), so the "random bytes" case is the same bytes on every run.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
