@@ -20,6 +20,9 @@ struct ConfigCommand: ParsableCommand {
         subcommands: [Show.self, Get.self, Set.self, Unset.self, Keys.self, PathCommand.self, Validate.self, Reset.self]
     )
 
+    /// Shell completion of a key: every key of the settings table.
+    static let keys = CompletionKind.list(ConfigKey.all.map(\.key))
+
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the configuration file as JSON, secrets redacted.")
         @Flag(name: .customLong("show-secrets"), help: "Print header values and URL credentials as they are.")
@@ -52,7 +55,7 @@ struct ConfigCommand: ParsableCommand {
             commandName: "get",
             abstract: "Print one value (the file's, else the built-in default).",
             discussion: "Strings print as they are, lists and objects as JSON, secrets redacted as by show. Exit 1 when the key has no value.")
-        @Argument(help: "Dotted key, such as actions.checkout.mode.", completion: .list(ConfigKey.all.map(\.key))) var key: String
+        @Argument(help: "Dotted key, such as actions.checkout.mode.", completion: ConfigCommand.keys) var key: String
         @Flag(name: .customLong("show-secrets"), help: "Print header values and URL credentials as they are.")
         var showSecrets = false
         @OptionGroup var globalOptions: GlobalOptions
@@ -73,7 +76,7 @@ struct ConfigCommand: ParsableCommand {
             commandName: "set",
             abstract: "Validate and store one value.",
             discussion: "A list value is a comma list (fine,coarse) or a JSON array; none or an empty string is the empty list.")
-        @Argument(help: "Dotted key, such as permissions or actions.checkout.mode.", completion: .list(ConfigKey.all.map(\.key)))
+        @Argument(help: "Dotted key, such as permissions or actions.checkout.mode.", completion: ConfigCommand.keys)
         var key: String
         @Argument(help: "The value, with a unit for a duration (30s, 6h).",
                   completion: .custom { words, index, _ in index > 0 && index <= words.count ? ConfigKey.choices(forKey: words[index - 1]) : [] })
@@ -89,7 +92,7 @@ struct ConfigCommand: ParsableCommand {
 
     struct Unset: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "unset", abstract: "Remove one value, so the built-in default applies.")
-        @Argument(help: "Dotted key.", completion: .list(ConfigKey.all.map(\.key))) var key: String
+        @Argument(help: "Dotted key.", completion: ConfigCommand.keys) var key: String
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {

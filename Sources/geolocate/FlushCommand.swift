@@ -15,7 +15,7 @@ struct FlushCommand: AsyncParsableCommand {
 
             Examples:
               geolocate config set endpoints.main.url https://example.net/locations
-              geolocate flush --json | jq '.[] | {endpoint, delivered, pending}'
+              geolocate flush --json | jq '.endpoints[] | {name, sent, pending}'
             """
     )
 

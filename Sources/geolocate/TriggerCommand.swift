@@ -25,7 +25,7 @@ struct TriggerCommand: AsyncParsableCommand {
     var action: String
 
     @Option(name: .long, help: ArgumentHelp("default, disabled, force-current, force-last-known or last-known:N (N minutes, or 90s, 2h).", valueName: "mode"),
-            completion: .list(["default", "disabled", "force-current", "force-last-known", "last-known:5m"]), transform: CollectionMode.init(parsing:))
+            completion: .list(CollectionMode.spellings), transform: CollectionMode.init(parsing:))
     var mode: CollectionMode = .default
 
     @Option(name: .long, help: ArgumentHelp("Query timeout, with a unit: 1500ms, 2s (max 10m).", valueName: "duration"),

@@ -21,7 +21,7 @@ public enum CollectionMode: Sendable, Equatable, CustomStringConvertible {
         case "force-last-known": self = .forceLastKnown
         default:
             guard text.hasPrefix("last-known:") else {
-                let suggestion = Suggestion.closest(to: text, among: ["default", "disabled", "force-current", "force-last-known", "last-known:5m"])
+                let suggestion = Suggestion.closest(to: text, among: CollectionMode.spellings)
                 throw GeolocateError.usage("unknown mode '\(text)'" + (suggestion.map { "; did you mean \($0)?" }
                     ?? " (valid: \(CollectionMode.validValues))"))
             }
@@ -33,6 +33,9 @@ public enum CollectionMode: Sendable, Equatable, CustomStringConvertible {
             self = .lastKnown(maxAgeMilliseconds: milliseconds)
         }
     }
+
+    /// One spelling of each mode, for suggestions and shell completion.
+    public static let spellings = ["default", "disabled", "force-current", "force-last-known", "last-known:5m"]
 
     /// The valid spellings, for error messages.
     public static let validValues = "default, disabled, force-current, force-last-known, last-known:N (N minutes, or 90s, 30m, 2h)"

@@ -267,7 +267,7 @@ extension SettingKind where Value == CollectionMode {
             }
             return mode
         }, format: \.description)
-        kind.choices = ["disabled", "force-current", "force-last-known", "last-known:5m", "last-known:30m"]
+        kind.choices = CollectionMode.spellings.filter { $0 != "default" }
         return kind
     }
 }

@@ -147,10 +147,10 @@ public final class NMEAReplaySource: LocationSource {
 
     /// Waits up to `timeoutMilliseconds` of log time for the next fix.
     ///
-    /// An epoch past the wait's end is kept for the next wait. With an idle limit (`SourceOpening.idleMilliseconds`) it
-    /// also returns `.timedOut`, with no log time passed, when the input stayed silent that
-    /// long or pacing holds the next epoch back: the caller (track) then commits and checks
-    /// for a stop before waiting again.
+    /// An epoch past the wait's end is kept for the next wait. With an idle limit
+    /// (`SourceOpening.idleMilliseconds`) it also returns `.timedOut`, with no log time passed,
+    /// when the input stayed silent that long or pacing holds the next epoch back: the caller
+    /// (track) then commits and checks for a stop before waiting again.
     public func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
         let limit = elapsed + timeoutMilliseconds
         while true {
