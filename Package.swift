@@ -29,10 +29,13 @@ let package = Package(
         ),
         // NMEA-0183 bytes to `Fix`: no dependencies, not even Foundation.
         .target(name: "NMEA"),
+        // adjtimex(2), which Swift's Glibc module lacks: whether the system clock is synchronised.
+        .target(name: "CSystemClock"),
         .target(
             name: "GeolocateCore",
             dependencies: [
                 "NMEA",
+                "CSystemClock",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

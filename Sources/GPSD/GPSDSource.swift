@@ -28,7 +28,7 @@ public final class GPSDSource: LocationSource {
     private let data: UnsafeMutablePointer<gps_data_t>
     private let responseTimeoutMilliseconds: Int
     private let logger: Logger
-    /// The system clock, against which future-dated fixes are refused.
+    /// The system clock: fixes are dated by their arrival on it.
     private let clock: WallClock
     /// Connecting and the first `?POLL;` share one `responseTimeoutMilliseconds`, so a gpsd
     /// that accepts but never answers costs the caller that long once, not twice.
@@ -41,6 +41,8 @@ public final class GPSDSource: LocationSource {
     private static let skyMaximumAge: Int64 = 30_000
     /// The device of the first TPV in gpsd's last `?POLL;` answer, and whether one came.
     private var polledDevice: (answered: Bool, device: String?) = (false, nil)
+    /// Whether a fix dated far from the system clock was said on stderr already.
+    private var notedFarDate = false
     /// Bytes read from the socket and not yet a whole line.
     private var received: [UInt8] = []
     /// gpsd keeps its lines under 10 KiB; a longer one is dropped unread, not buffered forever.
@@ -51,7 +53,7 @@ public final class GPSDSource: LocationSource {
     /// - Parameter responseTimeoutMilliseconds: the longest gpsd may take to accept the
     ///   connection and answer the first `?POLL;`, together, and later to answer each
     ///   `?POLL;`, before it counts as unavailable.
-    /// - Parameter clock: the system clock; fixes dated more than a day ahead of it are refused.
+    /// - Parameter clock: the system clock, which dates each fix's arrival.
     /// - Throws: `SourceError.unavailable` naming `gpsd://host:port` and what failed.
     public init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger,
                 clock: WallClock = SystemClock()) throws {
@@ -145,11 +147,11 @@ public final class GPSDSource: LocationSource {
             linesRead += 1
             switch GPSDReport(line: line) {
             case .position(let tpv):
-                return .position(decode(tpv))
+                return .position(decode(tpv, held: false))
             case .poll(let tpvs, let satellites, let device):
                 if let satellites { sky = (satellites, clock.nowMilliseconds) }
                 polledDevice = (true, device)
-                return .poll(tpvs.compactMap(decode))
+                return .poll(tpvs.compactMap { decode($0, held: true) })
             case .sky(let satellites):
                 sky = (satellites, clock.nowMilliseconds)
             case .other:
@@ -193,20 +195,40 @@ public final class GPSDSource: LocationSource {
     }
 
     /// The fix in a TPV object that `GPSDReport` wrote, decoded by libgps.
-    private func decode(_ tpv: [CChar]) -> Fix? {
+    private func decode(_ tpv: [CChar], held: Bool) -> Fix? {
         var buffer = tpv
         data.pointee.set = 0
         _ = gps_unpack(&buffer, data)
-        return data.pointee.set & geolocate_mode_set != 0 ? currentFix() : nil
+        return data.pointee.set & geolocate_mode_set != 0 ? currentFix(held: held) : nil
     }
 
     /// The fix in `data` after a TPV, with the time it arrived and the satellites of the last
     /// SKY, or `nil` when it is not a usable fix (logged at debug).
-    private func currentFix() -> Fix? {
+    ///
+    /// A fix streamed now arrived now, whatever its time says (SPEC §3): one dated more than
+    /// `FixLimits.maxFutureSkewMilliseconds` from the system clock (a week-rollover date, a
+    /// clock without an RTC) is dated by its arrival, said once on stderr. A fix gpsd held
+    /// (`held`, from `?POLL;`) came some time before; it is taken to have arrived at its own
+    /// time when that is earlier, and is passed over when its time is that far off.
+    private func currentFix(held: Bool) -> Fix? {
         let now = clock.nowMilliseconds
         switch GPSDSource.decodedFix(data, now: now) {
         case .fix(var fix):
-            fix.receivedAt = now
+            let far = now.subtractingClamped(fix.timestamp).magnitude > UInt64(FixLimits.maxFutureSkewMilliseconds)
+                || fix.timestamp < FixLimits.earliestTimestamp
+            var arrived = now
+            if far {
+                noteFarDate(fix.timestamp, now: now, held: held)
+                if held { return nil }
+                fix.receiverTimestamp = fix.timestamp
+                fix.timestamp = now
+            } else if held {
+                arrived = min(now, fix.timestamp)
+            }
+            let boot = clock.boot
+            fix.receivedAt = arrived
+            fix.receivedBoot = boot?.id
+            fix.receivedUptime = boot.map { $0.uptimeMilliseconds.subtractingClamped(now - arrived) }
             if let sky, now - sky.at <= GPSDSource.skyMaximumAge { fix.satellites = sky.summary }
             return fix
         case .noFix:
@@ -215,6 +237,16 @@ public final class GPSDSource: LocationSource {
             logger.debug("\(name) reported \(reason); not a fix")
             return nil
         }
+    }
+
+    /// Says once per connection that the receiver's dates are far from the system clock.
+    private func noteFarDate(_ timestamp: Int64, now: Int64, held: Bool) {
+        guard !notedFarDate else { return }
+        notedFarDate = true
+        let offset = now.subtractingClamped(timestamp)
+        let side = offset < 0 ? "ahead of" : "behind"
+        let what = held ? "the fix it holds is passed over, as its age is unknown" : "each fix is dated by its arrival"
+        logger.warning("\(name) dates its fixes \(TimeText.iso8601(timestamp)), \(SignalText.duration(Int64(clamping: offset.magnitude))) \(side) the system clock (a GPS week rollover, or a system clock without an RTC); \(what)")
     }
 
     /// What a decoded TPV says.
@@ -238,11 +270,8 @@ public final class GPSDSource: LocationSource {
         // gpsd's date parser takes any year, so the seconds can be beyond what milliseconds hold.
         let (secondsAsMilliseconds, overflow) = Int64(fix.time.tv_sec).multipliedReportingOverflow(by: 1000)
         let timestamp = secondsAsMilliseconds.addingClamped(Int64(fix.time.tv_nsec) / 1_000_000)
-        guard !overflow, timestamp <= now.addingClamped(FixLimits.maxFutureSkewMilliseconds) else {
-            return .refused("a fix dated \(fix.time.tv_sec) s after 1970, more than a day ahead of the system clock (\(now / 1000) s)")
-        }
-        guard timestamp >= FixLimits.earliestTimestamp else {
-            return .refused("a fix dated \(fix.time.tv_sec) s after 1970, before the GPS epoch (1980-01-06)")
+        guard !overflow, timestamp >= 0, timestamp <= TimeText.latestMilliseconds else {
+            return .refused("a fix dated \(fix.time.tv_sec) s after 1970, which no clock can mean")
         }
         let threeD = fix.mode == geolocate_mode_3d
         var horizontal: Double?
@@ -261,7 +290,10 @@ public final class GPSDSource: LocationSource {
             horizontalAccuracy: horizontal,
             verticalAccuracy: threeD ? FixLimits.errorFigure(finite(fix.epv)).map(Accuracy.vertical(epv95:)) : nil,
             provider: .gpsd)
-        guard let checked else { return .refused("coordinates out of range (\(fix.latitude), \(fix.longitude))") }
+        guard var checked else { return .refused("coordinates out of range (\(fix.latitude), \(fix.longitude))") }
+        if fix.status == geolocate_status_dead_reckoning || fix.status == geolocate_status_gnss_dead_reckoning {
+            checked.isEstimated = true
+        }
         return .fix(checked)
     }
 

@@ -116,6 +116,7 @@ public struct EpochAssembler {
             course: epoch.course, horizontalAccuracy: horizontal, verticalAccuracy: vertical,
             provider: provider)
         result.fix?.satellites = sky.summary(at: time, ggaUsed: epoch.ggaSatellites)
+        if epoch.estimated { result.fix?.isEstimated = true }
         return result
     }
 }
@@ -144,6 +145,8 @@ private struct Accumulator {
     var sigmaAltitude: Double?
     var speedKnots: Double?
     var course: Double?
+    /// GGA quality 6 or FAA mode E: the receiver estimates (dead reckoning).
+    var estimated = false
 
     /// The mode GGA or GSA stated in this epoch, if either did.
     ///
@@ -176,6 +179,7 @@ private struct Accumulator {
                 return
             }
             ggaSaidNoFix = false
+            if quality == 6 { estimated = true }
             // gpsd 3.22 (processGGA): fewer than 3 satellites used, an empty field counting as
             // 0, is no fix whatever the quality says, unless a GSA of the epoch states a mode.
             ggaFewSatellites = (satellites ?? 0) < 3
@@ -196,6 +200,7 @@ private struct Accumulator {
             let ok = valid && faaMode != 0x4E && faaMode != 0x53
             // gpsd 3.22 (processRMC): status V sets no fix, even after a GGA of the same epoch.
             if !valid { positionValid = false }
+            if ok && faaMode == 0x45 { estimated = true }
             setPosition(latitude, longitude, valid: ok)
             if ok {
                 if let speed { speedKnots = speed }

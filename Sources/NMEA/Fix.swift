@@ -38,7 +38,24 @@ public struct Fix: Sendable, Equatable, Codable {
     /// The satellites behind the fix, when the receiver or gpsd told (GSV/GSA, SKY).
     public var satellites: SatelliteSummary?
     /// System time (ms since 1970) when a live source delivered the fix; `nil` on replays.
+    /// A live fix's age is measured from here, never from a receiver time that disagrees.
     public var receivedAt: Int64?
+    /// The boot the fix arrived in (`/proc/sys/kernel/random/boot_id`) and the monotonic
+    /// time since that boot then, in ms: within one boot the age survives a clock step.
+    public var receivedBoot: String?
+    public var receivedUptime: Int64?
+    /// The receiver's own time when it was so far from the system clock that the fix is
+    /// dated by its arrival instead (a GPS week rollover, a lost almanac); `nil` otherwise.
+    public var receiverTimestamp: Int64?
+
+    /// `true` when the receiver says the fix is estimated (dead reckoning: GGA quality 6, FAA
+    /// mode E, gpsd's DR status), not measured; `nil` when it did not say so.
+    public var isEstimated: Bool?
+
+    /// The system clock at arrival minus the receiver's time, for a live fix.
+    public var clockSkewMilliseconds: Int64? {
+        receivedAt.map { $0.subtractingReportingOverflow(receiverTimestamp ?? timestamp).partialValue }
+    }
 
     public init(
         timestamp: Int64, latitude: Double, longitude: Double, mode: Mode,
@@ -59,13 +76,17 @@ public struct Fix: Sendable, Equatable, Codable {
         self.provider = provider
     }
 
-    /// The later of two fixes; on a tie the second, which gpsd may have completed since the
-    /// first (it can report an epoch in parts). Either may be missing.
+    /// The later of two fixes, by arrival for live fixes, else by time; on a tie the second,
+    /// which gpsd may have completed since the first (it can report an epoch in parts).
+    /// Either may be missing.
     public static func fresher(_ a: Fix?, _ b: Fix?) -> Fix? {
         guard let a else { return b }
         guard let b else { return a }
-        return a.timestamp > b.timestamp ? a : b
+        return a.arrivalOrTime > b.arrivalOrTime ? a : b
     }
+
+    /// When the fix arrived (live), else its time (replay): what "later" means between fixes.
+    public var arrivalOrTime: Int64 { receivedAt ?? timestamp }
 }
 
 /// The range checks every fix passes at the edge, from gpsd and from NMEA alike (SPEC §8: a
@@ -147,6 +168,10 @@ extension Fix {
                               provider: fix.provider)
         checked?.satellites = fix.satellites.flatMap { $0.isPlausible ? $0 : nil }
         checked?.receivedAt = fix.receivedAt
+        checked?.receivedBoot = fix.receivedBoot.flatMap { $0.utf8.count <= 64 ? $0 : nil }
+        checked?.receivedUptime = fix.receivedUptime.flatMap { $0 >= 0 ? $0 : nil }
+        checked?.receiverTimestamp = fix.receiverTimestamp
+        checked?.isEstimated = fix.isEstimated
         return checked
     }
 }

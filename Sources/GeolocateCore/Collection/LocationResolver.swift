@@ -30,8 +30,10 @@ public struct LocationDecision: Sendable, Equatable {
     public var fallbackReason: FallbackReason?
     public var errorCode: LocationErrorCode
     /// When the location was decided, the record's `triggeredAt`: the source's time (the
-    /// log's on a replay) when the query ended, never earlier than the reported fix.
+    /// log's on a replay) when the query ended; on a replay never earlier than the fix.
     public var now: Int64
+    /// The fix's age at `now` (`ageMs`): from its arrival for a live fix (`FixAge`).
+    public var age: Int64?
 }
 
 /// Applies a collection mode to a source and the last known location (SPEC §3 mode table).
@@ -40,10 +42,11 @@ public struct LocationDecision: Sendable, Equatable {
 /// (gpsd's `?POLL;`). Every fix seen is offered back to the store.
 ///
 /// Time is the source's: the log's on a replay (opened first, at its first epoch), the clock
-/// on gpsd. The decision is made at the query's start, after a current fix arrives, or at
-/// the end of the timeout, and no reported fix is later than that moment: a remembered fix
-/// dated later (from a later part of a replayed log) is not reported, and a fix from the
-/// source dated later (a receiver ahead of the system clock) moves the moment up to it.
+/// on gpsd. Ages are `FixAge`'s: a live fix ages from its arrival, whatever the receiver's
+/// clock says. A fix is reported `current` only when it is at most `currentMaxAge` old when
+/// reported (plus the query's own wait on a replay's clock): `--now`, or a log whose time
+/// jumps back, cannot make an older fix current. On a replay, a remembered fix dated after
+/// the query is not reported, and a fix from the source dated later moves the moment up to it.
 public struct LocationResolver {
     public var source: () throws -> LocationSource
     /// A source already open, used instead of opening one: a replay, opened first to read
@@ -55,17 +58,20 @@ public struct LocationResolver {
     public var elapsed: MonotonicClock
     /// `--now`: fixes "now" for the age computations, whatever the source's time.
     public var nowOverride: Int64?
-    /// A held fix at most this old counts as current (SPEC §3, `currentMaxAge`).
+    /// A fix at most this old counts as current (SPEC §3, `currentMaxAge`).
     public var currentMaxAgeMilliseconds: Int64
     /// A last known location older than this is not a fallback after a timeout or an
     /// unavailable source (`lastKnownMaxAge`); `nil` is unlimited.
     public var lastKnownMaxAgeMilliseconds: Int64?
+    /// Where on `elapsed` the query began, when the timeout also bounds wall time: a replay
+    /// from a pipe, FIFO or tty, whose writer may send nothing (SPEC §3).
+    public var wallStart: Double?
     public var logger: Logger
 
     public init(source: @escaping () throws -> LocationSource, opened: LocationSource? = nil, store: LastKnownStore, clock: WallClock,
                 elapsed: MonotonicClock = SystemMonotonicClock(),
                 nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, lastKnownMaxAgeMilliseconds: Int64? = nil,
-                logger: Logger) {
+                wallStart: Double? = nil, logger: Logger) {
         self.source = source
         self.opened = opened
         self.store = store
@@ -74,6 +80,7 @@ public struct LocationResolver {
         self.nowOverride = nowOverride
         self.currentMaxAgeMilliseconds = currentMaxAgeMilliseconds
         self.lastKnownMaxAgeMilliseconds = lastKnownMaxAgeMilliseconds
+        self.wallStart = wallStart
         self.logger = logger
     }
 
@@ -84,12 +91,12 @@ public struct LocationResolver {
         switch mode {
         case .default, .disabled:
             return LocationDecision(fix: nil, origin: nil, fallbackReason: nil, errorCode: .none,
-                                    now: attempt.now())
+                                    now: attempt.now(), age: nil)
         case .forceLastKnown:
             let known = try attempt.lastKnown()
             return attempt.report(known, origin: .lastKnown, missing: .unavailable)
         case .lastKnown(let maxAge):
-            if let known = try attempt.lastKnown(), attempt.now().subtractingClamped(known.timestamp) <= maxAge {
+            if let known = try attempt.lastKnown(), let age = attempt.age(of: known), age <= maxAge {
                 return attempt.report(known, origin: .lastKnown, missing: .unavailable)
             }
             return try attempt.current(timeoutMilliseconds: timeoutMilliseconds)
@@ -108,17 +115,24 @@ public struct LocationResolver {
         let started: Double
         /// The end of a wait that timed out on a replay, which may have read past it.
         var waitEnded: Int64?
-        var notedLaterFix = false
+        var notedUnknownAge = false
+        var notedOlderFix = false
 
         init(resolver: LocationResolver) {
             self.resolver = resolver
             opened = resolver.opened
-            started = resolver.elapsed.nowSeconds
+            started = resolver.wallStart ?? resolver.elapsed.nowSeconds
         }
 
         func now() -> Int64 {
             resolver.nowOverride ?? waitEnded ?? opened?.currentTime ?? resolver.clock.nowMilliseconds
         }
+
+        /// The monotonic clock of this boot, unless `--now` moved "now" off the system clock.
+        var boot: BootTime? { resolver.nowOverride == nil ? resolver.clock.boot : nil }
+
+        /// `fix`'s age now; `nil` when unknown (`FixAge`).
+        func age(of fix: Fix) -> Int64? { FixAge.of(fix, at: now(), boot: boot) }
 
         mutating func open() throws -> LocationSource? {
             if let opened { return opened }
@@ -153,41 +167,41 @@ public struct LocationResolver {
             return fix
         }
 
+        /// The fresher of the stored and the held fix; a stored one whose age is unknown (dated
+        /// after the query on a replay; arrived after "now", the clock set back) is not reported.
         mutating func lastKnown() throws -> Fix? {
             var stored = resolver.store.load(now: now())
-            if let fix = stored, fix.timestamp > now() {
-                if !notedLaterFix {
-                    resolver.logger.notice("the last known location is dated \(TimeText.iso8601(fix.timestamp)), after the query, so it is not reported")
-                    notedLaterFix = true
+            if let fix = stored, age(of: fix) == nil {
+                if !notedUnknownAge {
+                    let why = fix.receivedAt.map {
+                        "arrived at \(TimeText.iso8601($0)), after now (the system clock was set back), so its age is unknown"
+                    } ?? "is dated \(TimeText.iso8601(fix.timestamp)), after the query"
+                    resolver.logger.notice("the last known location \(why); it is not reported")
+                    notedUnknownAge = true
                 }
                 stored = nil
             }
-            return Fix.fresher(stored, try heldFix())
+            let held = try heldFix().flatMap { age(of: $0) == nil ? nil : $0 }
+            guard let stored, let held else { return stored ?? held }
+            return age(of: held)! <= age(of: stored)! ? held : stored
         }
 
         mutating func current(timeoutMilliseconds: Int64) throws -> LocationDecision {
-            if let held = try heldFix(), now().subtractingClamped(held.timestamp) <= resolver.currentMaxAgeMilliseconds {
+            if let held = try heldFix(), let age = age(of: held), age <= resolver.currentMaxAgeMilliseconds {
                 return report(held, origin: .current, missing: .unavailable)
             }
             if unavailable == nil, let source = try open() {
-                // On a live source, connecting and ?POLL; already used part of the timeout.
-                let spent = source.currentTime == nil ? resolver.elapsed.milliseconds(since: started) : 0
-                let waitStarted = now()
                 do {
-                    let remaining = Int(max(0, timeoutMilliseconds - spent))
-                    if case .fix(let fix) = try source.waitForFix(timeoutMilliseconds: remaining) {
-                        remember(fix)
+                    if let fix = try waitForCurrentFix(from: source, timeoutMilliseconds: timeoutMilliseconds) {
                         return report(fix, origin: .current, missing: .unavailable)
                     }
-                    if source.currentTime != nil { waitEnded = min(now(), waitStarted.addingClamped(Int64(remaining))) }
                 } catch let error as SourceError {
                     note(error)
                 }
             }
             let reason: FallbackReason = unavailable == nil ? .timeout : .unavailable
             var fallback = try lastKnown()
-            if let known = fallback, let maxAge = resolver.lastKnownMaxAgeMilliseconds,
-               now().subtractingClamped(known.timestamp) > maxAge {
+            if let known = fallback, let maxAge = resolver.lastKnownMaxAgeMilliseconds, (age(of: known) ?? .max) > maxAge {
                 resolver.logger.notice("the last known location is older than lastKnownMaxAge, so it is not reported")
                 fallback = nil
             }
@@ -197,9 +211,55 @@ public struct LocationResolver {
             return decision
         }
 
+        /// Waits up to the timeout for a fix that is current when it comes; older ones (a log
+        /// whose time went back, `--now` after the log) are remembered, said once, and waited
+        /// past. The timeout is the source's time (the log's on a replay), and also wall time
+        /// on live input and under `wallStart`.
+        private mutating func waitForCurrentFix(from source: LocationSource, timeoutMilliseconds: Int64) throws -> Fix? {
+            let logStart = source.currentTime
+            let replay = logStart != nil
+            waiting: while true {
+                // On a live source, connecting and ?POLL; already used part of the timeout.
+                let wallSpent = resolver.elapsed.milliseconds(since: started)
+                let logSpent = logStart.map { (source.currentTime ?? $0) - $0 } ?? 0
+                let remaining = timeoutMilliseconds - (replay ? logSpent : wallSpent)
+                let wallLeft = resolver.wallStart == nil ? Int64.max : timeoutMilliseconds - wallSpent
+                guard remaining > 0, wallLeft > 0 else { break waiting }
+                switch try source.waitForFix(timeoutMilliseconds: Int(min(remaining, wallLeft))) {
+                case .fix(let fix):
+                    remember(fix)
+                    let waited = logStart.map { (source.currentTime ?? $0) - $0 } ?? 0
+                    // A fix dated after "now" came later in the wait (replay), or just arrived.
+                    if (age(of: fix) ?? 0) <= resolver.currentMaxAgeMilliseconds.addingClamped(waited) {
+                        return fix
+                    }
+                    noteOlder(fix)
+                case .timedOut:
+                    // An idle pipe or paced replay returns early: wait on, within the bounds.
+                    if source.hasEnded || !source.lastWaitWasIdle { break waiting }
+                }
+            }
+            if let logStart, source.currentTime != nil {
+                waitEnded = min(now(), logStart.addingClamped(timeoutMilliseconds))
+            }
+            return nil
+        }
+
+        private mutating func noteOlder(_ fix: Fix) {
+            guard !notedOlderFix else { return }
+            notedOlderFix = true
+            let age = (age(of: fix)).map { "\(SignalText.duration($0)) old" } ?? "of unknown age"
+            resolver.logger.notice("a fix dated \(TimeText.iso8601(fix.timestamp)) is \(age) at the query's time (currentMaxAge is \(SignalText.duration(resolver.currentMaxAgeMilliseconds))), so it is not current; waiting for a newer one")
+        }
+
         func report(_ fix: Fix?, origin: LocationOrigin, missing: LocationErrorCode) -> LocationDecision {
-            LocationDecision(fix: fix, origin: fix == nil ? nil : origin, fallbackReason: nil,
-                             errorCode: fix == nil ? missing : .none, now: max(now(), fix?.timestamp ?? .min))
+            var decided = now()
+            // On a replay the log's clock is the only clock: a fix from later in the wait moves
+            // the moment up to it. A live fix never moves the system's time.
+            if let fix, fix.receivedAt == nil { decided = max(decided, fix.timestamp) }
+            return LocationDecision(fix: fix, origin: fix == nil ? nil : origin, fallbackReason: nil,
+                                    errorCode: fix == nil ? missing : .none, now: decided,
+                                    age: fix.map { FixAge.of($0, at: decided, boot: boot) ?? 0 })
         }
 
         func remember(_ fix: Fix) {

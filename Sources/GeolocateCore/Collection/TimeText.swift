@@ -6,7 +6,7 @@
 public enum TimeText {
     /// The last millisecond of 9999, the latest time ISO 8601 can write: a time beyond means
     /// nothing.
-    static let latestMilliseconds: Int64 = 253_402_300_799_999
+    package static let latestMilliseconds: Int64 = 253_402_300_799_999
 
     /// Milliseconds since 1970 in `text`: ISO 8601 or epoch milliseconds.
     /// - Throws: `GeolocateError.usage` naming the accepted forms.

@@ -59,30 +59,47 @@ public struct Trigger {
         // A bad zones file is refused before anything is collected.
         let policy = try LocationPolicy.applies(to: request.action, flag: request.policy, settings: settings)
             ? LocationPolicy(settings: settings) : nil
-        let collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory) }
+        let collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory, policy: policy) }
         var record = await privacy.apply(to: collected)
         let country = record.fix == nil ? nil : privacy.signalCountry(for: record)
-        if SignalDetector.isEnabled(settings), let fix = record.fix {
-            var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory,
-                                          replay: fix.provider == .nmeaReplay, logger: logger)
+        // A policy weighs the signals (policy.distrust) even where records do not carry them.
+        let signalsShown = SignalDetector.isEnabled(settings)
+        if signalsShown || policy != nil, let fix = record.fix {
+            let replay = fix.provider == .nmeaReplay
+            var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay,
+                                          clockSynchronized: replay ? nil : clock.isSynchronized, logger: logger)
             record = detector.annotateAndSave(record, country: country, now: clock.nowMilliseconds)
         }
-        if let policy { record.policy = policy.decide(fix: record.fix, country: country) }
+        if let policy { record.policy = policy.decide(record: record, country: country) }
+        if !signalsShown { record.signals = nil }
         return OutputPolicy(settings: settings).applied(to: record)
     }
 
     /// The record as the collection mode decides it, before privacy.
-    private func collect(_ request: TriggerRequest, stateDirectory: String) throws -> Record {
+    private func collect(_ request: TriggerRequest, stateDirectory: String, policy: LocationPolicy?) throws -> Record {
         try Trigger.validate(action: request.action)
-        let mode = resolveMode(request.mode, action: request.action)
+        var mode = resolveMode(request.mode, action: request.action)
+        // Under a policy a remembered fix older than policy.maxAge is not taken without asking
+        // the source first (SPEC §3): the decision rests on the freshest fix there is.
+        if let policy, case .lastKnown(let maxAge) = mode, maxAge > policy.maxAgeMilliseconds {
+            mode = .lastKnown(maxAgeMilliseconds: policy.maxAgeMilliseconds)
+        }
         let permissions = resolvePermissions(request.permission)
         let source = try resolveSource(request.source)
         let timeout = resolveTimeout(request.timeoutMilliseconds, action: request.action)
+        let wallStart = elapsed.nowSeconds
         // gpsd must connect and answer ?POLL; within a second, or the timeout when shorter.
-        let opening = SourceOpening(
+        var opening = SourceOpening(
             replaySpeed: request.replaySpeed,
             responseTimeoutMilliseconds: Int(min(Defaults.gpsdResponseTimeoutMilliseconds, max(timeout, 100))),
             logger: logger)
+        // A pipe, FIFO or tty may send nothing: the timeout bounds the wall time too (SPEC §3).
+        var boundsWallTime = false
+        if case .nmea(let path) = source, NMEAReplaySource.isLiveInput(path) {
+            boundsWallTime = true
+            opening.idleMilliseconds = Trigger.liveInputSliceMilliseconds
+            opening.readAheadMilliseconds = timeout
+        }
         // A replay is opened first, whatever the mode and permissions: its time is the record's
         // (triggeredAt is the log's), and a missing or non-NMEA file is an error (66, 65).
         var replay: LocationSource?
@@ -103,16 +120,21 @@ public struct Trigger {
             elapsed: elapsed, nowOverride: request.now,
             currentMaxAgeMilliseconds: settings[ConfigKey.currentMaxAge],
             lastKnownMaxAgeMilliseconds: resolveLastKnownMaxAge(action: request.action),
-            logger: logger)
+            wallStart: boundsWallTime ? wallStart : nil, logger: logger)
         let decision = try resolver.decide(mode: mode, timeoutMilliseconds: timeout)
         if let read = replay?.readSummary { logger.debug("\(read)") }
         var fix = decision.fix
         if permission == .coarse, let precise = fix { fix = CoarseLocation.coarsen(precise) }
-        return Record(action: request.action, triggeredAt: decision.now, requestedMode: request.mode.description,
-                      collectionMode: mode.description, fix: fix, permissions: permissions,
-                      origin: decision.origin, fallbackReason: decision.fallbackReason,
-                      errorCode: decision.errorCode)
+        var record = Record(action: request.action, triggeredAt: decision.now, requestedMode: request.mode.description,
+                            collectionMode: mode.description, fix: fix, permissions: permissions,
+                            origin: decision.origin, fallbackReason: decision.fallbackReason,
+                            errorCode: decision.errorCode)
+        record.measuredAge = decision.age
+        return record
     }
+
+    /// How long a read of a pipe, FIFO or tty waits before the query checks its wall time.
+    static let liveInputSliceMilliseconds: Int32 = 20
 
     /// The mode to apply: an explicit mode, else `actions.NAME.mode`, else the built-in table,
     /// else `defaultInterval`, else `force-current`.

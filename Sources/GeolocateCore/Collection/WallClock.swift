@@ -1,14 +1,60 @@
+import CSystemClock
 import Foundation
 
 /// Tells the current UTC time in milliseconds since 1970; injected so tests and `--now` control it.
 public protocol WallClock: Sendable {
     var nowMilliseconds: Int64 { get }
+    /// This boot and the monotonic time since it, when the clock is the system's: a live
+    /// fix's age is measured on it within one boot, so a clock step does not change it.
+    var boot: BootTime? { get }
+    /// Whether the kernel says the clock is synchronised (`adjtimex`, as `timedatectl` shows);
+    /// `nil` when unknown or not the system's clock.
+    var isSynchronized: Bool? { get }
+}
+
+extension WallClock {
+    public var boot: BootTime? { nil }
+    public var isSynchronized: Bool? { nil }
+}
+
+/// A moment on the monotonic clock of one boot.
+public struct BootTime: Sendable, Equatable {
+    /// `/proc/sys/kernel/random/boot_id`: differs after every boot.
+    public var id: String
+    /// `CLOCK_BOOTTIME` in milliseconds: counts suspended time too, never steps.
+    public var uptimeMilliseconds: Int64
+
+    public init(id: String, uptimeMilliseconds: Int64) {
+        self.id = id
+        self.uptimeMilliseconds = uptimeMilliseconds
+    }
 }
 
 /// The system clock.
 public struct SystemClock: WallClock {
     public init() {}
     public var nowMilliseconds: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    public var boot: BootTime? {
+        guard let id = SystemClock.bootID else { return nil }
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return BootTime(id: id, uptimeMilliseconds: Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000)
+    }
+
+    public var isSynchronized: Bool? {
+        switch geolocate_clock_synchronized() {
+        case 1: return true
+        case 0: return false
+        default: return nil
+        }
+    }
+
+    private static let bootID: String? = {
+        guard case .success(let data) = BoundedFile.read("/proc/sys/kernel/random/boot_id", limit: 128) else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }()
 }
 
 /// A clock stopped at one instant, for `--now` and tests.

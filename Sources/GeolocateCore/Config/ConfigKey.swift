@@ -87,7 +87,7 @@ public enum ConfigKey {
     public static let signalsMaxAccuracy = Setting<Double>("signals.maxAccuracy", .metres(0.01...20_000_000), default: 100,
                                                    help: "a fix less accurate than this, or of unknown accuracy, is inaccurate")
     public static let signalsMaxClockSkew = Setting<Int64>("signals.maxClockSkew", positiveDuration, default: 5_000,
-                                                    help: "a live fix whose time is further than this from the system clock when it arrives is replayed")
+                                                    help: "a live fix whose time is further than this from a synchronised system clock when it arrives is clockSkewed")
     public static let signalsMinCn0StdDev = Setting<Double>("signals.minCn0StdDev", .number(0...50, unit: "dB-Hz"), default: 2.0,
                                                     help: "5 or more satellites whose C/N0 spread (standard deviation) is below this look spoofed")
     public static let policyEnabled = Setting<Bool>("policy.enabled", .boolean, default: false,
@@ -100,6 +100,10 @@ public enum ConfigKey {
                                                    help: "the ISO 3166-1 alpha-2 countries allowed (none: no country rule)")
     public static let policyUndetermined = Setting<UndeterminedPolicy>("policy.undetermined", SettingKind<UndeterminedPolicy>.choice(), default: .deny,
                                                               help: "what --enforce does when the accuracy circle straddles a boundary or the country is unknown")
+    public static let policyMaxAge = Setting<Int64>("policy.maxAge", positiveDuration, default: 300_000,
+                                             help: "a decision never rests on an older location: older is undetermined")
+    public static let policyDistrust = Setting<[DistrustedSignal]>("policy.distrust", .signalList, default: DistrustedSignal.defaults,
+                                                    help: "signals that deny access when they fire, whatever policy.undetermined says (none: the gate is off)")
     /// `fields.NAME`, one per field of `RecordFields`, in the order of `RecordFields.keys`.
     public static let fields: [Setting<Bool>] = RecordFields.keys.map {
         Setting("fields.\($0.name)", .boolean, default: true, help: "records carry \($0.name)")
@@ -119,6 +123,7 @@ public enum ConfigKey {
         signalsEnabled.entry, signalsMaxSpeed.entry, signalsCountryWindow.entry, signalsStaleAfter.entry,
         signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry,
         policyEnabled.entry, actionPolicy.entry, policyZones.entry, policyCountries.entry, policyUndetermined.entry,
+        policyMaxAge.entry, policyDistrust.entry,
     ] + fields.map(\.entry)
 
     private static var anyDuration: SettingKind<Int64> {

@@ -231,6 +231,28 @@ extension SettingKind where Value == [String] {
     }
 }
 
+extension SettingKind where Value == [DistrustedSignal] {
+    /// A list of signal names (`policy.distrust`); `none` or an empty list for none.
+    static var signalList: SettingKind {
+        let names = DistrustedSignal.allCases.map(\.rawValue)
+        let valid = "a list of \(names.joined(separator: ", ")) (none or empty for none)"
+        @Sendable func parse(_ items: [String]) throws -> [DistrustedSignal] {
+            try (items == ["none"] ? [] : items).map { item in
+                guard let signal = DistrustedSignal(rawValue: item) else {
+                    throw GeolocateError.usage("unknown signal '\(item)'\(Suggestion.didYouMean(item, among: names)) (valid: \(names.joined(separator: ", ")), none)")
+                }
+                return signal
+            }
+        }
+        return SettingKind(valid: valid, parse: { try parse(ListText.items($0)) }, decode: { json in
+            guard let names = json.strings, case .array(let items) = json, names.count == items.count else {
+                throw GeolocateError.usage("must be a list such as [\"jumped\", \"spoofingSuspected\"]")
+            }
+            return try parse(names)
+        }, encode: { .array($0.map { .string($0.rawValue) }) })
+    }
+}
+
 extension SettingKind where Value == [Permission] {
     static var permissions: SettingKind {
         SettingKind(valid: "a list of fine, coarse (none or empty for none)", parse: Permission.parseList, decode: { json in

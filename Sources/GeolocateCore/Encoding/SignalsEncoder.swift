@@ -35,6 +35,11 @@ enum SignalsEncoder {
         json.bool("inaccurate", signals.inaccurate)
         json.bool("replayed", signals.replayed)
         json.integer(style.key("clockSkewMs", "clock_skew_ms"), signals.clockSkewMilliseconds)
+        json.bool(style.key("clockSkewed", "clock_skewed"), signals.clockSkewed)
+        if let synchronized = signals.systemClockSynchronized {
+            json.bool(style.key("systemClockSynchronized", "system_clock_synchronized"), synchronized)
+        }
+        json.bool(style.key("estimatedFix", "estimated_fix"), signals.estimatedFix)
         if let satellites = signals.satellites {
             json.beginObject("satellites")
             json.integer("used", satellites.used.map { Int64($0) })

@@ -10,6 +10,15 @@ public struct PolicyResult: Sendable, Equatable {
 
     /// Which rule decided, in the order they apply; the reason's words come from it.
     public enum Rule: String, Sendable {
+        case distrustedJumped = "distrusted-jumped"
+        case distrustedSpoofingSuspected = "distrusted-spoofingSuspected"
+        case distrustedClockSkewed = "distrusted-clockSkewed"
+        case distrustedEstimatedFix = "distrusted-estimatedFix"
+        case distrustedStale = "distrusted-stale"
+        case distrustedReplayed = "distrusted-replayed"
+        case distrustedInaccurate = "distrusted-inaccurate"
+        case distrustedCountryChanged = "distrusted-countryChanged"
+        case tooOld
         case noLocation
         case insideDenyZone
         case nearDenyZone
@@ -19,6 +28,16 @@ public struct PolicyResult: Sendable, Equatable {
         case outsideAllowZones
         case acrossAllowZone
         case noAllowZone
+
+        /// The rule for a fired signal of `policy.distrust`.
+        static func distrusted(_ signal: DistrustedSignal) -> Rule {
+            Rule(rawValue: "distrusted-" + signal.rawValue)!
+        }
+
+        /// The signal a `distrusted…` rule names.
+        var distrustedSignal: DistrustedSignal? {
+            rawValue.hasPrefix("distrusted-") ? DistrustedSignal(rawValue: String(rawValue.dropFirst("distrusted-".count))) : nil
+        }
     }
 
     public var decision: Decision
@@ -29,6 +48,10 @@ public struct PolicyResult: Sendable, Equatable {
     public var country: String?
     /// Metres from the location to `zone`'s nearest boundary; withheld below `GPS_LOCATION`.
     public var boundaryDistance: Double?
+    /// For `tooOld`: the location's age and `policy.maxAge`, in ms, for the reason's words
+    /// (not kept in the spool, where the reason is said without them).
+    public var age: Int64?
+    public var maxAge: Int64?
 
     public init(decision: Decision, zone: String? = nil, rule: Rule, country: String? = nil, boundaryDistance: Double? = nil) {
         self.decision = decision
@@ -42,7 +65,14 @@ public struct PolicyResult: Sendable, Equatable {
     public var reason: String {
         let zone = self.zone ?? "?"
         let distance = boundaryDistance.map(SignalText.distance)
+        if let signal = rule.distrustedSignal {
+            let words = Signals.plainReasons[signal.rawValue] ?? signal.rawValue
+            return "\(signal.rawValue): \(words); policy.distrust counts it against access"
+        }
         switch rule {
+        case .tooOld:
+            guard let age, let maxAge else { return "the location is older than policy.maxAge" }
+            return "location \(SignalText.duration(age)) old, policy.maxAge is \(DurationText.format(maxAge))"
         case .noLocation: return "no location"
         case .insideDenyZone: return "inside deny zone \(zone)" + (distance.map { " by \($0)" } ?? "")
         case .nearDenyZone: return "the accuracy circle crosses deny zone \(zone)" + (distance.map { " (\($0) from its boundary)" } ?? "")
@@ -52,6 +82,7 @@ public struct PolicyResult: Sendable, Equatable {
         case .outsideAllowZones: return "outside every allow zone; the nearest is \(zone)" + (distance.map { ", \($0) away" } ?? "")
         case .acrossAllowZone: return "the accuracy circle crosses the boundary of \(zone)" + (distance.map { " (\($0) from it)" } ?? "")
         case .noAllowZone: return "no allow zone and no rule denies"
+        default: return rule.rawValue
         }
     }
 }
@@ -64,6 +95,10 @@ public struct LocationPolicy: Sendable {
     public var countries: Set<String>?
     /// `privacy.countryCodeReplacement`: a code that is not a country.
     var countryCodeReplacement: String
+    /// `policy.maxAge`: the oldest location a decision may rest on.
+    public var maxAgeMilliseconds: Int64
+    /// `policy.distrust`: signals that make a location evidence against access.
+    public var distrust: [DistrustedSignal]
 
     /// The policy of `settings`, its zones read from `policy.zones`.
     /// - Throws: `GeolocateError.configuration` (78) for a zones file that is missing,
@@ -72,6 +107,8 @@ public struct LocationPolicy: Sendable {
         zones = try settings[ConfigKey.policyZones].map(ZoneFile.load) ?? []
         countries = settings[ConfigKey.policyCountries].map(Set.init)
         countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
+        maxAgeMilliseconds = settings[ConfigKey.policyMaxAge]
+        distrust = settings[ConfigKey.policyDistrust]
     }
 
     /// The policy of the zones in `data` alone, read as from `path`: the fuzz target's entry.
@@ -79,6 +116,8 @@ public struct LocationPolicy: Sendable {
         zones = try ZoneFile.parse(data, path: path)
         countries = nil
         countryCodeReplacement = "XB"
+        maxAgeMilliseconds = ConfigKey.policyMaxAge.builtInValue
+        distrust = DistrustedSignal.defaults
     }
 
     /// Whether records of `action` carry a policy decision: `--policy`/`--enforce`, else
@@ -97,8 +136,25 @@ public struct LocationPolicy: Sendable {
         result.decision == .allow || (result.decision == .undetermined && settings[ConfigKey.policyUndetermined] == .allow)
     }
 
-    /// The decision for `fix` in `country`, using the circle of the fix's accuracy (an unknown
-    /// accuracy is a circle without bound): the first rule that applies wins.
+    /// The decision for `record` (its fix, age and signals) in `country`: a distrusted signal
+    /// denies; no location, or one older than `policy.maxAge`, is undetermined; then the
+    /// zones and countries decide (`decide(fix:country:)`).
+    public func decide(record: Record, country: String?) -> PolicyResult {
+        if let signals = record.signals, let signal = distrust.first(where: signals.fired) {
+            return PolicyResult(decision: .deny, rule: .distrusted(signal))
+        }
+        guard let fix = record.fix else { return PolicyResult(decision: .undetermined, rule: .noLocation) }
+        if let age = record.ageMilliseconds, age > maxAgeMilliseconds {
+            var result = PolicyResult(decision: .undetermined, rule: .tooOld)
+            (result.age, result.maxAge) = (age, maxAgeMilliseconds)
+            return result
+        }
+        return decide(fix: fix, country: country)
+    }
+
+    /// The decision for `fix` in `country` by zones and countries alone, using the circle of
+    /// the fix's accuracy (an unknown accuracy is a circle without bound): the first rule
+    /// that applies wins.
     public func decide(fix: Fix?, country: String?) -> PolicyResult {
         guard let fix else { return PolicyResult(decision: .undetermined, rule: .noLocation) }
         let radius = fix.horizontalAccuracy ?? .infinity

@@ -73,9 +73,16 @@ public struct Record: Sendable, Equatable {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// `triggeredAt − recordTimestamp`, when there is a location; never negative: a fix
-    /// stamped after "now" (a replayed log older than the stored fix, clock skew) has age 0.
-    public var ageMilliseconds: Int64? { fix.map { max(0, triggeredAt.subtractingClamped($0.timestamp)) } }
+    /// The fix's age when the record was decided, as the resolver measured it (`FixAge`: a
+    /// live fix from its arrival, on the monotonic clock); `nil` to take `ageMilliseconds`'
+    /// own reckoning.
+    public var measuredAge: Int64?
+
+    /// `ageMs`: how old the fix was at `triggeredAt`, when there is a location: the measured
+    /// age, else from the fix's arrival (live) or its time (replay); never negative.
+    public var ageMilliseconds: Int64? {
+        fix.map { measuredAge ?? max(0, triggeredAt.subtractingClamped($0.arrivalOrTime)) }
+    }
 }
 
 /// Where a track record was taken relative to a stay (OpenLocate's `location_context`).

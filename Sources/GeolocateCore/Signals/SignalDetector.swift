@@ -10,7 +10,8 @@ public struct SignalThresholds: Sendable, Equatable {
     public var staleAfterMilliseconds: Int64
     /// Metres: a less accurate fix, or one of unknown accuracy, is inaccurate.
     public var maxAccuracy: Double
-    /// A live fix whose time is further than this from the system clock when it arrives is replayed.
+    /// A live fix whose time is further than this from a synchronised system clock when it
+    /// arrives is clockSkewed.
     public var maxClockSkewMilliseconds: Int64
     /// dB-Hz: satellites closer together in C/N0 than this look simulated.
     public var minCn0StdDev: Double
@@ -47,6 +48,9 @@ struct PreviousReport: Codable, Sendable, Equatable {
     var madeAt: Int64
     /// The Wi-Fi access point the device was connected to, when known.
     var wifiBssid: String?
+    /// When its fix arrived (system time, ms), for a live fix: elapsed time between live
+    /// reports is measured between arrivals, as the receiver's clock may be wrong.
+    var arrivedAt: Int64?
 
     /// Whether the values are ones geolocate could have written by `now`: a state file is input.
     func isPlausible(now: Int64) -> Bool {
@@ -68,6 +72,9 @@ public struct SignalDetector {
     public var thresholds: SignalThresholds
     /// `privacy.countryCodeReplacement`: a code that is not a country.
     public var countryCodeReplacement: String
+    /// `WallClock.isSynchronized` when the records were made: a skew counts only against a
+    /// synchronised system clock.
+    public var clockSynchronized: Bool?
     private let path: String
     private let logger: Logger
     /// The report the next record is compared with.
@@ -80,8 +87,9 @@ public struct SignalDetector {
     /// it: signals never delay a record noticeably.
     static let lockPatienceMilliseconds = 200
 
-    public init(settings: Settings, stateDirectory: String, replay: Bool, logger: Logger) {
+    public init(settings: Settings, stateDirectory: String, replay: Bool, clockSynchronized: Bool?, logger: Logger) {
         thresholds = SignalThresholds(settings: settings)
+        self.clockSynchronized = clockSynchronized
         countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
         path = stateDirectory + (replay ? "/previous-report-replay.json" : "/previous-report.json")
         self.logger = logger
@@ -108,10 +116,11 @@ public struct SignalDetector {
         guard let fix = record.fix else { return record }
         var record = record
         record.signals = SignalDetector.signals(of: record, fix: fix, country: country, previous: previous,
-                                                thresholds: thresholds, countryCodeReplacement: countryCodeReplacement)
+                                                thresholds: thresholds, countryCodeReplacement: countryCodeReplacement,
+                                                clockSynchronized: clockSynchronized)
         let report = PreviousReport(recordTimestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude,
                                     accuracy: fix.horizontalAccuracy, countryCode: country, madeAt: now,
-                                    wifiBssid: record.device?.context.wifiBssid)
+                                    wifiBssid: record.device?.context.wifiBssid, arrivedAt: fix.receivedAt)
         previous = report
         unsaved = report
         return record
@@ -196,13 +205,13 @@ public struct SignalDetector {
 
     /// The signals of `record` (whose location is `fix`) against `previous`.
     static func signals(of record: Record, fix: Fix, country: String?, previous: PreviousReport?,
-                        thresholds t: SignalThresholds, countryCodeReplacement: String) -> Signals {
+                        thresholds t: SignalThresholds, countryCodeReplacement: String, clockSynchronized: Bool?) -> Signals {
         var signals = Signals()
         var reasons: [String] = []
         if let previous {
             let distance = Geodesy.distance(latitude1: previous.latitude, longitude1: previous.longitude,
                                             latitude2: fix.latitude, longitude2: fix.longitude)
-            let elapsed = fix.timestamp.subtractingClamped(previous.recordTimestamp)
+            let elapsed = fix.arrivalOrTime.subtractingClamped(previous.arrivedAt ?? previous.recordTimestamp)
             signals.previous = .init(recordTimestamp: previous.recordTimestamp, distance: distance, countryCode: previous.countryCode)
             let seconds = Double(elapsed) / 1000
             if elapsed > 0 { signals.impliedSpeed = distance / seconds }
@@ -246,13 +255,18 @@ public struct SignalDetector {
         if fix.provider == .nmeaReplay {
             signals.replayed = true
             reasons.append("replayed: the fix comes from an NMEA replay")
-        } else if let arrived = fix.receivedAt {
-            let skew = arrived.subtractingClamped(fix.timestamp)
-            if record.origin == .current { signals.clockSkewMilliseconds = skew }
-            if skew.magnitude > UInt64(t.maxClockSkewMilliseconds) {
-                signals.replayed = true
-                reasons.append("replayed: the fix's time was \(SignalText.duration(Int64(clamping: skew.magnitude))) off the system clock when it arrived (limit \(SignalText.duration(t.maxClockSkewMilliseconds)))")
+        } else if let skew = fix.clockSkewMilliseconds {
+            signals.clockSkewMilliseconds = skew
+            signals.systemClockSynchronized = clockSynchronized
+            if skew.magnitude > UInt64(t.maxClockSkewMilliseconds), clockSynchronized == true {
+                signals.clockSkewed = true
+                let side = skew < 0 ? "ahead of" : "behind"
+                reasons.append("clockSkewed: the fix's time was \(SignalText.duration(Int64(clamping: skew.magnitude))) \(side) the synchronised system clock when it arrived (limit \(SignalText.duration(t.maxClockSkewMilliseconds)))")
             }
+        }
+        if fix.isEstimated == true {
+            signals.estimatedFix = true
+            reasons.append("estimatedFix: the receiver estimated the fix (dead reckoning) instead of measuring it")
         }
         signals.satellites = fix.satellites
         if let satellites = fix.satellites {
@@ -270,7 +284,7 @@ public struct SignalDetector {
 }
 
 /// Figures in reason lines: short, and in the units people read.
-enum SignalText {
+package enum SignalText {
     /// One decimal below 100, else whole: `4.2`, `4124`.
     static func figure(_ value: Double) -> String {
         abs(value) < 100 ? JSONWriter.decimal(value, digits: 1) : JSONWriter.decimal(value.rounded(), digits: 0)
@@ -282,7 +296,7 @@ enum SignalText {
     }
 
     /// Whole units: `22 min`, `3 h`, `2 d`, `12 s`, `350 ms`.
-    static func duration(_ milliseconds: Int64) -> String {
+    package static func duration(_ milliseconds: Int64) -> String {
         switch milliseconds {
         case 172_800_000...: return "\(milliseconds / 86_400_000) d"
         case 7_200_000...: return "\(milliseconds / 3_600_000) h"

@@ -29,8 +29,15 @@ public struct Signals: Sendable, Equatable {
     public var stale = false
     public var inaccurate = false
     public var replayed = false
-    /// System time at arrival minus the fix's time, for a current fix from a live source.
+    /// System time at arrival minus the fix's time, for a fix from a live source.
     public var clockSkewMilliseconds: Int64?
+    /// The skew is beyond `signals.maxClockSkew` while the system clock is synchronised.
+    public var clockSkewed = false
+    /// Whether the kernel said the system clock was synchronised, for a live fix; `nil` for
+    /// replays or when unknown. Unsynchronised, a skew says the system clock is wrong.
+    public var systemClockSynchronized: Bool?
+    /// The receiver estimated the fix (dead reckoning) instead of measuring it.
+    public var estimatedFix = false
     public var satellites: SatelliteSummary?
     public var spoofingSuspected = false
     /// One short English line per signal that is true, each starting with the signal's name.
@@ -62,15 +69,20 @@ public struct Signals: Sendable, Equatable {
         "countryChanged": "in another country than the previous report within signals.countryWindow",
         "stale": "the fix is older than signals.staleAfter",
         "inaccurate": "the fix is less accurate than signals.maxAccuracy, or its accuracy is unknown",
-        "replayed": "the fix was replayed, or its time is off the system clock by more than signals.maxClockSkew",
+        "replayed": "the fix comes from an NMEA replay",
+        "clockSkewed": "the fix's time is off the synchronised system clock by more than signals.maxClockSkew",
+        "estimatedFix": "the receiver estimated the fix (dead reckoning) instead of measuring it",
         "spoofingSuspected": "the satellites' signal strengths look simulated",
         "wifiChanged": "the Wi-Fi access point changed while the fix stayed put",
     ]
 
-    /// The true booleans as bits, for the spool.
+    /// The true booleans as bits, for the spool; bits 8 and 9 say whether
+    /// `systemClockSynchronized` is known and its value.
     var flags: Int64 {
         var bits: Int64 = 0
-        for (index, on) in [jumped, countryChanged, stale, inaccurate, replayed, spoofingSuspected].enumerated() where on {
+        let booleans = [jumped, countryChanged, stale, inaccurate, replayed, spoofingSuspected, clockSkewed, estimatedFix,
+                        systemClockSynchronized != nil, systemClockSynchronized == true]
+        for (index, on) in booleans.enumerated() where on {
             bits |= 1 << index
         }
         return bits
@@ -80,5 +92,36 @@ public struct Signals: Sendable, Equatable {
     mutating func setFlags(_ bits: Int64) {
         func bit(_ index: Int) -> Bool { bits & (1 << index) != 0 }
         (jumped, countryChanged, stale, inaccurate, replayed, spoofingSuspected) = (bit(0), bit(1), bit(2), bit(3), bit(4), bit(5))
+        (clockSkewed, estimatedFix) = (bit(6), bit(7))
+        systemClockSynchronized = bit(8) ? bit(9) : nil
     }
+
+    /// Whether `signal` fired.
+    public func fired(_ signal: DistrustedSignal) -> Bool {
+        switch signal {
+        case .jumped: return jumped
+        case .spoofingSuspected: return spoofingSuspected
+        case .clockSkewed: return clockSkewed
+        case .estimatedFix: return estimatedFix
+        case .stale: return stale
+        case .replayed: return replayed
+        case .inaccurate: return inaccurate
+        case .countryChanged: return countryChanged
+        }
+    }
+}
+
+/// The signals `policy.distrust` can name: evidence against access when they fire (SPEC §10.2).
+public enum DistrustedSignal: String, Sendable, CaseIterable {
+    case jumped
+    case spoofingSuspected
+    case clockSkewed
+    case estimatedFix
+    case stale
+    case replayed
+    case inaccurate
+    case countryChanged
+
+    /// `policy.distrust`'s default: what an attack or a receiver guessing looks like.
+    public static let defaults: [DistrustedSignal] = [.jumped, .spoofingSuspected, .clockSkewed, .estimatedFix]
 }

@@ -29,6 +29,9 @@ public protocol LocationSource: AnyObject {
     /// Waits up to `timeoutMilliseconds` of source time for the next fix.
     /// - Throws: `SourceError` when the source cannot be reached or fails while waiting.
     func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait
+    /// Whether the last `waitForFix` returned early, before its time was up: input that
+    /// stayed silent for the idle limit, or pacing that holds the next epoch back.
+    var lastWaitWasIdle: Bool { get }
     /// Whether the source has nothing more to give (a replay at the end of its log); a live
     /// source never ends.
     var hasEnded: Bool { get }
@@ -44,6 +47,7 @@ public protocol LocationSource: AnyObject {
 extension LocationSource {
     public func startTime() throws -> Int64? { nil }
     public var hasEnded: Bool { false }
+    public var lastWaitWasIdle: Bool { false }
     public func finishPending() -> Fix? { nil }
     public var readSummary: String? { nil }
 }
@@ -69,14 +73,18 @@ public struct SourceOpening: Sendable {
     /// How long a replay wait may block on silent input or pacing before it returns (track
     /// sets it, to commit and see a stop meanwhile); `nil` waits as long as needed.
     public var idleMilliseconds: Int32?
+    /// The longest a replay may read ahead for its date on silent input (trigger on a pipe,
+    /// FIFO or tty, where the query timeout bounds wall time); `nil` reads as long as needed.
+    public var readAheadMilliseconds: Int64?
     public var logger: Logger
 
     public init(replaySpeed: ReplaySpeed = .asap,
                 responseTimeoutMilliseconds: Int = Int(Defaults.gpsdResponseTimeoutMilliseconds),
-                idleMilliseconds: Int32? = nil, logger: Logger) {
+                idleMilliseconds: Int32? = nil, readAheadMilliseconds: Int64? = nil, logger: Logger) {
         self.replaySpeed = replaySpeed
         self.responseTimeoutMilliseconds = responseTimeoutMilliseconds
         self.idleMilliseconds = idleMilliseconds
+        self.readAheadMilliseconds = readAheadMilliseconds
         self.logger = logger
     }
 }
@@ -101,7 +109,8 @@ public struct SourceOpener: Sendable {
     public func open(_ specifier: SourceSpecifier, _ opening: SourceOpening) throws -> LocationSource {
         switch specifier {
         case .nmea(let path):
-            return try NMEAReplaySource(path: path, speed: opening.replaySpeed, idleMilliseconds: opening.idleMilliseconds)
+            return try NMEAReplaySource(path: path, speed: opening.replaySpeed, idleMilliseconds: opening.idleMilliseconds,
+                                        readAheadMilliseconds: opening.readAheadMilliseconds)
         case .gpsd(let host, let port):
             return try gpsd(host, port, opening)
         }

@@ -65,6 +65,15 @@ public final class NMEAReplaySource: LocationSource {
     /// Epochs read but not yet played (past the end of a wait, or read to find the date),
     /// each with its virtual time.
     private var lookahead: [(epoch: Epoch, elapsed: Int)] = []
+    private let readAheadDeadline: Deadline?
+
+    /// Whether `path` is live input, read as it comes: a pipe, FIFO, tty or other device, or
+    /// standard input that is not a regular file. A query's timeout bounds its wall time too.
+    public static func isLiveInput(_ path: String) -> Bool {
+        var info = stat()
+        let found = path == "-" ? fstat(0, &info) == 0 : stat(path, &info) == 0
+        return found && (info.st_mode & S_IFMT) != S_IFREG
+    }
 
     /// Opens `path` (`-` for standard input).
     ///
@@ -72,9 +81,12 @@ public final class NMEAReplaySource: LocationSource {
     ///   time of silent input or pacing (see `waitForFix`); `nil` waits as long as needed.
     /// - Throws: `GeolocateError.inputMissing` (66) or `.unreadableInput` (65).
     /// - Parameter pacingClock: what paced replays measure and wait on.
+    /// - Parameter readAheadMilliseconds: with a value, `startTime()` reads silent input for
+    ///   its date at most this long (wall time, from opening) before it answers `nil`.
     public init(path: String, speed: ReplaySpeed = .asap, idleMilliseconds: Int32? = nil,
-                pacingClock: MonotonicClock = SystemMonotonicClock()) throws {
+                readAheadMilliseconds: Int64? = nil, pacingClock: MonotonicClock = SystemMonotonicClock()) throws {
         self.pacingClock = pacingClock
+        readAheadDeadline = readAheadMilliseconds.map { Deadline(milliseconds: $0, clock: pacingClock) }
         self.path = path == "-" ? "standard input" : path
         if path == "-" {
             fd = 0
@@ -122,8 +134,12 @@ public final class NMEAReplaySource: LocationSource {
     /// - Throws: `GeolocateError.unreadableInput` when the input cannot be read or holds no NMEA.
     public func startTime() throws -> Int64? {
         while startTimestamp == nil, !hasEnded {
-            guard let next = try readEpoch() else { break }
-            lookahead.append(next)
+            do {
+                guard let next = try readEpoch() else { break }
+                lookahead.append(next)
+            } catch is NMEAReader.Idle {
+                if readAheadDeadline?.hasPassed ?? false { break }
+            }
         }
         return startTimestamp
     }
@@ -136,6 +152,8 @@ public final class NMEAReplaySource: LocationSource {
 
     /// Whether the last read found the input silent for the idle limit (a pipe, FIFO or tty).
     private var inputIsIdle = false
+
+    public private(set) var lastWaitWasIdle = false
 
     /// The epoch in progress, when the input has gone silent: everything the receiver sent
     /// for it has come. Reading a file, or pacing, it has none: the rest of that epoch, and
@@ -152,6 +170,7 @@ public final class NMEAReplaySource: LocationSource {
     /// when the input stayed silent that long or pacing holds the next epoch back: the caller
     /// (track) then commits and checks for a stop before waiting again.
     public func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
+        lastWaitWasIdle = false
         let limit = elapsed + timeoutMilliseconds
         while true {
             let next: (epoch: Epoch, elapsed: Int)
@@ -164,6 +183,7 @@ public final class NMEAReplaySource: LocationSource {
                     inputIsIdle = false
                 } catch is NMEAReader.Idle {
                     inputIsIdle = true
+                    lastWaitWasIdle = true
                     return .timedOut
                 }
             }
@@ -176,6 +196,7 @@ public final class NMEAReplaySource: LocationSource {
             }
             if !waitUntilDue(next.elapsed) {
                 lookahead.insert(next, at: 0)
+                lastWaitWasIdle = true
                 return .timedOut
             }
             elapsed = max(elapsed, next.elapsed)

@@ -5,10 +5,11 @@ import Logging
 ///
 /// Live fixes and replayed ones are kept apart (`last-known.json`, `last-known-replay.json`):
 /// a test log must never answer a real login, and a replay falls back only to replays.
-/// Only a fresher fix replaces the stored one, so replaying an old log never makes the last
-/// known location older; but a stored fix dated more than `FixLimits.maxFutureSkewMilliseconds`
-/// after "now" is
-/// ignored and replaced, so one bad timestamp cannot wedge the store forever.
+/// Only a fresher fix replaces the stored one (a later arrival for live fixes, a later time
+/// for replayed ones), so replaying an old log never makes the last known location older;
+/// but a stored fix that arrived after "now" (the clock was set back), or a replayed one
+/// dated more than `FixLimits.maxFutureSkewMilliseconds` after it, is replaced by any fix,
+/// so one bad clock cannot wedge the store.
 public struct LastKnownStore {
     /// Which fixes a store keeps.
     public enum Kind: Sendable {
@@ -39,10 +40,11 @@ public struct LastKnownStore {
 
     /// The stored fix as of `now`; `nil` when there is none, when it is of the other kind
     /// (a replayed fix left in `last-known.json` by an earlier version), when it is dated
-    /// before the GPS epoch or implausibly far after `now`, or when the file cannot be decoded (with a warning).
+    /// before the GPS epoch, when a replayed one is dated implausibly far after `now`, or when
+    /// the file cannot be decoded (with a warning). A live fix's age is `FixAge`'s to judge.
     public func load(now: Int64) -> Fix? {
-        guard let fix = stored(), fix.provider == provider, fix.timestamp >= FixLimits.earliestTimestamp,
-              fix.timestamp <= now.addingClamped(FixLimits.maxFutureSkewMilliseconds) else { return nil }
+        guard let fix = stored(), fix.provider == provider, fix.timestamp >= FixLimits.earliestTimestamp else { return nil }
+        if fix.receivedAt == nil, fix.timestamp > now.addingClamped(FixLimits.maxFutureSkewMilliseconds) { return nil }
         return fix
     }
 
@@ -50,7 +52,8 @@ public struct LastKnownStore {
     /// - Throws: `GeolocateError.stateNotWritable` (73).
     public func update(with fix: Fix, now: Int64) throws {
         guard fix.provider == provider else { return }
-        if let stored = load(now: now), stored.timestamp >= fix.timestamp { return }
+        if let stored = load(now: now), stored.receivedAt.map({ $0 <= now }) ?? true,
+           stored.arrivalOrTime >= fix.arrivalOrTime { return }
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys

@@ -166,8 +166,9 @@ public struct Tracker {
             }
             lastSource = source
             now = source.currentTime ?? clock.nowMilliseconds
-            // A record is never earlier than its fix (a receiver ahead of the system clock).
-            if case .fix(let fix) = wait { try run.observe(fix, now: max(now, fix.timestamp)) }
+            // A replayed record is never earlier than its fix; a live one is made when its fix
+            // arrives, whatever the receiver's clock says (SPEC §3).
+            if case .fix(let fix) = wait { try run.observe(fix, now: fix.receivedAt == nil ? max(now, fix.timestamp) : now) }
             try run.tick(now: now)
             if run.isFinished(now: now) || source.hasEnded { break }
         }
@@ -188,7 +189,8 @@ public struct Tracker {
         guard SignalDetector.isEnabled(settings) else { return nil }
         var replay = false
         if case .nmea = source { replay = true }
-        var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay, logger: logger)
+        var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay,
+                                      clockSynchronized: replay ? nil : clock.isSynchronized, logger: logger)
         detector.loadPrevious(now: clock.nowMilliseconds)
         return detector
     }

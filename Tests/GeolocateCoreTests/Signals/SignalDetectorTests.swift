@@ -16,11 +16,11 @@ import Testing
     }
 
     func signals(_ fix: Fix, previous: PreviousReport? = nil, country: String? = nil, now: Int64? = nil,
-                 origin: LocationOrigin = .current) -> Signals {
+                 origin: LocationOrigin = .current, synchronized: Bool? = true) -> Signals {
         let record = Record(action: "login", triggeredAt: now ?? fix.timestamp, requestedMode: "default", collectionMode: "force-current",
                             fix: fix, permissions: [.fine], origin: origin, fallbackReason: nil, errorCode: .none)
         return SignalDetector.signals(of: record, fix: fix, country: country, previous: previous, thresholds: thresholds,
-                                      countryCodeReplacement: "XB")
+                                      countryCodeReplacement: "XB", clockSynchronized: synchronized)
     }
 
     func previous(_ latitude: Double, _ longitude: Double, at timestamp: Int64, accuracy: Double? = 5, country: String? = nil) -> PreviousReport {
@@ -92,10 +92,44 @@ import Testing
         #expect(signals(fix(1, 1, at: start, accuracy: nil)).inaccurate)
         let replay = signals(fix(1, 1, at: start, provider: .nmeaReplay))
         #expect(replay.replayed && replay.clockSkewMilliseconds == nil)
-        let skewed = signals(fix(1, 1, at: start, receivedAt: start + 6_000))
-        #expect(skewed.replayed && skewed.clockSkewMilliseconds == 6_000)
         let onTime = signals(fix(1, 1, at: start, receivedAt: start + 35))
-        #expect(!onTime.replayed && onTime.clockSkewMilliseconds == 35)
+        #expect(!onTime.replayed && !onTime.clockSkewed && onTime.clockSkewMilliseconds == 35)
+    }
+
+    /// SPEC §10.1: a skew counts against the fix only when the system clock is synchronised;
+    /// unsynchronised, it says the system clock is wrong. A remembered fix keeps its skew.
+    @Test func clockSkewCountsOnlyAgainstASynchronisedClock() {
+        let skewed = signals(fix(1, 1, at: start, receivedAt: start + 6_000))
+        #expect(skewed.clockSkewed && !skewed.replayed && skewed.clockSkewMilliseconds == 6_000 && skewed.systemClockSynchronized == true)
+        #expect(skewed.reasons == ["clockSkewed: the fix's time was 6 s behind the synchronised system clock when it arrived (limit 5 s)"])
+        let ahead = signals(fix(1, 1, at: start + 20_000, receivedAt: start))
+        #expect(ahead.clockSkewed && ahead.clockSkewMilliseconds == -20_000)
+        let unsynchronised = signals(fix(1, 1, at: start, receivedAt: start + 6_000), synchronized: false)
+        #expect(!unsynchronised.clockSkewed && unsynchronised.systemClockSynchronized == false && unsynchronised.reasons.isEmpty)
+        let remembered = signals(fix(1, 1, at: start, receivedAt: start + 6_000), now: start + 60_000, origin: .lastKnown)
+        #expect(remembered.clockSkewMilliseconds == 6_000)
+        var rollover = fix(1, 1, at: start, receivedAt: start)
+        rollover.receiverTimestamp = start + 619_315_200_000
+        #expect(signals(rollover).clockSkewMilliseconds == -619_315_200_000)
+    }
+
+    @Test func estimatedFixesAreSaid() {
+        var estimated = fix(1, 1, at: start)
+        estimated.isEstimated = true
+        let result = signals(estimated)
+        #expect(result.estimatedFix && result.reasons.contains { $0.hasPrefix("estimatedFix: ") })
+        #expect(!signals(fix(1, 1, at: start)).estimatedFix)
+    }
+
+    @Test func flagsKeepEveryBooleanThroughTheSpool() {
+        var original = Signals()
+        (original.jumped, original.clockSkewed, original.estimatedFix, original.systemClockSynchronized) = (true, true, true, false)
+        var copy = Signals()
+        copy.setFlags(original.flags)
+        #expect(copy.jumped && copy.clockSkewed && copy.estimatedFix && copy.systemClockSynchronized == false && !copy.stale)
+        var unknown = Signals()
+        unknown.setFlags(Signals().flags)
+        #expect(unknown.systemClockSynchronized == nil)
     }
 
     @Test func evenSignalsLookSpoofed() {
