@@ -205,30 +205,22 @@ public final class GPSDSource: LocationSource {
     /// The fix in `data` after a TPV, with the time it arrived and the satellites of the last
     /// SKY, or `nil` when it is not a usable fix (logged at debug).
     ///
-    /// A fix streamed now arrived now, whatever its time says (SPEC §3): one dated more than
+    /// A fix streamed now arrived now, whatever its time says (SPEC §3); one dated more than
     /// `FixLimits.maxFutureSkewMilliseconds` from the system clock (a week-rollover date, a
-    /// clock without an RTC) is dated by its arrival, said once on stderr. A fix gpsd held
-    /// (`held`, from `?POLL;`) came some time before; it is taken to have arrived at its own
-    /// time when that is earlier, and is passed over when its time is that far off.
+    /// clock without an RTC) is said once on stderr. A fix gpsd held (`held`, from `?POLL;`)
+    /// came some time before: it is taken to have arrived at its own time when that is earlier.
     private func currentFix(held: Bool) -> Fix? {
         let now = clock.nowMilliseconds
         switch GPSDSource.decodedFix(data, now: now) {
         case .fix(var fix):
-            let far = now.subtractingClamped(fix.timestamp).magnitude > UInt64(FixLimits.maxFutureSkewMilliseconds)
-                || fix.timestamp < FixLimits.earliestTimestamp
-            var arrived = now
-            if far {
-                noteFarDate(fix.timestamp, now: now, held: held)
-                if held { return nil }
-                fix.receiverTimestamp = fix.timestamp
-                fix.timestamp = now
-            } else if held {
-                arrived = min(now, fix.timestamp)
-            }
+            let skew = now.subtractingClamped(fix.timestamp)
+            if skew.magnitude > UInt64(FixLimits.maxFutureSkewMilliseconds) { noteFarDate(fix.timestamp, skew: skew) }
+            let arrived = held ? min(now, fix.timestamp) : now
             let boot = clock.boot
             fix.receivedAt = arrived
             fix.receivedBoot = boot?.id
             fix.receivedUptime = boot.map { $0.uptimeMilliseconds.subtractingClamped(now - arrived) }
+            fix.clockSkewMilliseconds = skew
             if let sky, now - sky.at <= GPSDSource.skyMaximumAge { fix.satellites = sky.summary }
             return fix
         case .noFix:
@@ -240,13 +232,11 @@ public final class GPSDSource: LocationSource {
     }
 
     /// Says once per connection that the receiver's dates are far from the system clock.
-    private func noteFarDate(_ timestamp: Int64, now: Int64, held: Bool) {
+    private func noteFarDate(_ timestamp: Int64, skew: Int64) {
         guard !notedFarDate else { return }
         notedFarDate = true
-        let offset = now.subtractingClamped(timestamp)
-        let side = offset < 0 ? "ahead of" : "behind"
-        let what = held ? "the fix it holds is passed over, as its age is unknown" : "each fix is dated by its arrival"
-        logger.warning("\(name) dates its fixes \(TimeText.iso8601(timestamp)), \(SignalText.duration(Int64(clamping: offset.magnitude))) \(side) the system clock (a GPS week rollover, or a system clock without an RTC); \(what)")
+        let side = skew < 0 ? "ahead of" : "behind"
+        logger.warning("\(name) dates its fixes \(TimeText.iso8601(timestamp)), \(SignalText.duration(Int64(clamping: skew.magnitude))) \(side) the system clock (a GPS week rollover, or a system clock without an RTC); their ages count from their arrival")
     }
 
     /// What a decoded TPV says.
@@ -471,6 +461,7 @@ enum GPSDReport {
 extension SourceOpener {
     /// Replays and gpsd, through this adapter: what the program opens sources with.
     public static let withGPSD = SourceOpener { host, port, opening in
-        try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: opening.responseTimeoutMilliseconds, logger: opening.logger)
+        try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: opening.responseTimeoutMilliseconds, logger: opening.logger,
+                       clock: opening.clock)
     }
 }

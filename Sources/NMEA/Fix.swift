@@ -44,18 +44,13 @@ public struct Fix: Sendable, Equatable, Codable {
     /// time since that boot then, in ms: within one boot the age survives a clock step.
     public var receivedBoot: String?
     public var receivedUptime: Int64?
-    /// The receiver's own time when it was so far from the system clock that the fix is
-    /// dated by its arrival instead (a GPS week rollover, a lost almanac); `nil` otherwise.
-    public var receiverTimestamp: Int64?
+    /// The system clock when the fix came from the source minus the fix's time, for a live
+    /// fix: how far the receiver's clock and the system's disagree.
+    public var clockSkewMilliseconds: Int64?
 
     /// `true` when the receiver says the fix is estimated (dead reckoning: GGA quality 6, FAA
     /// mode E, gpsd's DR status), not measured; `nil` when it did not say so.
     public var isEstimated: Bool?
-
-    /// The system clock at arrival minus the receiver's time, for a live fix.
-    public var clockSkewMilliseconds: Int64? {
-        receivedAt.map { $0.subtractingReportingOverflow(receiverTimestamp ?? timestamp).partialValue }
-    }
 
     public init(
         timestamp: Int64, latitude: Double, longitude: Double, mode: Mode,
@@ -170,7 +165,7 @@ extension Fix {
         checked?.receivedAt = fix.receivedAt
         checked?.receivedBoot = fix.receivedBoot.flatMap { $0.utf8.count <= 64 ? $0 : nil }
         checked?.receivedUptime = fix.receivedUptime.flatMap { $0 >= 0 ? $0 : nil }
-        checked?.receiverTimestamp = fix.receiverTimestamp
+        checked?.clockSkewMilliseconds = fix.clockSkewMilliseconds
         checked?.isEstimated = fix.isEstimated
         return checked
     }

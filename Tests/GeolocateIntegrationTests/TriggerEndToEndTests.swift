@@ -52,10 +52,15 @@ import Testing
         let fresh = try geolocate.run(["trigger", "view", "--mode", "last-known:30", "--now", now, "--replay", drive, "--permission", "fine"])
         #expect(try fresh.json()["locationSource"] as? String == "last_known")
         #expect(try fresh.json()["ageMs"] as? Int == 600_000)
+        // The replay's fixes within the 10 s of log it waits are 10 minutes older than --now: none
+        // is current (SPEC §3), so it falls back to the last known location, saying why.
         let stale = try geolocate.run(["trigger", "view", "--mode", "last-known:5m", "--now", now, "--replay", drive,
                                        "--permission", "fine", "--timeout", "10s"])
-        #expect(try stale.json()["locationSource"] as? String == "current")
+        #expect(try stale.json()["locationSource"] as? String == "last_known", "\(stale.stderr)")
+        #expect(try stale.json()["fallbackReason"] as? String == "timeout")
+        #expect((try stale.json()["ageMs"] as? Int).map { $0 >= 590_000 } == true)
         #expect(try stale.json()["collectionMode"] as? String == "last-known:5m")
+        #expect(stale.stderr.contains("so it is not current"), "\(stale.stderr)")
     }
 
     @Test func noPermissionPrintsARecordAndAHint() throws {

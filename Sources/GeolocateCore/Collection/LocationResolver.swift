@@ -193,7 +193,8 @@ public struct LocationResolver {
             if unavailable == nil, let source = try open() {
                 do {
                     if let fix = try waitForCurrentFix(from: source, timeoutMilliseconds: timeoutMilliseconds) {
-                        return report(fix, origin: .current, missing: .unavailable)
+                        // A live fix that came during the wait decides the moment it arrives.
+                        return report(fix, origin: .current, missing: .unavailable, at: fix.receivedAt)
                     }
                 } catch let error as SourceError {
                     note(error)
@@ -252,14 +253,15 @@ public struct LocationResolver {
             resolver.logger.notice("a fix dated \(TimeText.iso8601(fix.timestamp)) is \(age) at the query's time (currentMaxAge is \(SignalText.duration(resolver.currentMaxAgeMilliseconds))), so it is not current; waiting for a newer one")
         }
 
-        func report(_ fix: Fix?, origin: LocationOrigin, missing: LocationErrorCode) -> LocationDecision {
-            var decided = now()
+        /// The decision to report `fix`, made now or at `moment` (a live fix's arrival).
+        func report(_ fix: Fix?, origin: LocationOrigin, missing: LocationErrorCode, at moment: Int64? = nil) -> LocationDecision {
+            var decided = moment.map { min($0, now()) } ?? now()
             // On a replay the log's clock is the only clock: a fix from later in the wait moves
             // the moment up to it. A live fix never moves the system's time.
             if let fix, fix.receivedAt == nil { decided = max(decided, fix.timestamp) }
             return LocationDecision(fix: fix, origin: fix == nil ? nil : origin, fallbackReason: nil,
                                     errorCode: fix == nil ? missing : .none, now: decided,
-                                    age: fix.map { FixAge.of($0, at: decided, boot: boot) ?? 0 })
+                                    age: fix.map { FixAge.of($0, at: decided, boot: moment == nil ? boot : nil) ?? 0 })
         }
 
         func remember(_ fix: Fix) {

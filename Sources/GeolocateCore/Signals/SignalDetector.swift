@@ -255,7 +255,7 @@ public struct SignalDetector {
         if fix.provider == .nmeaReplay {
             signals.replayed = true
             reasons.append("replayed: the fix comes from an NMEA replay")
-        } else if let skew = fix.clockSkewMilliseconds {
+        } else if fix.receivedAt != nil, let skew = fix.clockSkewMilliseconds {
             signals.clockSkewMilliseconds = skew
             signals.systemClockSynchronized = clockSynchronized
             if skew.magnitude > UInt64(t.maxClockSkewMilliseconds), clockSynchronized == true {

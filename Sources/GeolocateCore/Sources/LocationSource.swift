@@ -76,6 +76,8 @@ public struct SourceOpening: Sendable {
     /// The longest a replay may read ahead for its date on silent input (trigger on a pipe,
     /// FIFO or tty, where the query timeout bounds wall time); `nil` reads as long as needed.
     public var readAheadMilliseconds: Int64?
+    /// The system clock a live source dates arrivals on; `--now` fixes it for a trigger.
+    public var clock: WallClock = SystemClock()
     public var logger: Logger
 
     public init(replaySpeed: ReplaySpeed = .asap,

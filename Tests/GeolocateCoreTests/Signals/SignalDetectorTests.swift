@@ -11,6 +11,7 @@ import Testing
              receivedAt: Int64? = nil, satellites: SatelliteSummary? = nil) -> Fix {
         var fix = Fix(timestamp: timestamp, latitude: latitude, longitude: longitude, mode: .threeD, horizontalAccuracy: accuracy, provider: provider)
         fix.receivedAt = receivedAt
+        fix.clockSkewMilliseconds = receivedAt.map { $0 - timestamp }
         fix.satellites = satellites
         return fix
     }
@@ -108,8 +109,7 @@ import Testing
         #expect(!unsynchronised.clockSkewed && unsynchronised.systemClockSynchronized == false && unsynchronised.reasons.isEmpty)
         let remembered = signals(fix(1, 1, at: start, receivedAt: start + 6_000), now: start + 60_000, origin: .lastKnown)
         #expect(remembered.clockSkewMilliseconds == 6_000)
-        var rollover = fix(1, 1, at: start, receivedAt: start)
-        rollover.receiverTimestamp = start + 619_315_200_000
+        let rollover = fix(1, 1, at: start + 619_315_200_000, receivedAt: start)
         #expect(signals(rollover).clockSkewMilliseconds == -619_315_200_000)
     }
 

@@ -68,13 +68,33 @@ import Testing
         }
     }
 
-    @Test func aFixDatedInTheFutureIsNoFix() throws {
-        // 2099 is more than a day ahead of the system clock (FixLimits.maxFutureSkewMilliseconds).
+    /// A fix dated far from the system clock (a week-rollover 2034, here 2099) is a position
+    /// that just arrived (SPEC §3, §8): reported current with its age from arrival, said once
+    /// on stderr, and it never wedges the last known location: a later arrival replaces it.
+    @Test func aFixDatedFarFromTheClockIsAPositionThatJustArrived() throws {
         let future = ScriptedGPSD.tpv(time: "2099-01-01T00:00:00.000Z")
-        let record = try record(held: [future], streamed: [future], timeout: "500ms", now: nil)
-        #expect(record["location"] is NSNull, "\(record)")
-        #expect(record["errorCode"] as? Int == 1056)
-        #expect(!FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known.json"))
+        let gpsd = try ScriptedGPSD(["poll": [], "stream": [future]])
+        let before = Int64(Date().timeIntervalSince1970 * 1000)
+        let result = try trigger(gpsd, ["--timeout", "1500ms"])
+        gpsd.stop()
+        let record = try result.json()
+        let location = try #require(record["location"] as? [String: Any], "\(record) \(result.stderr)")
+        #expect(record["locationSource"] as? String == "current" && record["errorCode"] as? Int == 0)
+        #expect(location["recordTimestamp"] as? Int == 4_070_908_800_000)
+        #expect((record["ageMs"] as? Int).map { $0 >= 0 && $0 <= 1500 } == true, "\(record)")
+        let skew = Int64(try #require((record["signals"] as? [String: Any])?["clockSkewMs"] as? Int))
+        #expect(skew <= before - 4_070_908_800_000 + 60_000 && skew < -2_000_000_000_000)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("dates its fixes 2099-01-01T00:00:00Z"), "\(result.stderr)")
+
+        // A fix of today, arriving later, is fresher than the one of 2099 and replaces it.
+        let today = ISO8601DateFormatter().string(from: Date())
+        let later = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: today)]])
+        let second = try trigger(later, ["--timeout", "1500ms"])
+        later.stop()
+        #expect(try second.json()["locationSource"] as? String == "current", "\(second.stderr)")
+        let stored = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: geolocate.stateDirectory + "/last-known.json"))) as? [String: Any]
+        #expect((stored?["timestamp"] as? NSNumber)?.int64Value ?? 0 < 4_070_908_800_000, "\(stored ?? [:])")
     }
 
     @Test func aFixDatedWithinTheSkewIsReported() throws {

@@ -31,10 +31,18 @@ import Testing
             let fixTime = Int64(try #require(location["recordTimestamp"] as? Int))
 
             // gpsfake replays a log of 2026-11-22: the fix arrives days behind the system clock.
+            // It is a live fix (not replayed), aged from its arrival; the skew counts against it
+            // only when the system clock is synchronised (SPEC §10.1).
             let skew = Int64(try #require(signals["clockSkewMs"] as? Int))
             #expect(skew >= before - fixTime && skew <= after - fixTime)
-            #expect(signals["replayed"] as? Bool == true)
-            #expect((signals["reasons"] as? [String])?.contains { $0.hasPrefix("replayed: the fix's time was") } == true)
+            #expect(signals["replayed"] as? Bool == false)
+            #expect((record["ageMs"] as? Int).map { $0 >= 0 && Int64($0) <= after - before } == true, "\(record)")
+            let synchronized = try Tool.systemClockIsSynchronized()
+            #expect(signals["systemClockSynchronized"] as? Bool == synchronized)
+            #expect(signals["clockSkewed"] as? Bool == synchronized)
+            #expect((signals["reasons"] as? [String])?.contains { $0.hasPrefix("clockSkewed: the fix's time was") } == synchronized)
+            // Days off the system clock: said once on stderr.
+            #expect(result.stderr.contains("dates its fixes 2026-11-22") && result.stderr.contains("their ages count from their arrival"), "\(result.stderr)")
 
             let satellites = try #require(signals["satellites"] as? [String: Any])
             let skies = pipe.reports(ofClass: "SKY").compactMap(Self.summary)
@@ -46,13 +54,21 @@ import Testing
         }
     }
 
-    @Test func aLastKnownFixHasNoClockSkew() throws {
+    /// A fix gpsd held keeps the skew it had when asked (SPEC §10.1), and its age counts from
+    /// its own time where that is earlier than the system clock: gpsd may have held it a while.
+    @Test func aLastKnownFixKeepsItsClockSkew() throws {
         try withSteadyGPSD { fake, _, _ in
+            let before = Int64(Date().timeIntervalSince1970 * 1000)
             let result = try geolocate.run(["trigger", "logout", "--source", fake.source, "--permission", "fine"])
+            let after = Int64(Date().timeIntervalSince1970 * 1000)
             let record = try result.json()
             #expect(record["locationSource"] as? String == "last_known", "\(result.stderr)")
+            let fixTime = Int64(try #require((record["location"] as? [String: Any])?["recordTimestamp"] as? Int))
             let signals = try #require(record["signals"] as? [String: Any])
-            #expect(signals["clockSkewMs"] is NSNull)
+            let skew = Int64(try #require(signals["clockSkewMs"] as? Int))
+            #expect(skew >= before - fixTime && skew <= after - fixTime)
+            let age = Int64(try #require(record["ageMs"] as? Int))
+            #expect(age >= before - fixTime && age <= after - fixTime)
             #expect(signals["satellites"] is [String: Any])
         }
     }
@@ -64,12 +80,25 @@ import Testing
         try #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"site","radius":1000},"geometry":{"type":"Point","coordinates":[-6.50562,53.36134]}}]}"#
             .write(toFile: zones, atomically: true, encoding: .utf8)
         #expect(try geolocate.run(["config", "set", "policy.zones", zones]).status == 0)
+        // gpsfake's fixes are days behind the system clock: against a synchronised clock that
+        // is clockSkewed, which policy.distrust denies by default, whatever the zones say.
+        let synchronized = try Tool.systemClockIsSynchronized()
         try withSteadyGPSD { fake, _, _ in
             let result = try geolocate.run(["trigger", "login", "--source", fake.source, "--permission", "fine",
                                             "--mode", "force-current", "--timeout", "10s", "--enforce"])
-            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.status == (synchronized ? 4 : 0), "\(result.stderr)")
             let policy = try #require(try result.json()["policy"] as? [String: Any])
-            #expect(policy["decision"] as? String == "allow" && policy["zone"] as? String == "site")
+            if synchronized {
+                #expect(policy["decision"] as? String == "deny" && (policy["reason"] as? String)?.hasPrefix("clockSkewed") == true)
+            } else {
+                #expect(policy["decision"] as? String == "allow" && policy["zone"] as? String == "site")
+            }
+            // Without clockSkewed among the distrusted signals, the zone decides either way.
+            #expect(try geolocate.run(["config", "set", "policy.distrust", "jumped,spoofingSuspected"]).status == 0)
+            let zoned = try geolocate.run(["trigger", "login", "--source", fake.source, "--permission", "fine",
+                                           "--mode", "force-current", "--timeout", "10s", "--enforce"])
+            let decided = try #require(try zoned.json()["policy"] as? [String: Any])
+            #expect(zoned.status == 0 && decided["decision"] as? String == "allow" && decided["zone"] as? String == "site", "\(zoned.stderr)")
         }
     }
 }

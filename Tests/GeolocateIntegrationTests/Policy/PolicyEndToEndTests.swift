@@ -29,9 +29,17 @@ import Testing
             """
     }
 
+    /// Counts the logs made, so each is an hour after the one before: places kilometres apart
+    /// at one time would be a jump, which `policy.distrust` denies before any zone.
+    final class LogCount: @unchecked Sendable { var value = 0 }
+    let logs = LogCount()
+
     /// An NMEA log with one fix at `north`/`east` metres from the office corner, whose GST
-    /// sigmas give it `accuracy` metres (68 %), dated 2026-11-21 12:00:00Z.
+    /// sigmas give it `accuracy` metres (68 %), dated 2026-11-21 from 01:00:00Z, an hour later
+    /// for each log made.
     func log(north: Double, east: Double, accuracy: Double) throws -> String {
+        logs.value += 1
+        let hour = String(format: "%02d", logs.value)
         let (latitude, longitude) = Self.place(north: north, east: east)
         func angle(_ value: Double, degreesWidth: Int) -> String {
             let degrees = Int(abs(value))
@@ -42,7 +50,7 @@ import Testing
         let lon = angle(longitude, degreesWidth: 3) + (longitude < 0 ? ",W" : ",E")
         let sigma = String(format: "%.3f", accuracy / 1.5096)
         var text = ""
-        for time in ["120000.00", "120001.00"] {
+        for time in ["\(hour)0000.00", "\(hour)0001.00"] {
             for body in ["GPGGA,\(time),\(lat),\(lon),1,10,0.9,50.0,M,55.0,M,,",
                          "GPGST,\(time),1.0,\(sigma),\(sigma),0.0,\(sigma),\(sigma),2.0",
                          "GPRMC,\(time),A,\(lat),\(lon),0.0,0.0,211126,,,A"] {

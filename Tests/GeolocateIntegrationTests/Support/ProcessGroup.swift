@@ -141,6 +141,22 @@ enum Tool {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Whether the kernel says the system clock is synchronised, asked with Python's ctypes
+    /// (`adjtimex`, as `timedatectl` does): the oracle for `clockSkewed`.
+    static func systemClockIsSynchronized() throws -> Bool {
+        let script = """
+            import ctypes
+            class Timex(ctypes.Structure):
+                _fields_ = [("modes", ctypes.c_uint), ("offset", ctypes.c_long), ("freq", ctypes.c_long),
+                            ("maxerror", ctypes.c_long), ("esterror", ctypes.c_long), ("status", ctypes.c_int),
+                            ("rest", ctypes.c_byte * 256)]
+            state = Timex()
+            result = ctypes.CDLL(None).adjtimex(ctypes.byref(state))
+            print("yes" if result not in (-1, 5) and not state.status & 0x40 else "no")
+            """
+        return try run(["python3", "-c", script]).hasPrefix("yes")
+    }
+
     /// `nmea-gen.py` of ../shared/tools with `arguments`.
     static func generateNMEA(_ arguments: [String]) throws {
         try run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("../shared/tools/nmea-gen.py").standardized.path, "--quiet"] + arguments)
