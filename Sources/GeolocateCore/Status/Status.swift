@@ -74,7 +74,7 @@ public struct StatusReport: Sendable, Encodable {
                                deadLetters: try spool.deadLetters().count, expired: try spool.expiredCount(),
                                keptDelivered: try spool.keptDeliveredCount()),
             endpoints: endpoints,
-            lastFix: fix.map { LastFixStatus(ageMs: max(0, now - $0.timestamp), source: $0.provider.rawValue, recordTimestamp: $0.timestamp) },
+            lastFix: fix.map { LastFixStatus(ageMs: FixAge.of($0, at: now, boot: clock.boot) ?? 0, source: $0.provider.rawValue, recordTimestamp: $0.timestamp) },
             gpsd: gpsd, geocoderCacheEntries: GeocoderCache(stateDirectory: stateDirectory).entryCount())
     }
 
