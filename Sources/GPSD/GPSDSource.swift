@@ -41,8 +41,9 @@ public final class GPSDSource: LocationSource {
     private static let skyMaximumAge: Int64 = 30_000
     /// The device of the first TPV in gpsd's last `?POLL;` answer, and whether one came.
     private var polledDevice: (answered: Bool, device: String?) = (false, nil)
-    /// Whether a fix dated far from the system clock was said on stderr already.
-    private var notedFarDate = false
+    /// Whether a fix dated far from the system clock was said on stderr already, in this
+    /// process: once, not again at each of a track's reconnections.
+    private static let notedFarDate = OnceFlag()
     /// Bytes read from the socket and not yet a whole line.
     private var received: [UInt8] = []
     /// gpsd keeps its lines under 10 KiB; a longer one is dropped unread, not buffered forever.
@@ -233,8 +234,7 @@ public final class GPSDSource: LocationSource {
 
     /// Says once per connection that the receiver's dates are far from the system clock.
     private func noteFarDate(_ timestamp: Int64, skew: Int64) {
-        guard !notedFarDate else { return }
-        notedFarDate = true
+        guard GPSDSource.notedFarDate.claim() else { return }
         let side = skew < 0 ? "ahead of" : "behind"
         logger.warning("\(name) dates its fixes \(TimeText.iso8601(timestamp)), \(SignalText.duration(Int64(clamping: skew.magnitude))) \(side) the system clock (a GPS week rollover, or a system clock without an RTC); their ages count from their arrival")
     }
@@ -308,6 +308,21 @@ public final class GPSDSource: LocationSource {
     }
 
     private static func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
+}
+
+/// A flag the first caller claims, once per process.
+private final class OnceFlag: @unchecked Sendable {
+    // @unchecked: `claimed` is only read and written under `lock`.
+    private let lock = NSLock()
+    private var claimed = false
+
+    /// `true` for the first call only.
+    func claim() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        defer { claimed = true }
+        return !claimed
+    }
 }
 
 /// A `gps_open` with a deadline: it runs on its own thread, because libgps connects with a

@@ -164,6 +164,8 @@ import Testing
         #expect(result.policy["reason"] as? String == "inside office")
     }
 
+    /// Each log on a device of its own: Lyon then Maynooth on one device is a jump, denied
+    /// before any zone (SafeDecisionEndToEndTests).
     @Test func theExampleHookAllowsTheOfficeAndDeniesElsewhere() throws {
         for (log, status, line) in [("kiosk-gnss.nmea", 0, "login allowed: allow: inside lyon-office by"),
                                     ("maynooth-drive.nmea", 1, "login denied: deny: outside every allow zone; the nearest is dublin-desk")] {
@@ -173,7 +175,7 @@ import Testing
             hook.currentDirectoryURL = GeolocateProcess.projectRoot
             hook.environment = ProcessInfo.processInfo.environment.merging([
                 "GEOLOCATE": GeolocateProcess.binary.path, "GEOLOCATE_CONFIG": "Examples/policy/config.json",
-                "GEOLOCATE_STATE_DIR": geolocate.stateDirectory, "GEOLOCATE_REPLAY": GeolocateProcess.example(log),
+                "GEOLOCATE_STATE_DIR": geolocate.stateDirectory + "/" + log, "GEOLOCATE_REPLAY": GeolocateProcess.example(log),
             ]) { $1 }
             let output = Pipe()
             hook.standardOutput = output
