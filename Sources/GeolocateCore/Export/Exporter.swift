@@ -16,22 +16,27 @@ public struct Exporter {
     }
 
     public var format: ExportFormat
+    /// `privacy.*` and `fields.*` in force: an export file leaves the device as surely as a
+    /// POST, so each record is limited by it exactly as flush limits what it sends.
+    public var policy: OutputPolicy
     /// Only records whose fix is at or after this time (epoch ms).
     public var since: Int64?
     /// Only records whose fix is at or before this time (epoch ms).
     public var until: Int64?
 
-    public init(format: ExportFormat, since: Int64? = nil, until: Int64? = nil) {
+    public init(format: ExportFormat, policy: OutputPolicy, since: Int64? = nil, until: Int64? = nil) {
         self.format = format
+        self.policy = policy
         self.since = since
         self.until = until
     }
 
     /// An export in the window `since`...`until` as typed (`--since`, `--until`).
     /// - Throws: `GeolocateError.usage` for a time that is none of the forms `time` reads.
-    public init(format: ExportFormat, since: String?, until: String?, clock: WallClock = SystemClock()) throws {
+    public init(format: ExportFormat, policy: OutputPolicy, since: String?, until: String?, clock: WallClock = SystemClock()) throws {
         let now = clock.nowMilliseconds
-        self.init(format: format, since: try since.map { try Exporter.time($0, now: now) }, until: try until.map { try Exporter.time($0, now: now) })
+        self.init(format: format, policy: policy, since: try since.map { try Exporter.time($0, now: now) },
+                  until: try until.map { try Exporter.time($0, now: now) })
     }
 
     /// A window bound: ISO 8601, epoch milliseconds (digits alone, so 0 is 1970), or a
@@ -47,10 +52,13 @@ public struct Exporter {
 
     /// What an export wrote.
     public struct Summary: Sendable, Equatable {
-        /// Points written.
+        /// Points (CSV rows) written.
         public var points = 0
-        /// Records in the window without coordinates, left out.
-        public var withoutCoordinates = 0
+        /// Records without a fix (a timeout), left out.
+        public var withoutFix = 0
+        /// Records in the window whose coordinates the policy withholds: left out of GPX and
+        /// GeoJSON, CSV rows with empty coordinates.
+        public var coordinatesWithheld = 0
     }
 
     /// Writes the export to `output`: a path, written to a temporary file beside it and renamed
@@ -105,15 +113,14 @@ public struct Exporter {
         let take: (Record) throws -> Void = { record in
             guard let fix = record.fix else {
                 // A record without a fix has no time to place in a window: counted only without one.
-                if since == nil && until == nil { summary.withoutCoordinates += 1 }
+                if since == nil && until == nil { summary.withoutFix += 1 }
                 return
             }
             if let since, fix.timestamp < since { return }
             if let until, fix.timestamp > until { return }
-            guard let point = format.point(record, index: summary.points) else {
-                summary.withoutCoordinates += 1
-                return
-            }
+            let record = policy.applied(to: record)
+            if !record.attributes.isSuperset(of: [.latitude, .longitude]) { summary.coordinatesWithheld += 1 }
+            guard let point = format.point(record, index: summary.points) else { return }
             try sink.append(point)
             summary.points += 1
         }
