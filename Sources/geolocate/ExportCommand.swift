@@ -14,7 +14,7 @@ struct ExportCommand: ParsableCommand {
             Reads the spool, or with --input the NDJSON of track --stdout, and writes the \
             points under privacy.* and fields.*, as flush sends them. --since and --until take \
             ISO 8601, epoch milliseconds, or an age with a unit (24h). With --output, the file \
-            appears only when complete. More: man geolocate.
+            appears only when complete, never in the state directory. More: man geolocate.
 
             Examples:
               geolocate export --format gpx --since 24h --output today.gpx
@@ -62,7 +62,10 @@ struct ExportCommand: ParsableCommand {
                 source = .ndjson(fd: fd, name: path)
             }
             defer { if let opened { close(opened) } }
-            let summary = try exporter.run(from: source, to: output)
+            let temporary = PendingFile()
+            let signals = output != nil && output != "-" ? RemovingOnSignal(temporary) : nil
+            let summary = try exporter.run(from: source, to: output, stateDirectory: stateDirectory, temporary: temporary)
+            withExtendedLifetime(signals) {}
             if summary.withoutFix > 0 {
                 logger.notice("\(summary.withoutFix) records without a location left out")
             }
@@ -71,6 +74,25 @@ struct ExportCommand: ParsableCommand {
                     ? "\(summary.coordinatesWithheld) rows without coordinates: privacy.precision or privacy.locationAttributeFilter withholds them"
                     : "\(summary.coordinatesWithheld) records left out: privacy.precision or privacy.locationAttributeFilter withholds their coordinates, which \(format.rawValue) needs (csv keeps them as rows)")
             }
+        }
+    }
+}
+
+/// SIGINT and SIGTERM while `--output` is written: the temporary file is removed and the
+/// process exits as a shell reports the signal (130, 143), leaving the output as it was.
+final class RemovingOnSignal {
+    private let sources: [DispatchSourceSignal]
+
+    init(_ file: PendingFile) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                file.abandon()
+                _exit(128 + number)
+            }
+            source.resume()
+            return source
         }
     }
 }

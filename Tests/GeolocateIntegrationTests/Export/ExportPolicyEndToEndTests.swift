@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// export applies the output policy in force (SPEC §12: `privacy.precision`,
-/// `locationAttributeFilter`, `fields.*`) as flush does, to records spooled under a wider one.
+/// `locationAttributeFilter`, `fields.*`) as flush does, to records spooled under a wider one;
+/// it never replaces a file of the state directory, and a signal mid-export leaves no file.
 /// Expected positions come from nmea-gen's truth file; outputs are read back with gpsbabel
 /// (GPX), ogr2ogr (GeoJSON) and Python's csv module (CSV).
 @Suite(.serialized) struct ExportPolicyEndToEndTests {
@@ -130,5 +131,59 @@ import Glibc
         let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect((document["features"] as? [Any])?.isEmpty == true)
         #expect(result.stderr.contains("20 records left out"), "\(result.stderr)")
+    }
+
+    /// `--output` naming the spool, another file of the state directory, a link to it, or the
+    /// state directory itself is refused with 64 before anything is written: the spool keeps
+    /// every pending record.
+    @Test func outputNeverReplacesAStateFile() throws {
+        _ = try spool()
+        let state = geolocate.stateDirectory
+        let spoolFile = state + "/spool.sqlite"
+        let before = try Tool.run(["sqlite3", spoolFile, "SELECT COUNT(*) FROM records"])
+        #expect(before.trimmingCharacters(in: .whitespacesAndNewlines) == "20")
+        try FileManager.default.createSymbolicLink(atPath: path("link.csv"), withDestinationPath: spoolFile)
+        try FileManager.default.createSymbolicLink(atPath: path("state-link"), withDestinationPath: state)
+        link(spoolFile, path("hard.csv"))
+        for output in [spoolFile, state + "/device-id", state + "/new.csv", state, path("link.csv"), path("state-link") + "/spool.sqlite",
+                       state + "/../state/spool.sqlite", path("hard.csv")] {
+            let result = try geolocate.run(["export", "--format", "csv", "--output", output])
+            #expect(result.status == 64, "\(output): \(result.stderr)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].hasPrefix("geolocate: --output \(output)") && lines[0].contains("state directory"),
+                    "\(result.stderr)")
+        }
+        #expect(try Tool.run(["sqlite3", spoolFile, "PRAGMA integrity_check; SELECT COUNT(*) FROM records"]) == "ok\n20\n")
+        #expect(!FileManager.default.fileExists(atPath: state + "/new.csv"))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    /// SIGTERM or SIGINT while the export writes its temporary file: the process ends 143 or
+    /// 130, and neither the output nor its temporary file is left. The input is a pipe the
+    /// test holds open, so the process is provably mid-export when the signal lands.
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalMidExportLeavesNoFile(signal: Int32) throws {
+        _ = try spool()
+        let printed = try geolocate.run(["track", "--replay", path("log.nmea"), "--every-fix", "--permission", "fine", "--stdout", "--no-spool"])
+        try #require(printed.status == 0, "\(printed.stderr)")
+        let directory = path("out")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let export = try geolocate.start(["export", "--format", "geojson", "--input", "-", "--output", directory + "/y.geojson"], stdin: true)
+        // More than one 64 KiB write: the temporary file has bytes in it.
+        let block = Data(String(repeating: printed.stdout, count: 40).utf8)
+        export.write(block)
+        let temporary = { (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasPrefix(".y.geojson.") } ?? [] }
+        let writing = waitUntil(.seconds(30)) {
+            guard let name = temporary().first else { return false }
+            let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0
+            return size > 0
+        }
+        #expect(writing, "the temporary file appeared and grew")
+        #expect(export.isRunning, "still exporting: its input is open")
+        kill(export.pid, signal)
+        let result = try #require(export.finish(within: .seconds(30)))
+        #expect(result.signal == nil && result.status == 128 + signal, "\(result.status) \(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
     }
 }
