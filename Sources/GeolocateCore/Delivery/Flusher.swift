@@ -159,7 +159,7 @@ public struct Flusher: Sendable {
             let expired = try spool.expire(now: clock.nowMilliseconds, limits: limits)
             // A warning, not a note: records that will never arrive are the one loss the spool allows.
             if expired > 0 {
-                logger.warning("\(expired) record\(expired == 1 ? "" : "s") expired unsent: older than spool.maxRetention (\(DurationText.format(limits.maxRetentionMilliseconds))) both since they were spooled and by their fix, or beyond spool.maxRecords (\(limits.maxRecords))")
+                logger.warning("\(limits.expiryWarning(count: expired))")
             }
         }
         if names == nil {

@@ -21,6 +21,16 @@ public struct SpoolLimits: Sendable, Equatable {
     }
 }
 
+extension SpoolLimits {
+    /// The warning for `count` records expired unsent, the one loss the spool allows: said
+    /// by whichever command expired them (flush, track), never as a mere note.
+    public func expiryWarning(count: Int) -> String {
+        "\(count) record\(count == 1 ? "" : "s") expired unsent: older than spool.maxRetention "
+            + "(\(DurationText.format(maxRetentionMilliseconds))) both since they were spooled and by their fix, "
+            + "or beyond spool.maxRecords (\(maxRecords))"
+    }
+}
+
 /// A record on its way into the spool, with where it goes.
 public struct SpoolEntry: Sendable, Equatable {
     /// The record, already limited by the output policy in force (`OutputPolicy.applied(to:)`).
@@ -398,7 +408,9 @@ public final class SpoolWriter {
         lastAttempt = elapsed.nowSeconds
         let spool = try self.spool ?? open()
         self.spool = spool
-        expired += try spool.append(pending, now: now, limits: limits)
+        let expiredNow = try spool.append(pending, now: now, limits: limits)
+        if expiredNow > 0 { logger?.warning("\(limits.expiryWarning(count: expiredNow))") }
+        expired += expiredNow
         committed += pending.count
         pending.removeAll(keepingCapacity: true)
         if let lockedSince {

@@ -19,6 +19,11 @@ import Testing
     /// Spools a generated log of `epochs` fixes from `start` (ISO 8601) and returns the ids
     /// track printed, in order.
     func spool(start: String, epochs: Int, seed: Int) throws -> [String] {
+        try spoolSaying(start: start, epochs: epochs, seed: seed).ids
+    }
+
+    /// `spool`, with what track said on stderr.
+    func spoolSaying(start: String, epochs: Int, seed: Int) throws -> (ids: [String], stderr: String) {
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
         let log = geolocate.home.appendingPathComponent("log-\(seed).nmea").path
         try Tool.generateNMEA(["--epochs", String(epochs), "--seed", String(seed), "--start", start, "--out", log])
@@ -28,7 +33,7 @@ import Testing
             (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
         }
         try #require(ids.count == epochs, "one record per generated epoch")
-        return ids
+        return (ids, result.stderr)
     }
 
     func iso(hoursAgo hours: Double) -> String {
@@ -89,6 +94,19 @@ import Testing
         _ = try sqlite("UPDATE expiries SET at = at - \(Self.day) - 1000")
         let later = try geolocate.run(["status", "--check"])
         #expect(later.status == 0 && later.stdout.hasPrefix("GEOLOCATE OK"), "\(later.stdout)")
+    }
+
+    /// track expires old records as it commits new ones, and says so as flush does; status
+    /// --check then warns.
+    @Test func trackSaysWhatItsCommitsExpire() throws {
+        try set("source", "nmea:" + GeolocateProcess.example("kiosk-gnss.nmea"))
+        _ = try spool(start: iso(hoursAgo: 20 * 24), epochs: 30, seed: 15)
+        _ = try sqlite("UPDATE records SET spooledAt = spooledAt - 11 * \(Self.day)")
+        let (ids, stderr) = try spoolSaying(start: iso(hoursAgo: 1), epochs: 5, seed: 16)
+        let warning = stderr.split(separator: "\n").filter { $0.contains("expired unsent") }
+        #expect(warning.count == 1 && warning[0].hasPrefix("geolocate: warning: 30 records expired unsent"), "\(stderr)")
+        #expect(try sqlite("SELECT id FROM records ORDER BY seq").split(separator: "\n").map(String.init) == ids)
+        #expect(try geolocate.run(["status", "--check"]).status == 1)
     }
 
     /// A spool of schema version 6 (made here from a new one with sqlite3: the column, index and
