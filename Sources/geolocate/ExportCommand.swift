@@ -12,9 +12,9 @@ struct ExportCommand: ParsableCommand {
         abstract: "Write records as GPX, GeoJSON or CSV for other tools.",
         discussion: """
             Reads the spool, or with --input the NDJSON of track --stdout, and writes the \
-            points with coordinates. --since and --until take ISO 8601, epoch milliseconds, \
-            or an age with a unit (24h). With --output, the file appears only when complete. \
-            More: man geolocate.
+            points under privacy.* and fields.*, as flush sends them. --since and --until take \
+            ISO 8601, epoch milliseconds, or an age with a unit (24h). With --output, the file \
+            appears only when complete, never in the state directory. More: man geolocate.
 
             Examples:
               geolocate export --format gpx --since 24h --output today.gpx
@@ -37,15 +37,19 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write to this file instead of stdout.", valueName: "file"), completion: .file())
     var output: String?
 
+    @OptionGroup var globalOptions: GlobalOptions
+
     func run() throws {
         try runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: false)
-            let exporter = try Exporter(format: format, since: since, until: until)
+            let settings = try ConfigStore(path: globalOptions.configPath).settings()
+            let exporter = try Exporter(format: format, policy: OutputPolicy(settings: settings), since: since, until: until)
+            let stateDirectory = Paths.stateDirectory(environment: ProcessInfo.processInfo.environment)
             let source: Exporter.Input
             var opened: Int32?
             switch input {
             case nil:
-                source = .spool(try Spool(stateDirectory: Paths.stateDirectory(environment: ProcessInfo.processInfo.environment)))
+                source = .spool(try Spool(stateDirectory: stateDirectory))
             case "-"?:
                 source = .ndjson(fd: 0, name: "standard input")
             case let path?:
@@ -58,10 +62,37 @@ struct ExportCommand: ParsableCommand {
                 source = .ndjson(fd: fd, name: path)
             }
             defer { if let opened { close(opened) } }
-            let summary = try exporter.run(from: source, to: output)
-            if summary.withoutCoordinates > 0 {
-                logger.notice("\(summary.points) points; \(summary.withoutCoordinates) records without coordinates left out")
+            let temporary = PendingFile()
+            let signals = output != nil && output != "-" ? RemovingOnSignal(temporary) : nil
+            let summary = try exporter.run(from: source, to: output, stateDirectory: stateDirectory, temporary: temporary)
+            withExtendedLifetime(signals) {}
+            if summary.withoutFix > 0 {
+                logger.notice("\(summary.withoutFix) records without a location left out")
             }
+            if summary.coordinatesWithheld > 0 {
+                logger.notice(format.keepsRecordsWithoutCoordinates
+                    ? "\(summary.coordinatesWithheld) rows without coordinates: privacy.precision or privacy.locationAttributeFilter withholds them"
+                    : "\(summary.coordinatesWithheld) records left out: privacy.precision or privacy.locationAttributeFilter withholds their coordinates, which \(format.rawValue) needs (csv keeps them as rows)")
+            }
+        }
+    }
+}
+
+/// SIGINT and SIGTERM while `--output` is written: the temporary file is removed and the
+/// process exits as a shell reports the signal (130, 143), leaving the output as it was.
+final class RemovingOnSignal {
+    private let sources: [DispatchSourceSignal]
+
+    init(_ file: PendingFile) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                file.abandon()
+                _exit(128 + number)
+            }
+            source.resume()
+            return source
         }
     }
 }

@@ -61,7 +61,7 @@ struct FlushCommand: AsyncParsableCommand {
             if listDeadLetters || requeueDeadLetters {
                 let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment))
                 if requeueDeadLetters {
-                    let count = try spool.requeueDeadLetters(ids: ids)
+                    let count = try spool.requeueDeadLetters(ids: ids, now: SystemClock().nowMilliseconds)
                     logger.notice("\(count) dead letter\(count == 1 ? "" : "s") back in the queue for the next flush")
                 } else {
                     try printDeadLetters(spool.deadLetters())

@@ -10,8 +10,8 @@ struct StatusCommand: ParsableCommand {
         discussion: """
             The spool (pending, oldest, dead letters), each endpoint's last success and error, \
             the last fix, gpsd and the geocoder cache. --check exits 0 OK, 1 WARNING (oldest \
-            pending or last fix over 1 h), 2 CRITICAL (over 24 h, dead letters, gpsd down), \
-            3 UNKNOWN. More: man geolocate.
+            pending or last fix over 1 h, records expired unsent in the last 24 h), 2 CRITICAL \
+            (over 24 h, dead letters, gpsd down), 3 UNKNOWN. More: man geolocate.
 
             Examples:
               geolocate status

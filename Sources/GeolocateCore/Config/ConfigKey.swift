@@ -26,7 +26,7 @@ public enum ConfigKey {
                                                       help: "lastKnownMaxAge for action NAME")
     public static let source = Setting<SourceSpecifier>("source", .source, default: .defaultGPSD, help: "where locations come from")
     public static let spoolMaxRetention = Setting<Int64>("spool.maxRetention", retention, default: 10 * 86_400_000,
-                                                  help: "records older than this are expired from the spool, never sent")
+                                                  help: "records older than this both since they were spooled and by their fix are expired, never sent")
     public static let spoolKeepDelivered = Setting<Int64>("spool.keepDelivered", anyDuration, default: 0,
                                                    help: "delivered records stay this long for geolocate export (0: deleted once every endpoint has them)")
     public static let spoolMaxRecords = Setting<Int>("spool.maxRecords", .integer(1...1_000_000_000), default: 1_000_000,

@@ -74,7 +74,8 @@ public enum Delivery {
     ///   the record when the POST did not deliver it either (73, 75).
     public static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
                             environment: [String: String], logger: Logger,
-                            transport: HTTPTransport = AsyncHTTPTransport(), mqtt: MQTTTransport? = nil) async throws -> PostOutcome {
+                            transport: HTTPTransport = AsyncHTTPTransport(), mqtt: MQTTTransport? = nil,
+                            clock: WallClock = SystemClock()) async throws -> PostOutcome {
         let endpoint: Endpoint
         switch target {
         case .url(let url):
@@ -97,7 +98,7 @@ public enum Delivery {
         do {
             let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: postSpoolBusyTimeout)
             spooled = (spool, try spool.enqueue(SpoolEntry(record, destination: endpoint.name),
-                                                now: record.triggeredAt, limits: settings.spoolLimits))
+                                                now: clock.nowMilliseconds, limits: settings.spoolLimits))
         } catch let error as GeolocateError {
             notSpooled = error
         }
@@ -119,7 +120,7 @@ public enum Delivery {
         case .delivered:
             if let spooled {
                 // Left in the spool, it would only be sent again under the same key.
-                do { try spooled.spool.remove(seq: spooled.seq, now: record.triggeredAt, limits: settings.spoolLimits) } catch { logger.debug("\(error)") }
+                do { try spooled.spool.remove(seq: spooled.seq, now: clock.nowMilliseconds, limits: settings.spoolLimits) } catch { logger.debug("\(error)") }
             }
             return .delivered
         case .retry(let reason, _), .endpointRefused(let reason):

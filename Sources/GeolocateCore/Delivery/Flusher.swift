@@ -157,7 +157,10 @@ public struct Flusher: Sendable {
         }
         if !dryRun {
             let expired = try spool.expire(now: clock.nowMilliseconds, limits: limits)
-            if expired > 0 { logger.notice("\(expired) records older than spool.maxRetention (or beyond spool.maxRecords) expired unsent") }
+            // A warning, not a note: records that will never arrive are the one loss the spool allows.
+            if expired > 0 {
+                logger.warning("\(limits.expiryWarning(count: expired))")
+            }
         }
         if names == nil {
             // Records `trigger --post URL` could not deliver go to that URL, as it sent them.

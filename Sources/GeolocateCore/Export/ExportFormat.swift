@@ -1,9 +1,10 @@
 /// What `geolocate export` writes (SPEC §12): GPX 1.1, GeoJSON (RFC 7946) or CSV (RFC 4180).
 ///
 /// Each format is written in three parts, so an export streams: `header`, one `point` per
-/// record with coordinates, `footer`. A record without coordinates (a timeout, or privacy
-/// withholding them) has no point and is left out; a field the record withholds is left out
-/// (GPX, GeoJSON) or empty (CSV).
+/// record, `footer`. A record without a fix (a timeout) has no point. One whose coordinates
+/// privacy withholds has none in GPX and GeoJSON, which need them, and is a CSV row with
+/// empty coordinates, which still tells its time and what the policy lets through (city,
+/// country). A field the record withholds is left out (GPX, GeoJSON) or empty (CSV).
 public enum ExportFormat: String, Sendable, CaseIterable {
     /// `trk/trkseg/trkpt` with `ele` (metres above the WGS84 ellipsoid), `time`, `name` (the
     /// record's id), `desc` (its action) and `fix`.
@@ -41,10 +42,14 @@ public enum ExportFormat: String, Sendable, CaseIterable {
         }
     }
 
-    /// `record` as one point, after `index` points already written; `nil` when it has no
-    /// coordinates.
+    /// Whether the format has a point for a record whose coordinates are withheld: CSV only.
+    public var keepsRecordsWithoutCoordinates: Bool { self == .csv }
+
+    /// `record` as one point, after `index` points already written; `nil` when it has no fix,
+    /// or no coordinates and the format needs them.
     public func point(_ record: Record, index: Int) -> String? {
-        guard let fix = record.fix, record.attributes.isSuperset(of: [.latitude, .longitude]) else { return nil }
+        guard let fix = record.fix else { return nil }
+        guard keepsRecordsWithoutCoordinates || record.attributes.isSuperset(of: [.latitude, .longitude]) else { return nil }
         switch self {
         case .gpx: return ExportFormat.gpxPoint(record, fix)
         case .geojson: return (index > 0 ? ",\n" : "") + ExportFormat.feature(record, fix)

@@ -16,22 +16,27 @@ public struct Exporter {
     }
 
     public var format: ExportFormat
+    /// `privacy.*` and `fields.*` in force: an export file leaves the device as surely as a
+    /// POST, so each record is limited by it exactly as flush limits what it sends.
+    public var policy: OutputPolicy
     /// Only records whose fix is at or after this time (epoch ms).
     public var since: Int64?
     /// Only records whose fix is at or before this time (epoch ms).
     public var until: Int64?
 
-    public init(format: ExportFormat, since: Int64? = nil, until: Int64? = nil) {
+    public init(format: ExportFormat, policy: OutputPolicy, since: Int64? = nil, until: Int64? = nil) {
         self.format = format
+        self.policy = policy
         self.since = since
         self.until = until
     }
 
     /// An export in the window `since`...`until` as typed (`--since`, `--until`).
     /// - Throws: `GeolocateError.usage` for a time that is none of the forms `time` reads.
-    public init(format: ExportFormat, since: String?, until: String?, clock: WallClock = SystemClock()) throws {
+    public init(format: ExportFormat, policy: OutputPolicy, since: String?, until: String?, clock: WallClock = SystemClock()) throws {
         let now = clock.nowMilliseconds
-        self.init(format: format, since: try since.map { try Exporter.time($0, now: now) }, until: try until.map { try Exporter.time($0, now: now) })
+        self.init(format: format, policy: policy, since: try since.map { try Exporter.time($0, now: now) },
+                  until: try until.map { try Exporter.time($0, now: now) })
     }
 
     /// A window bound: ISO 8601, epoch milliseconds (digits alone, so 0 is 1970), or a
@@ -47,18 +52,26 @@ public struct Exporter {
 
     /// What an export wrote.
     public struct Summary: Sendable, Equatable {
-        /// Points written.
+        /// Points (CSV rows) written.
         public var points = 0
-        /// Records in the window without coordinates, left out.
-        public var withoutCoordinates = 0
+        /// Records without a fix (a timeout), left out.
+        public var withoutFix = 0
+        /// Records in the window whose coordinates the policy withholds: left out of GPX and
+        /// GeoJSON, CSV rows with empty coordinates.
+        public var coordinatesWithheld = 0
     }
 
     /// Writes the export to `output`: a path, written to a temporary file beside it and renamed
     /// into place when complete (a failed export leaves no partial file), or standard output.
-    /// - Throws: `GeolocateError.unreadableInput` (65) for a line that is not a record,
+    ///
+    /// - Parameter stateDirectory: the state directory, none of whose files `output` may be.
+    /// - Parameter temporary: holds the temporary file while it is written, for a signal
+    ///   handler to remove (`PendingFile.abandon`).
+    /// - Throws: `GeolocateError.outputIsStateFile` (64) for an output in the state directory,
+    ///   `.unreadableInput` (65) for a line that is not a record,
     ///   `.fileNotWritable` (73) when the file cannot be written (a full disk),
     ///   `.outputFailed` (74) when standard output cannot take it.
-    public func run(from input: Input, to output: String?) throws -> Summary {
+    public func run(from input: Input, to output: String?, stateDirectory: String, temporary: PendingFile) throws -> Summary {
         guard let output, output != "-" else {
             let sink = ByteSink(fd: 1) { GeolocateError.outputFailed(reason: ErrorText.posix($0)) }
             return try write(from: input, to: sink)
@@ -68,6 +81,7 @@ public struct Exporter {
         let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: output)).map {
             $0.hasPrefix("/") ? $0 : URL(fileURLWithPath: output).deletingLastPathComponent().appendingPathComponent($0).path
         } ?? output
+        try Exporter.refuseStateFile(target, output: output, stateDirectory: stateDirectory)
         var status = stat()
         let exists = stat(target, &status) == 0
         // A device or a FIFO (/dev/null, a pipe) is written as it is: renaming a file over
@@ -79,10 +93,8 @@ public struct Exporter {
             return try write(from: input, to: ByteSink(fd: fd, failure: failure))
         }
         let url = URL(fileURLWithPath: target)
-        var template = Array((url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).XXXXXX").utf8CString)
-        let fd = mkstemp(&template)
+        let fd = temporary.create(url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).XXXXXX")
         guard fd >= 0 else { throw failure(errno) }
-        let temporary = String(cString: template)
         defer { close(fd) }
         do {
             // The mode a new file would get (0666 less the umask), or the one the file had.
@@ -91,12 +103,43 @@ public struct Exporter {
             fchmod(fd, exists ? status.st_mode & 0o7777 : 0o666 & ~mask)
             let summary = try write(from: input, to: ByteSink(fd: fd, failure: failure))
             guard fsync(fd) == 0 else { throw failure(errno) }
-            guard rename(temporary, target) == 0 else { throw failure(errno) }
+            guard temporary.commit(to: target) else { throw failure(errno) }
             return summary
         } catch {
-            unlink(temporary)
+            temporary.abandon()
             throw error
         }
+    }
+
+    /// Refuses an output that is the state directory, in it, or a file of it under another
+    /// name (a hard link): the export would replace the spool, and every pending record with it.
+    ///
+    /// Paths are compared with their symbolic links resolved (`realpath`), so a link to the
+    /// state directory or a relative path through it is seen for what it is.
+    /// - Throws: `GeolocateError.outputIsStateFile` (64).
+    static func refuseStateFile(_ target: String, output: String, stateDirectory: String) throws {
+        // A state directory that does not exist holds nothing to lose.
+        guard let state = resolved(stateDirectory) else { return }
+        let url = URL(fileURLWithPath: target)
+        let full = resolved(target) ?? resolved(url.deletingLastPathComponent().path).map { $0 + "/" + url.lastPathComponent }
+        if let full, full == state || full.hasPrefix(state == "/" ? "/" : state + "/") {
+            throw GeolocateError.outputIsStateFile(path: output, stateFile: full)
+        }
+        var file = stat()
+        guard stat(target, &file) == 0, file.st_mode & S_IFMT == S_IFREG else { return }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: state)) ?? [] {
+            var entry = stat()
+            if stat(state + "/" + name, &entry) == 0, entry.st_dev == file.st_dev, entry.st_ino == file.st_ino {
+                throw GeolocateError.outputIsStateFile(path: output, stateFile: state + "/" + name)
+            }
+        }
+    }
+
+    /// `path` with every symbolic link, `.` and `..` resolved; `nil` when it does not exist.
+    private static func resolved(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
     }
 
     private func write(from input: Input, to sink: ByteSink) throws -> Summary {
@@ -105,15 +148,14 @@ public struct Exporter {
         let take: (Record) throws -> Void = { record in
             guard let fix = record.fix else {
                 // A record without a fix has no time to place in a window: counted only without one.
-                if since == nil && until == nil { summary.withoutCoordinates += 1 }
+                if since == nil && until == nil { summary.withoutFix += 1 }
                 return
             }
             if let since, fix.timestamp < since { return }
             if let until, fix.timestamp > until { return }
-            guard let point = format.point(record, index: summary.points) else {
-                summary.withoutCoordinates += 1
-                return
-            }
+            let record = policy.applied(to: record)
+            if !record.attributes.isSuperset(of: [.latitude, .longitude]) { summary.coordinatesWithheld += 1 }
+            guard let point = format.point(record, index: summary.points) else { return }
             try sink.append(point)
             summary.points += 1
         }
@@ -132,6 +174,50 @@ public struct Exporter {
         try sink.append(format.footer)
         try sink.flush()
         return summary
+    }
+}
+
+/// The temporary file an export is writing, kept where a signal handler can remove it: an
+/// export stopped by SIGINT or SIGTERM leaves neither a partial file nor its temporary one.
+///
+/// Creating, renaming into place and removing each happen under one lock, so a signal lands
+/// either before the file exists, while it may be removed, or after it has its final name.
+public final class PendingFile: @unchecked Sendable {
+    // @unchecked: `path` is only read and written under `lock`.
+    private let lock = NSLock()
+    private var path: String?
+
+    public init() {}
+
+    /// Creates a file from `template` (ending in `XXXXXX`) with `mkstemp`: an unpredictable
+    /// name, `O_EXCL`, mode 0600.
+    /// - Returns: its descriptor, or -1 with `errno` set.
+    func create(_ template: String) -> Int32 {
+        lock.lock()
+        defer { lock.unlock() }
+        var bytes = Array(template.utf8CString)
+        let fd = mkstemp(&bytes)
+        if fd >= 0 { path = bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
+        return fd
+    }
+
+    /// Renames the file to `target`; it is no longer removed after that.
+    /// - Returns: whether the rename succeeded (else `errno` says why).
+    func commit(to target: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let path, rename(path, target) == 0 else { return false }
+        self.path = nil
+        return true
+    }
+
+    /// Removes the file being written, if any; a signal handler's last step before the
+    /// process ends.
+    public func abandon() {
+        lock.lock()
+        defer { lock.unlock() }
+        if let path { unlink(path) }
+        path = nil
     }
 }
 

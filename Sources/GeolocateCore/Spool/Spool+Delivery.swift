@@ -158,11 +158,12 @@ extension Spool {
     }
 
     /// Puts dead letters back in the queue, each for the endpoint that refused it alone (the
-    /// others may have it already): those with `ids`, or all when `ids` is empty.
+    /// others may have it already): those with `ids`, or all when `ids` is empty. They count as
+    /// spooled at `now` (the wall clock), so a requeued record gets its full retention again.
     /// - Returns: how many were requeued.
     /// - Throws: `GeolocateError.usage` naming ids that are not dead letters (nothing is requeued).
     @discardableResult
-    public func requeueDeadLetters(ids: [String]) throws -> Int {
+    public func requeueDeadLetters(ids: [String], now: Int64) throws -> Int {
         try write { db in
             let rows = try Row.fetchAll(db, sql: "SELECT rowid, id FROM deadLetters ORDER BY at, seq")
                 .filter { ids.isEmpty || ids.contains($0.lenient("id") ?? "") }
@@ -172,9 +173,9 @@ extension Spool {
             }
             for row in rows {
                 try db.execute(sql: """
-                    INSERT INTO records (\(SpoolColumns.names), destination)
-                    SELECT \(SpoolColumns.names), endpoint FROM deadLetters WHERE rowid = ?
-                    """, arguments: [row.lenient("rowid") as Int64?])
+                    INSERT INTO records (\(SpoolColumns.names), destination, spooledAt)
+                    SELECT \(SpoolColumns.names), endpoint, ? FROM deadLetters WHERE rowid = ?
+                    """, arguments: [now, row.lenient("rowid") as Int64?])
                 try db.execute(sql: "DELETE FROM deadLetters WHERE rowid = ?", arguments: [row.lenient("rowid") as Int64?])
             }
             return rows.count

@@ -4,7 +4,8 @@ import Logging
 
 /// Limits on what the spool keeps (config `spool.*`).
 public struct SpoolLimits: Sendable, Equatable {
-    /// Records whose `recordTimestamp` is older than this are expired, never sent.
+    /// Records older than this by both their times, when they were spooled and (unless it is
+    /// in the future) their fix's, are expired, never sent.
     public var maxRetentionMilliseconds: Int64
     /// At most this many records are kept; the oldest beyond it are expired.
     public var maxRecords: Int
@@ -17,6 +18,16 @@ public struct SpoolLimits: Sendable, Equatable {
         self.maxRetentionMilliseconds = maxRetentionMilliseconds
         self.maxRecords = maxRecords
         self.keepDeliveredMilliseconds = keepDeliveredMilliseconds
+    }
+}
+
+extension SpoolLimits {
+    /// The warning for `count` records expired unsent, the one loss the spool allows: said
+    /// by whichever command expired them (flush, track), never as a mere note.
+    public func expiryWarning(count: Int) -> String {
+        "\(count) record\(count == 1 ? "" : "s") expired unsent: older than spool.maxRetention "
+            + "(\(DurationText.format(maxRetentionMilliseconds))) both since they were spooled and by their fix, "
+            + "or beyond spool.maxRecords (\(maxRecords))"
     }
 }
 
@@ -51,9 +62,11 @@ public final class Spool: Sendable {
     /// - Parameter busyTimeout: how long a write waits for another process's write lock
     ///   before it fails: long for one-shot commands, short for track, which keeps its records
     ///   in memory and retries instead of blocking.
+    /// - Parameter clock: the wall clock; a spool of schema 6 or earlier gives its records the
+    ///   time of the upgrade as when they were spooled.
     /// - Throws: `GeolocateError.stateNotWritable` when it cannot be opened or is not a
     ///   database; `.spoolLocked` (75) when another process holds it locked past `busyTimeout`.
-    public init(stateDirectory: String, busyTimeout: TimeInterval = 30) throws {
+    public init(stateDirectory: String, busyTimeout: TimeInterval = 30, clock: WallClock = SystemClock()) throws {
         path = stateDirectory + "/spool.sqlite"
         do {
             try Paths.makeDirectories(stateDirectory)
@@ -71,7 +84,7 @@ public final class Spool: Sendable {
             let lock = try FileLock(path: stateDirectory + "/spool.lock")
             defer { withExtendedLifetime(lock) {} }
             database = try DatabasePool(path: path, configuration: configuration)
-            let migrator = Spool.migrator
+            let migrator = Spool.migrator(upgradedAt: clock.nowMilliseconds)
             try database.read(SpoolColumns.checkVersion1)
             if try database.read(migrator.hasBeenSuperseded) {
                 throw GeolocateError.stateNotWritable(path: path, reason: "written by a newer geolocate (schema version above \(SpoolColumns.schemaVersion)); use that version")
@@ -82,7 +95,9 @@ public final class Spool: Sendable {
         }
     }
 
-    private static var migrator: DatabaseMigrator {
+    /// The migrations, in order; `upgradedAt` is the time schema 7 gives the records already
+    /// there as when they were spooled.
+    private static func migrator(upgradedAt: Int64) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("records") { db in
             try db.execute(sql: """
@@ -108,10 +123,23 @@ public final class Spool: Sendable {
             try db.execute(sql: "CREATE INDEX delivered_deliveredAt ON delivered(deliveredAt)")
             try SpoolColumns.addMissingColumns(db, version: 6)
         }
+        // Schema version 7: when each record was spooled (wall clock), which expiry needs
+        // beside its fix time so that a replayed log is delivered, not expired; and the
+        // expiries of the last day, which status --check warns about. Earlier versions kept no
+        // such time: their records count as spooled at the upgrade, so none is expired sooner
+        // than spool.maxRetention after it (a record kept too long is better than one lost).
+        migrator.registerMigration("spooledAt") { db in
+            try db.execute(sql: "ALTER TABLE records ADD COLUMN spooledAt INTEGER NOT NULL DEFAULT 0")
+            try db.execute(sql: "UPDATE records SET spooledAt = ?", arguments: [upgradedAt])
+            try db.execute(sql: "CREATE INDEX records_spooledAt ON records(spooledAt)")
+            try db.execute(sql: "CREATE TABLE expiries (at INTEGER NOT NULL, count INTEGER NOT NULL)")
+            try db.execute(sql: "PRAGMA user_version = 7")
+        }
         return migrator
     }
 
-    /// Adds `records` in one transaction, then expires what is past `limits` as of `now`.
+    /// Adds `records` in one transaction, spooled at `now` (the wall clock, not a replay's
+    /// time), then expires what is past `limits` as of `now`.
     ///
     /// Ids are not indexed: they are fresh UUIDs, and a unique index over random keys would cost
     /// more than half the insert rate; delivery is at least once and receivers dedupe by id.
@@ -122,7 +150,7 @@ public final class Spool: Sendable {
             return try database.write { db in
                 let insert = try db.cachedStatement(sql: Spool.insertSQL)
                 for entry in entries {
-                    try insert.execute(arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination]))
+                    try insert.execute(arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination, now]))
                 }
                 return try Spool.expire(db, now: now, limits: limits)
             }
@@ -131,12 +159,12 @@ public final class Spool: Sendable {
         }
     }
 
-    /// Adds one record and expires what is past `limits` as of `now`.
+    /// Adds one record, spooled at `now` (the wall clock), and expires what is past `limits`.
     /// - Returns: the record's `seq`, for `remove(seq:)`.
     public func enqueue(_ entry: SpoolEntry, now: Int64, limits: SpoolLimits) throws -> Int64 {
         try write { db in
             try db.execute(sql: Spool.insertSQL,
-                           arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination]))
+                           arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination, now]))
             let seq = db.lastInsertedRowID
             _ = try Spool.expire(db, now: now, limits: limits)
             return seq
@@ -144,7 +172,7 @@ public final class Spool: Sendable {
     }
 
     private static let insertSQL =
-        "INSERT INTO records (\(SpoolColumns.names), destination) VALUES (\(SpoolColumns.placeholders), ?)"
+        "INSERT INTO records (\(SpoolColumns.names), destination, spooledAt) VALUES (\(SpoolColumns.placeholders), ?, ?)"
 
     /// Removes one record, delivered by other means (`trigger --post`), keeping it for
     /// `limits.keepDeliveredMilliseconds`.
@@ -186,9 +214,15 @@ public final class Spool: Sendable {
         }
     }
 
+    /// Deletes the records past `limits` as of `now` (SPEC §5): older than `spool.maxRetention`
+    /// by when they were spooled and by their fix time, a fix time in the future (a receiver
+    /// ahead of the clock) or none counting as not old; then the oldest beyond
+    /// `spool.maxRecords`. Each expiry is counted, and noted with its time for status.
     private static func expire(_ db: Database, now: Int64, limits: SpoolLimits) throws -> Int {
-        try db.execute(sql: "DELETE FROM records WHERE recordedAt < ?",
-                       arguments: [now - limits.maxRetentionMilliseconds])
+        try db.cachedStatement(sql: """
+            DELETE FROM records WHERE spooledAt < :cutoff
+                AND (fixTimestamp IS NULL OR fixTimestamp < :cutoff OR fixTimestamp > :now)
+            """).execute(arguments: ["cutoff": now - limits.maxRetentionMilliseconds, "now": now])
         var expired = db.changesCount
         // The span of seq bounds the count from above and costs two index lookups; the exact
         // count, a scan, is needed only when the span is over the limit.
@@ -207,6 +241,8 @@ public final class Spool: Sendable {
                 INSERT INTO counters (name, value) VALUES ('expired', ?)
                 ON CONFLICT(name) DO UPDATE SET value = value + excluded.value
                 """, arguments: [expired])
+            try db.execute(sql: "INSERT INTO expiries (at, count) VALUES (?, ?)", arguments: [now, expired])
+            try db.execute(sql: "DELETE FROM expiries WHERE at < ?", arguments: [now - Spool.recentExpiryMilliseconds])
         }
         return expired
     }
@@ -243,6 +279,18 @@ public final class Spool: Sendable {
         try read { try Int.fetchOne($0, sql: "SELECT value FROM counters WHERE name = 'expired'") ?? 0 }
     }
 
+    /// How long an expiry counts as recent: status --check warns for a day after records
+    /// expired unsent.
+    public static let recentExpiryMilliseconds: Int64 = 86_400_000
+
+    /// How many records expired unsent in the `recentExpiryMilliseconds` before `now`.
+    public func recentlyExpiredCount(now: Int64) throws -> Int {
+        try read {
+            try Int.fetchOne($0, sql: "SELECT COALESCE(SUM(count), 0) FROM expiries WHERE at > ?",
+                             arguments: [now - Spool.recentExpiryMilliseconds]) ?? 0
+        }
+    }
+
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try database.read(body) } catch {
             throw Spool.failure(error, path: path)
@@ -270,6 +318,9 @@ public final class Spool: Sendable {
 /// more than `window` ago, else with the next commit, which `tick` makes no later than `window`
 /// after the previous one. A burst becomes one transaction per window; a SIGKILL loses at most
 /// the records of the last window.
+///
+/// Every `now` it is given is the wall clock, never a replay's time: it is when the records
+/// are spooled, and what their retention counts from.
 ///
 /// While another process holds the spool locked, records wait in memory and each window tries
 /// again; the spool is opened the same way, on the first commit that finds it free.
@@ -357,7 +408,9 @@ public final class SpoolWriter {
         lastAttempt = elapsed.nowSeconds
         let spool = try self.spool ?? open()
         self.spool = spool
-        expired += try spool.append(pending, now: now, limits: limits)
+        let expiredNow = try spool.append(pending, now: now, limits: limits)
+        if expiredNow > 0 { logger?.warning("\(limits.expiryWarning(count: expiredNow))") }
+        expired += expiredNow
         committed += pending.count
         pending.removeAll(keepingCapacity: true)
         if let lockedSince {

@@ -9,8 +9,9 @@ import GRDB
 enum SpoolColumns {
     /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
     /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
-    /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`).
-    static let schemaVersion = 6
+    /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
+    /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries.
+    static let schemaVersion = 7
 
     /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
     static let definitions: [(name: String, type: String)] = [

@@ -25,6 +25,8 @@ public struct StatusReport: Sendable, Encodable {
         public var deadLetters: Int
         /// Records expired unsent, ever.
         public var expired: Int
+        /// Records expired unsent in the last 24 h: a WARNING for `--check`.
+        public var expiredLast24h: Int
         /// Delivered records kept for export (`spool.keepDelivered`).
         public var keptDelivered: Int
     }
@@ -72,6 +74,7 @@ public struct StatusReport: Sendable, Encodable {
             stateDirectory: stateDirectory, configPath: configPath, source: source.description,
             spool: SpoolStatus(pending: try spool.count(), oldestPendingAgeMs: oldest.map { max(0, now - $0) },
                                deadLetters: try spool.deadLetters().count, expired: try spool.expiredCount(),
+                               expiredLast24h: try spool.recentlyExpiredCount(now: now),
                                keptDelivered: try spool.keptDeliveredCount()),
             endpoints: endpoints,
             lastFix: fix.map { LastFixStatus(ageMs: FixAge.of($0, at: now, boot: clock.boot) ?? 0, source: $0.provider.rawValue, recordTimestamp: $0.timestamp) },
@@ -94,6 +97,9 @@ public struct StatusReport: Sendable, Encodable {
         }
         judge(spool.oldestPendingAgeMs, "oldest pending record")
         if spool.deadLetters > 0 { critical.append("\(spool.deadLetters) dead letter\(spool.deadLetters == 1 ? "" : "s")") }
+        if spool.expiredLast24h > 0 {
+            warning.append("\(spool.expiredLast24h) record\(spool.expiredLast24h == 1 ? "" : "s") expired unsent in the last 24h")
+        }
         if let gpsd {
             if !gpsd.reachable { critical.append("gpsd unreachable (\(gpsd.error ?? "no answer"))") }
             if let lastFix { judge(lastFix.ageMs, "last fix") } else { warning.append("no fix recorded yet") }
@@ -124,7 +130,8 @@ public struct StatusReport: Sendable, Encodable {
     public var text: String {
         var rows: [(String, String)] = [("state directory", stateDirectory), ("config", configPath), ("source", source)]
         rows.append(("pending", "\(spool.pending)" + (spool.oldestPendingAgeMs.map { " (oldest \(Self.ageText($0)) old)" } ?? "")))
-        rows += [("dead letters", "\(spool.deadLetters)"), ("expired", "\(spool.expired)"), ("kept delivered", "\(spool.keptDelivered)")]
+        rows += [("dead letters", "\(spool.deadLetters)"), ("expired", "\(spool.expired) (\(spool.expiredLast24h) in the last 24h)"),
+                 ("kept delivered", "\(spool.keptDelivered)")]
         for endpoint in endpoints {
             var parts = ["\(endpoint.pending) pending", "last success " + (endpoint.lastSuccessAt.map(TimeText.iso8601) ?? "never")]
             if let error = endpoint.lastError { parts.append("last error: \(error)") }

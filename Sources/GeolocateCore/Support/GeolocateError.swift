@@ -35,12 +35,15 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case outputFailed(reason: String)
     /// A file the user asked for (`export --output`) cannot be written: 73.
     case fileNotWritable(path: String, reason: String)
+    /// `export --output` names the spool or another file of the state directory, which the
+    /// export would replace: a usage error (exit 64), refused before anything is written.
+    case outputIsStateFile(path: String, stateFile: String)
     /// `--enforce` and the location policy did not allow (exit 4); the record is still printed.
     case policyDenied(PolicyResult)
 
     public var exitCode: Int32 {
         switch self {
-        case .usage: return 64
+        case .usage, .outputIsStateFile: return 64
         case .unreadableInput: return 65
         case .inputMissing: return 66
         case .sourceUnavailable, .notImplemented: return 69
@@ -82,6 +85,9 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return "cannot write to standard output: \(reason)"
         case .fileNotWritable(let path, let reason):
             return "cannot write \(path): \(reason)"
+        case .outputIsStateFile(let path, let stateFile):
+            let what = path == stateFile ? "" : " (\(stateFile))"
+            return "--output \(path)\(what) is in geolocate's state directory, with the spool, and export never replaces it; write the export elsewhere"
         case .policyDenied(let result):
             return "policy: \(result.decision.rawValue): \(result.reason) (--enforce)"
         }

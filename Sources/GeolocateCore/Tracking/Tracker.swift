@@ -288,13 +288,14 @@ public struct Tracker {
             record = outputPolicy.applied(to: record)
             summary.records += 1
             if request.toStdout { tracker.output(RecordFormat.mosaic.line(record, policy: .unrestricted) + "\n") }
-            try writer?.add(SpoolEntry(record), now: now)
+            // Spooled now by the wall clock, whatever the replay's time: retention counts from it.
+            try writer?.add(SpoolEntry(record), now: tracker.clock.nowMilliseconds)
         }
 
         /// Commits due records and, at most once a second, the last known location.
         mutating func tick(now: Int64) throws {
             if started == nil { started = now }
-            try writer?.tick(now: now)
+            try writer?.tick(now: tracker.clock.nowMilliseconds)
             let elapsed = tracker.elapsed
             if let latestFix, lastKnownSaved.map({ elapsed.milliseconds(since: $0) >= 1000 }) ?? true {
                 saveLastKnown(latestFix, now: now)
@@ -331,7 +332,7 @@ public struct Tracker {
             // A locked spool is waited for, until a stop asks to give up (after a last try).
             var stopSeen: Double?
             let elapsed = tracker.elapsed
-            try writer?.finish(now: now) {
+            try writer?.finish(now: tracker.clock.nowMilliseconds) {
                 guard tracker.stop.isRequested else { return false }
                 let seen = stopSeen ?? elapsed.nowSeconds
                 stopSeen = seen

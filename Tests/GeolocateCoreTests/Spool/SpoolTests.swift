@@ -1,5 +1,6 @@
 import Foundation
 import GeolocateCore
+import class GRDB.Database
 import class GRDB.DatabaseQueue
 import class GRDB.Row
 import struct GRDB.DatabaseValue
@@ -40,6 +41,7 @@ import Testing
                 for column in laterColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
             }
             try db.execute(sql: "DROP TABLE delivered")
+            try Self.undoVersion7(db)
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('signals', 'policy', 'deviceContext', 'keptDelivered'); PRAGMA user_version = 2")
         }
         var new = record(ageMilliseconds: 0)
@@ -55,7 +57,7 @@ import Testing
         let (version, kept) = try DatabaseQueue(path: state + "/spool.sqlite").read {
             (try Int.fetchOne($0, sql: "PRAGMA user_version"), try $0.columns(in: "delivered").map(\.name))
         }
-        #expect(version == 6)
+        #expect(version == 7)
         #expect(kept.starts(with: ["seq", "deliveredAt"]) && kept.contains("carrierName"))
         #expect(try spool.records().map(\.signals) == [nil, signals])
     }
@@ -104,12 +106,12 @@ import Testing
         let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"), try db.columns(in: "records").map(\.name))
         }
-        #expect(columns.0 == 6 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
+        #expect(columns.0 == 7 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
         #expect(try spool.mosaicLines() == Array(lines[0..<12]))
         #expect(try spool.pendingCount(for: "primary") == 11)
         let letters = try spool.deadLetters(for: "primary")
         #expect(letters.map(\.status) == [422] && letters.first?.id == lines[0].split(separator: "\"")[3].description)
-        #expect(try spool.requeueDeadLetters(ids: []) == 1)
+        #expect(try spool.requeueDeadLetters(ids: [], now: Self.now) == 1)
         let requeued = try spool.records(for: "primary", after: 12, limit: 10)
         #expect(requeued.map(\.seq) == [14])
         #expect(requeued.map { RecordFormat.mosaic.line($0.record, policy: .unrestricted) } == [lines[0]])
@@ -196,12 +198,58 @@ import Testing
         let spool = try Spool(stateDirectory: state)
         let limits = SpoolLimits(maxRetentionMilliseconds: 86_400_000, maxRecords: 3)
         let old = record(ageMilliseconds: 2 * 86_400_000)
+        // Spooled two days ago, with a fix as old.
+        try spool.append([SpoolEntry(old)], now: Self.now - 2 * 86_400_000, limits: limits)
         let fresh = (0..<4).map { record(ageMilliseconds: Int64(4 - $0) * 1000) }
-        let expired = try spool.append(([old] + fresh).map { SpoolEntry($0) }, now: Self.now, limits: limits)
+        let expired = try spool.append(fresh.map { SpoolEntry($0) }, now: Self.now, limits: limits)
         #expect(expired == 2)  // the old one, then the oldest fresh one beyond 3 records
         #expect(try spool.count() == 3)
         #expect(try spool.expiredCount() == 2)
+        #expect(try spool.recentlyExpiredCount(now: Self.now) == 2)
+        #expect(try spool.recentlyExpiredCount(now: Self.now + Spool.recentExpiryMilliseconds) == 0)
         #expect(try spool.mosaicLines() == fresh.suffix(3).map { RecordFormat.mosaic.line($0, policy: .unrestricted) })
+    }
+
+    /// SPEC §5: a record expires only when it is older than spool.maxRetention by both its
+    /// times, when it was spooled and (unless in the future) its fix's.
+    @Test(arguments: [
+        // (spooled days ago, fix days ago (negative: ahead of the clock), expired)
+        (0.0, 700.0, false),  // a two-year-old log replayed just now
+        (11.0, 1.0, false),   // spooled while the clock ran weeks behind, recent fix
+        (11.0, 11.0, true),
+        (11.0, -3.0, true),   // a fix in the future counts for nothing
+        (9.0, 700.0, false),
+    ])
+    func retentionCountsFromBothTimes(spooledDaysAgo: Double, fixDaysAgo: Double, expired: Bool) throws {
+        let spool = try Spool(stateDirectory: state)
+        let day = 86_400_000.0
+        let limits = SpoolLimits(maxRetentionMilliseconds: 10 * 86_400_000)
+        try spool.append([SpoolEntry(record(ageMilliseconds: Int64(fixDaysAgo * day)))], now: Self.now - Int64(spooledDaysAgo * day), limits: limits)
+        #expect(try spool.expire(now: Self.now, limits: limits) == (expired ? 1 : 0))
+        #expect(try spool.count() == (expired ? 0 : 1))
+    }
+
+    /// Removes what schema version 7 added, making the spool one of version 6.
+    static func undoVersion7(_ db: Database) throws {
+        try db.execute(sql: "DROP INDEX records_spooledAt; ALTER TABLE records DROP COLUMN spooledAt; DROP TABLE expiries")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'spooledAt'; PRAGMA user_version = 6")
+    }
+
+    /// A spool of version 6 keeps its records, which count as spooled at the upgrade: none is
+    /// expired by its old fix time alone.
+    @Test func aVersion6SpoolKeepsItsRecordsAsSpooledAtTheUpgrade() throws {
+        let limits = SpoolLimits(maxRetentionMilliseconds: 10 * 86_400_000)
+        let old = (0..<3).map { _ in record(ageMilliseconds: 30 * 86_400_000) }
+        try Spool(stateDirectory: state).append(old.map { SpoolEntry($0) }, now: Self.now - 30 * 86_400_000, limits: limits)
+        try DatabaseQueue(path: state + "/spool.sqlite").write { try Self.undoVersion7($0) }
+        let spool = try Spool(stateDirectory: state, clock: FixedClock(Self.now))
+        let (version, spooledAt) = try DatabaseQueue(path: state + "/spool.sqlite").read {
+            (try Int.fetchOne($0, sql: "PRAGMA user_version"), try Int64.fetchAll($0, sql: "SELECT spooledAt FROM records"))
+        }
+        #expect(version == 7 && spooledAt == [Self.now, Self.now, Self.now])
+        #expect(try spool.expire(now: Self.now + 9 * 86_400_000, limits: limits) == 0)
+        #expect(try spool.mosaicLines() == old.map { RecordFormat.mosaic.line($0, policy: .unrestricted) })
+        #expect(try spool.expire(now: Self.now + 11 * 86_400_000, limits: limits) == 3)
     }
 
     @Test func groupCommitCommitsAtOnceThenOncePerWindow() throws {
@@ -264,7 +312,7 @@ import Testing
         #expect(letters.count == 2)
         #expect(letters.allSatisfy { $0.status == nil })
         #expect(letters.contains { $0.id == pending[0].record.id })
-        #expect(try spool.requeueDeadLetters(ids: []) == 2)
+        #expect(try spool.requeueDeadLetters(ids: [], now: Self.now) == 2)
         #expect(try spool.deadLetters().isEmpty)
         #expect(try spool.count() == 2)
     }

@@ -79,6 +79,7 @@ import Testing
     @Test func ownTracksMessagesFieldByField() throws {
         let truth = try spoolGeneratedDrive()
         let collector = try Collector()
+        defer { collector.stop() }
         try set("endpoints.ot.url", collector.url("/pub"))
         try set("endpoints.ot.format", "owntracks")
         try set("owntracks.tid", "GL")
@@ -110,6 +111,7 @@ import Testing
     @Test func osmAndRequestsFieldByField() throws {
         let truth = try spoolGeneratedDrive()
         let collector = try Collector()
+        defer { collector.stop() }
         try set("endpoints.traccar.url", collector.url("/osmand"))
         try set("endpoints.traccar.format", "osmand")
         let result = try geolocate.run(["flush"])
@@ -137,6 +139,7 @@ import Testing
     /// skipped, without holding the queue.
     @Test func recordsWithoutCoordinatesAreSkipped() throws {
         let collector = try Collector()
+        defer { collector.stop() }
         try set("endpoints.traccar.url", collector.url("/osmand"))
         try set("endpoints.traccar.format", "osmand")
         let trigger = try geolocate.run(["trigger", "login", "--replay", GeolocateProcess.fixture("nofix-only.nmea"), "--permission", "fine",

@@ -347,19 +347,6 @@ import Glibc
         #expect(collector.acceptedIDs("/a").sorted() == ids.sorted())
     }
 
-    @Test func recordsPastRetentionExpireUnsent() throws {
-        let collector = try Collector()
-        defer { collector.stop() }
-        try configure(collector, ["a": ["url": "COLLECTOR/a"]])
-        _ = try geolocate.run(["config", "set", "spool.maxRetention", "1h"])
-        _ = try spoolDrive()  // the drive was recorded on 2026-11-21, more than an hour ago
-        let (status, report, _) = try flush()
-        #expect(status == 0)
-        #expect(report["a"]?["expired"] as? Int == 120)
-        #expect(report["a"]?["sent"] as? Int == 0)
-        #expect(collector.requests().isEmpty)
-    }
-
     @Test func triggerPostSendsAtOnceOrSpools() throws {
         let collector = try Collector()
         defer { collector.stop() }

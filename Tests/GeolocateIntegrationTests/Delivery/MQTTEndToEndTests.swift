@@ -206,6 +206,7 @@ import Glibc
     /// Assistant's webhook gets OwnTracks messages with the user and device headers.
     @Test func theOwnTracksHTTPExampleDelivers() throws {
         let collector = try Collector()
+        defer { collector.stop() }
         let example = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("Examples/owntracks/config-http.json"), encoding: .utf8)
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
         try example.replacingOccurrences(of: "https://homeassistant.local:8123/api/webhook/REPLACE-WITH-YOUR-WEBHOOK-ID", with: collector.url("/api/webhook/test"))

@@ -115,6 +115,7 @@ import Glibc
     /// Delivered records leave the spool unless spool.keepDelivered keeps them for export.
     @Test func keepDeliveredKeepsDeliveredRecordsForExport() throws {
         let collector = try Collector()
+        defer { collector.stop() }
         let result = try geolocate.run(["config", "set", "endpoints.main.url", collector.url("/in")])
         try #require(result.status == 0)
         _ = try spoolDrive()

@@ -72,6 +72,7 @@ import Glibc
 
     @Test func deadLettersAreCritical() throws {
         let collector = try Collector()
+        defer { collector.stop() }
         try collector.script(["/in": ["default": ["status": 422]]])
         try set("source", "nmea:" + GeolocateProcess.example("kiosk-gnss.nmea"))
         try set("endpoints.main.url", collector.url("/in"))
