@@ -105,6 +105,27 @@ import Glibc
         #expect(result.stderr.contains(":4:") && result.stderr.contains("actions.login.timeout"), "\(result.stderr)")
     }
 
+    /// A key given twice is refused at any depth: Foundation kept the first copy
+    /// (GPS_LOCATION, fine) where jq and Python keep the last (CITY, none), and
+    /// `config validate` said ok.
+    @Test(arguments: [
+        ("{\"privacy\": {\"precision\": \"GPS_LOCATION\",\n  \"precision\": \"CITY\"}}\n", "privacy.precision", 2),
+        ("{\"permissions\": [\"fine\"],\n\n \"permissions\": []}\n", "permissions", 3),
+        ("{\"endpoints\": {\"p\": {\"url\": \"http://127.0.0.1:9/in\", \"headers\": {\"X-Key\": \"a\", \"X-Key\": \"b\"}}}}\n", "endpoints.p.headers.X-Key", 1),
+    ])
+    func aDuplicateKeyIsRefusedWithItsPathAndLine(_ content: String, _ key: String, _ line: Int) throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try content.write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        for arguments in [["config", "validate"], ["config", "show"], ["config", "set", "privacy.precision", "CITY"],
+                          ["trigger", "login", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")]] {
+            let result = try geolocate.run(arguments)
+            #expect(result.status == 78 && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+            #expect(result.stderr.contains("\(geolocate.configPath):\(line): duplicate key '\(key)'"), "\(result.stderr)")
+        }
+        #expect(try String(contentsOfFile: geolocate.configPath, encoding: .utf8) == content, "never written over")
+    }
+
     @Test func privacyKeysAreValidatedWithTheirDefaults() throws {
         #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "GPS_LOCATION\n")
         #expect(try geolocate.run(["config", "get", "privacy.countryCodeReplacement"]).stdout == "XB\n")

@@ -45,6 +45,7 @@ public struct ConfigStore {
         guard case .object = document else {
             throw GeolocateError.configuration(file: path, line: 1, reason: "the top level must be a JSON object")
         }
+        try refuseDuplicateKeys(in: data, file: path)
         for (keyPath, value) in document.leaves() {
             let key = keyPath.joined(separator: ".")
             guard let setting = ConfigKey.setting(for: keyPath) else {
@@ -57,6 +58,22 @@ public struct ConfigStore {
             }
         }
         return document
+    }
+
+    /// Refuses a key that appears twice in one object, at any depth.
+    ///
+    /// Foundation keeps one copy silently while jq and Python keep the other, so a privacy or
+    /// permission setting would mean one thing to the tool that checked it and another here.
+    /// Only the scanner's duplicate finding counts: what Foundation accepted is valid JSON.
+    private static func refuseDuplicateKeys(in data: Data, file path: String) throws {
+        do {
+            _ = try JSONScanner.parse([UInt8](data))
+        } catch let duplicate as JSONScanner.DuplicateKey {
+            throw GeolocateError.configuration(file: path, line: duplicate.line(in: data),
+                                               reason: "duplicate key '\(duplicate.dottedPath)' (JSON readers disagree on which copy counts; keep one)")
+        } catch {
+            // Nesting deeper than the scanner reads: Foundation read it, and no key is that deep.
+        }
     }
 
     /// The typed settings of the file.

@@ -189,6 +189,8 @@ import Testing
         ("too large", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"eq"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[90,0],[180,0],[-90,0],[0,0]]]}}]}"#, "feature 0 (\"eq\"): the polygon reaches 180° of arc"),
         ("too big to read", nil, "is larger than 16 MiB"),
         ("bad effect", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"d","effect":"maybe"},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 0 (\"d\"): \"effect\" must be allow or deny"),
+        // jq and Python take the last copy (allow); geolocate took it too, silently.
+        ("duplicate key", "{\"type\":\"FeatureCollection\",\"features\":[\n{\"type\":\"Feature\",\"properties\":{\"name\":\"e\",\"radius\":5,\n\"effect\":\"deny\",\n\"effect\":\"allow\"},\"geometry\":{\"type\":\"Point\",\"coordinates\":[1,2]}}]}", "bad.geojson:4: duplicate key 'features.0.properties.effect'"),
     ])
     func aBadZonesFileIsExit78NamingFileAndFeature(_ kind: String, _ content: String?, _ message: String) throws {
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
