@@ -13,21 +13,21 @@ public struct ConfigStore {
 
     public init(path: String) { self.path = path }
 
+    /// A configuration of every key and a hundred endpoints is a few tens of KiB.
+    static let maximumBytes = 1024 * 1024
+
     /// The document in the file (`{}` when there is no file), validated.
     /// - Throws: `GeolocateError.configuration` naming the file, line and reason (exit 78).
     public func load() throws -> JSONValue {
-        guard FileManager.default.fileExists(atPath: path) else { return .object([:]) }
-        // A FIFO or device would block the read or stream forever (Foundation also calls that
-        // "permission denied"); a directory is refused below with its own cause.
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG, (info.st_mode & S_IFMT) != S_IFDIR {
-            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: not a regular file")
-        }
+        // A FIFO or device in its place would block the read or stream forever.
         let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: \(ErrorText.plain(error))")
+        switch BoundedFile.read(path, limit: ConfigStore.maximumBytes) {
+        case .success(let contents): data = contents
+        case .failure(.missing): return .object([:])
+        case .failure(.unreadable(let code)):
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: \(ErrorText.posix(code))")
+        case .failure(let failure):
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: it \(failure.text(limit: ConfigStore.maximumBytes))")
         }
         return try ConfigStore.document(parsing: data, file: path)
     }

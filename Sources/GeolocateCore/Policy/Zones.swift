@@ -142,13 +142,7 @@ enum ZoneFile {
         case .success(let data):
             return try parse(data, path: path)
         case .failure(let failure):
-            let reason: String
-            switch failure {
-            case .missing: reason = "does not exist"
-            case .unreadable: reason = "cannot be read"
-            case .tooLarge: reason = "is larger than 16 MiB"
-            }
-            throw GeolocateError.configuration(file: path, line: nil, reason: "the policy.zones file \(reason)")
+            throw GeolocateError.configuration(file: path, line: nil, reason: "the policy.zones file \(failure.text(limit: maximumBytes))")
         }
     }
 

@@ -58,8 +58,12 @@ public final class Spool: Sendable {
         do {
             try Paths.makeDirectories(stateDirectory)
             // Locations are personal: SQLite gives the -wal and -shm files the database file's mode.
-            let fd = open(path, O_RDWR | O_CREAT, 0o600)
+            let fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0o600)
             if fd >= 0 { close(fd) }
+            // SQLite's blocking reads would wait on a FIFO in its place for ever.
+            if case .notRegular(let kind)? = BoundedFile.problem(path, limit: .max) {
+                throw GeolocateError.stateNotWritable(path: path, reason: "it is \(kind), not a regular file")
+            }
             var configuration = Configuration()
             configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
