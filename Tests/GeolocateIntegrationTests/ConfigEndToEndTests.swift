@@ -304,6 +304,44 @@ import Glibc
         #expect(validate.status == 78 && validate.stderr.contains("X-Key"), "\(validate.stderr)")
     }
 
+    /// SPEC §7: a symlinked config file is written through the link (before, `set` replaced
+    /// the link with a private copy), and an existing file keeps its mode (0644 became 0600).
+    @Test func setWritesThroughASymlinkAndKeepsTheMode() throws {
+        let managed = geolocate.home.appendingPathComponent("managed")
+        try FileManager.default.createDirectory(at: managed, withIntermediateDirectories: true)
+        let target = managed.appendingPathComponent("config.json").path
+        try "{}\n".write(toFile: target, atomically: true, encoding: .utf8)
+        #expect(chmod(target, 0o644) == 0)
+        #expect(symlink("managed/config.json", geolocate.configPath) == 0)
+
+        let set = try geolocate.run(["config", "set", "privacy.precision", "CITY"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
+        #expect(try String(contentsOfFile: target, encoding: .utf8).contains("CITY"))
+        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
+        #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "CITY\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: managed.path) == ["config.json"], "no temporary file left")
+
+        // A plain 0644 file stays 0644; unset writes the same way.
+        let plain = geolocate.home.appendingPathComponent("plain.json").path
+        try "{}\n".write(toFile: plain, atomically: true, encoding: .utf8)
+        #expect(chmod(plain, 0o644) == 0)
+        #expect(try geolocate.run(["config", "set", "permissions", "fine", "--config", plain]).status == 0)
+        #expect(try geolocate.run(["config", "unset", "privacy", "--config", geolocate.configPath]).status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: plain)[.posixPermissions] as? Int == 0o644)
+        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
+
+
+        // reset keeps the old file beside the target and the link in place.
+        let reset = try geolocate.run(["config", "reset"])
+        #expect(reset.status == 0 && reset.stderr.contains(target + ".bak"), "\(reset.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
+        #expect(FileManager.default.fileExists(atPath: target + ".bak"))
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "{}\n")
+        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
+    }
+
     /// Symlinks planted under the temporary names earlier versions used (`.NAME.PID.tmp`, for
     /// the next 3000 process ids) are never written through: the victim keeps its content and mode.
     @Test func plantedSymlinksAreNeverFollowed() throws {

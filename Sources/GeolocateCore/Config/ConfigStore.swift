@@ -191,14 +191,24 @@ public struct ConfigStore {
         return document
     }
 
-    /// Moves any existing file to `PATH.bak` and starts from an empty configuration.
+    /// Keeps any existing file as `FILE.bak` and starts from an empty configuration, written
+    /// as `set` writes: through a symlink (the backup is then beside the link's target), with
+    /// the old file's mode and owner.
     /// - Returns: the backup path when there was a file.
     @discardableResult
     public func reset() throws -> String? {
+        let file: String
+        do { file = try AtomicFile.linkTarget(of: path) } catch {
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot follow the symlink: \(ErrorText.plain(error))")
+        }
         var backup: String?
-        if FileManager.default.fileExists(atPath: path) {
-            let target = path + ".bak"
-            guard rename(path, target) == 0 else {
+        var info = stat()
+        if lstat(file, &info) == 0 {
+            let target = file + ".bak"
+            // A second name for the old file, which the new one then replaces: the mode stays
+            // for the new file to take. A file system without hard links gets a rename.
+            unlink(target)
+            guard link(file, target) == 0 || rename(file, target) == 0 else {
                 throw GeolocateError.configuration(file: path, line: nil, reason: "cannot move the file to \(target): \(ErrorText.posix(errno))")
             }
             backup = target
@@ -254,7 +264,7 @@ public struct ConfigStore {
 
     private func save(_ document: JSONValue) throws {
         do {
-            try AtomicFile.write(Data((document.prettyPrinted() + "\n").utf8), to: path, permissions: 0o600)
+            try AtomicFile.replace(Data((document.prettyPrinted() + "\n").utf8), at: path, newFilePermissions: 0o600)
         } catch {
             throw GeolocateError.configuration(file: path, line: nil, reason: "cannot write: \(ErrorText.plain(error))")
         }

@@ -88,7 +88,7 @@ public enum Paths {
 /// The temporary file has an unpredictable name and is created with `mkstemp` (`O_CREAT |
 /// O_EXCL`), so a symlink planted in the directory is never followed and never written through.
 enum AtomicFile {
-    static func write(_ data: Data, to path: String, permissions: Int) throws {
+    static func write(_ data: Data, to path: String, permissions: Int, owner: (uid: uid_t, gid: gid_t)? = nil) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         try Paths.makeDirectories(directory)
@@ -98,6 +98,11 @@ enum AtomicFile {
         let temporary = String(cString: template)
         defer { close(fd) }
         fchmod(fd, mode_t(permissions))
+        if let owner, owner.uid != geteuid() || owner.gid != getegid(), fchown(fd, owner.uid, owner.gid) != 0 {
+            let code = errno
+            unlink(temporary)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EPERM)
+        }
         let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(fd) == 0 else {
             let code = errno
@@ -109,6 +114,40 @@ enum AtomicFile {
             unlink(temporary)
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
+    }
+}
+
+extension AtomicFile {
+    /// Replaces a file the user keeps (the configuration) atomically, as SPEC §7 asks: a
+    /// symlink is written through (its target replaced, in the target's directory), and an
+    /// existing file keeps its mode and owner; a new one gets `newFilePermissions`.
+    ///
+    /// An admin who links the config into a managed directory, or opens it to 0644 for a PAM
+    /// stack running as the user, must not find a private copy in its place after one `set`.
+    static func replace(_ data: Data, at path: String, newFilePermissions: Int) throws {
+        let target = try linkTarget(of: path)
+        var info = stat()
+        if lstat(target, &info) == 0 {
+            try write(data, to: target, permissions: Int(info.st_mode & 0o7777), owner: (info.st_uid, info.st_gid))
+        } else {
+            try write(data, to: target, permissions: newFilePermissions)
+        }
+    }
+
+    /// The file `path` finally names through any symlinks (the last one's target when it
+    /// does not exist yet); `path` itself when it is no link.
+    /// - Throws: `ELOOP` for a chain of more than 40 links.
+    static func linkTarget(of path: String) throws -> String {
+        var current = path
+        for _ in 0..<40 {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+            let count = readlink(current, &buffer, buffer.count)
+            guard count > 0 else { return current }
+            let destination = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = destination.hasPrefix("/") ? destination
+                : URL(fileURLWithPath: current).deletingLastPathComponent().path + "/" + destination
+        }
+        throw POSIXError(.ELOOP)
     }
 }
 
