@@ -342,6 +342,37 @@ import Glibc
         #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
     }
 
+    /// Keys are dotted, so a dot in an endpoint, action or header name made a key no command
+    /// could reach; before, such names passed in a file and in `trigger`, and `set` said
+    /// "unknown key". One rule now: no dots in names, said wherever a name is given.
+    @Test func namesWithDotsAreRefusedEverywhere() throws {
+        let trigger = try geolocate.run(["trigger", "check.out", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")])
+        #expect(trigger.status == 64 && trigger.stdout.isEmpty, "\(trigger.stderr)")
+        #expect(trigger.stderr.contains("invalid action name 'check.out'") && trigger.stderr.contains("no dots"), "\(trigger.stderr)")
+        for (key, value, message) in [("endpoints.eu.west.url", "http://127.0.0.1:9/in", "'eu.west' is not an endpoint name"),
+                                      ("actions.check.out.mode", "disabled", "'check.out' is not an action name"),
+                                      ("endpoints.p.headers.X.Api.Key", "k", "header name 'X.Api.Key' has a dot")] {
+            let set = try geolocate.run(["config", "set", key, value])
+            #expect(set.status == 64 && set.stderr.contains(message) && set.stderr.split(separator: "\n").count == 1, "\(key): \(set.stderr)")
+            #expect(try geolocate.run(["config", "get", key]).stderr.contains(message))
+        }
+        #expect(!FileManager.default.fileExists(atPath: geolocate.configPath))
+
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        for (content, message) in [
+            ("{\"endpoints\": {\n  \"eu.west\": {\"url\": \"http://127.0.0.1:9/in\"}}}\n", ":2: endpoints.eu.west.url: 'eu.west' is not an endpoint name"),
+            ("{\"actions\": {\"check.out\": {\"mode\": \"disabled\"}}}\n", ":1: actions.check.out.mode: 'check.out' is not an action name"),
+            ("{\"endpoints\": {\"p\": {\"url\": \"http://127.0.0.1:9/in\",\n \"headers\": {\"X.Api.Key\": \"k\"}}}}\n", ":2: endpoints.p.headers.X.Api.Key: header name 'X.Api.Key' has a dot"),
+        ] {
+            try content.write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+            for arguments in [["config", "validate"], ["flush"]] {
+                let result = try geolocate.run(arguments)
+                #expect(result.status == 78 && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+                #expect(result.stderr.contains(geolocate.configPath + message), "\(result.stderr)")
+            }
+        }
+    }
+
     /// Symlinks planted under the temporary names earlier versions used (`.NAME.PID.tmp`, for
     /// the next 3000 process ids) are never written through: the victim keeps its content and mode.
     @Test func plantedSymlinksAreNeverFollowed() throws {

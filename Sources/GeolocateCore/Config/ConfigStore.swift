@@ -113,16 +113,19 @@ public struct ConfigStore {
     /// could not use, or a header name that is no token or is one geolocate sets.
     static func keyProblem(_ keyPath: [String], setting: AnySetting) -> String? {
         for (pattern, name) in zip(setting.pattern.dropLast(), keyPath.dropLast()) where pattern == "*" {
-            if keyPath.first == "actions", (try? Trigger.validate(action: name)) == nil {
-                return "'\(name)' is not an action name (letters, digits, _ - or ., up to 64 characters)"
+            if keyPath.first == "actions", !isPlainName(name) {
+                return "'\(name)' is not an action name (\(plainNameRule))"
             }
             if keyPath.first == "endpoints", !isPlainName(name) {
-                return "'\(name)' is not an endpoint name (letters, digits, _ - or ., up to 64 characters)"
+                return "'\(name)' is not an endpoint name (\(plainNameRule))"
             }
         }
         guard setting.key == ConfigKey.endpointHeader.key, let name = keyPath.last else { return nil }
+        if name.contains(".") {
+            return "header name '\(name)' has a dot, which separates the parts of a config key; headers with dots cannot be configured"
+        }
         if !isHeaderName(name) {
-            return "'\(name)' is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)"
+            return "'\(name)' is not an HTTP header name (letters, digits and !#$%&'*+-^_`|~ only)"
         }
         if reservedHeaderNames.contains(name.lowercased()) {
             return "\(name) is set by geolocate itself and cannot be configured"
@@ -279,7 +282,23 @@ public struct ConfigStore {
     }
 
     private static func unknownKey(_ key: String) -> GeolocateError {
-        .usage("unknown key '\(key)'\(ConfigKey.suggestion(for: key.split(separator: ".").map(String.init))) (geolocate config keys lists them)")
+        if let problem = dottedNameProblem(key.split(separator: ".").map(String.init)) { return .usage("\(key): \(problem)") }
+        return .usage("unknown key '\(key)'\(ConfigKey.suggestion(for: key.split(separator: ".").map(String.init))) (geolocate config keys lists them)")
+    }
+
+    /// Why a key that matches no setting would match one if some of its parts were one name
+    /// with dots (`endpoints.eu.west.url`, `endpoints.p.headers.X.Api.Key`): the dot rule,
+    /// said instead of "unknown key".
+    private static func dottedNameProblem(_ keyPath: [String]) -> String? {
+        guard keyPath.count > 2 else { return nil }
+        for start in 1..<keyPath.count - 1 {
+            for end in start + 2...keyPath.count {
+                let joined = Array(keyPath[..<start]) + [keyPath[start..<end].joined(separator: ".")] + Array(keyPath[end...])
+                guard let setting = ConfigKey.setting(for: joined) else { continue }
+                if let problem = keyProblem(joined, setting: setting) { return problem }
+            }
+        }
+        return nil
     }
 
     /// The line of a JSON syntax error. `JSONDecoder` does not say where; `JSONSerialization`
