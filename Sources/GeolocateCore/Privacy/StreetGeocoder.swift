@@ -125,7 +125,7 @@ public struct GeocoderCache: Sendable {
     static let busyTimeout: TimeInterval = 2
 
     public init(stateDirectory: String) {
-        path = stateDirectory + "/geocoder-cache.sqlite"
+        path = StateFile.geocoderCache.path(in: stateDirectory)
         self.stateDirectory = stateDirectory
     }
 

@@ -30,7 +30,7 @@ public struct DeviceInfo: Sendable, Equatable {
 
     /// The install's id; two processes making it at once agree on one (the first link wins).
     static func deviceID(stateDirectory: String) throws -> String {
-        let path = stateDirectory + "/device-id"
+        let path = StateFile.deviceID.path(in: stateDirectory)
         if let id = read(path) { return id }
         let temporary = path + ".\(getpid()).tmp"
         do {

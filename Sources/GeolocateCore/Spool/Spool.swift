@@ -54,7 +54,7 @@ public final class Spool: Sendable {
     /// - Throws: `GeolocateError.stateNotWritable` when it cannot be opened or is not a
     ///   database; `.spoolLocked` (75) when another process holds it locked past `busyTimeout`.
     public init(stateDirectory: String, busyTimeout: TimeInterval = 30) throws {
-        path = stateDirectory + "/spool.sqlite"
+        path = StateFile.spool.path(in: stateDirectory)
         do {
             try Paths.makeDirectories(stateDirectory)
             // Locations are personal: SQLite gives the -wal and -shm files the database file's mode.
@@ -72,7 +72,7 @@ public final class Spool: Sendable {
                 // default of 2 MB per connection was a tenth of track's memory.
                 try db.execute(sql: "PRAGMA cache_size = -256")
             }
-            let lock = try FileLock(path: stateDirectory + "/spool.lock")
+            let lock = try FileLock(path: StateFile.spoolLock.path(in: stateDirectory))
             defer { withExtendedLifetime(lock) {} }
             database = try DatabasePool(path: path, configuration: configuration)
             let migrator = Spool.migrator

@@ -43,22 +43,14 @@ public enum Paths {
         }
     }
 
-    /// The names geolocate keeps in its state directory, SQLite's companions and our
-    /// temporary files (`.NAME.XXXXXX`) included.
-    static let stateFileNames: Set<String> = [
-        "spool.sqlite", "spool.sqlite-wal", "spool.sqlite-shm", "spool.sqlite-journal", "spool.lock",
-        "flush.lock", "last-known.json", "last-known-replay.json", "device-id",
-        "geocoder-cache.sqlite", "geocoder-cache.sqlite-journal",
-        // Kept by versions before the SQLite cache.
-        "geocoder-cache.json", "geocoder.lock",
-    ]
-
+    /// Whether every name in `path` is a `StateFile` or one of our temporary files
+    /// (`.NAME.XXXXXX`).
     private static func holdsOnlyStateFiles(_ path: String) -> Bool {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return false }
         return names.allSatisfy { name in
-            if stateFileNames.contains(name) { return true }
+            if StateFile.allNames.contains(name) { return true }
             guard name.hasPrefix("."), let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
-            return stateFileNames.contains(String(name[name.index(after: name.startIndex)..<dot]))
+            return StateFile.allNames.contains(String(name[name.index(after: name.startIndex)..<dot]))
         }
     }
 
