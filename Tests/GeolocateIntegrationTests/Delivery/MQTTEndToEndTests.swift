@@ -92,6 +92,8 @@ import Glibc
         let pem = geolocate.home.appendingPathComponent("other.pem").path
         #expect(mkfifo(fifo, 0o600) == 0)
         try "".write(toFile: pem, atomically: true, encoding: .utf8)
+        // With records pending, flush connects: that is where libmosquitto opened the FIFO.
+        let ids = try spool(GeolocateProcess.example("kiosk-gnss.nmea"))
         try set([("endpoints.secure.url", "mqtts://127.0.0.1:9/secure"), ("endpoints.secure.\(key)", fifo)]
                 + (key == "certFile" ? [("endpoints.secure.keyFile", pem)] : []))
         for arguments in [["config", "validate"], ["flush"], ["flush", "--json"]] {
@@ -103,6 +105,7 @@ import Glibc
                     "\(result.stderr)")
             if arguments == ["flush"] { #expect(result.stdout.isEmpty) }
         }
+        #expect(try spooledCount() == ids.count, "the records stay pending")
     }
 
     @Test func aWrongPasswordIsAConfigurationErrorAndLosesNothing() throws {
