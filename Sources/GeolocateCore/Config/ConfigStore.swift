@@ -69,8 +69,7 @@ public struct ConfigStore {
         do {
             _ = try JSONScanner.parse([UInt8](data))
         } catch let duplicate as JSONScanner.DuplicateKey {
-            throw GeolocateError.configuration(file: path, line: duplicate.line(in: data),
-                                               reason: "duplicate key '\(duplicate.dottedPath)' (JSON readers disagree on which copy counts; keep one)")
+            throw GeolocateError.configuration(file: path, line: duplicate.line(in: data), reason: duplicate.reason)
         } catch {
             // Nesting deeper than the scanner reads: Foundation read it, and no key is that deep.
         }

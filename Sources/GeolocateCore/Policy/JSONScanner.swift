@@ -46,6 +46,9 @@ struct JSONScanner {
         /// `path` dotted, as config keys are written (`privacy.precision`, `features.0.type`).
         var dottedPath: String { path.joined(separator: ".") }
 
+        /// The reason an error about the file gives.
+        var reason: String { "duplicate key '\(dottedPath)' (JSON readers disagree on which copy counts; keep one)" }
+
         /// The line of `offset` in `bytes`, from 1.
         func line(in bytes: some Collection<UInt8>) -> Int {
             bytes.prefix(offset).reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }

@@ -155,8 +155,7 @@ enum ZoneFile {
         } catch let error as JSONScanner.Malformed {
             throw fail("not JSON (at byte \(error.offset))")
         } catch let duplicate as JSONScanner.DuplicateKey {
-            throw GeolocateError.configuration(file: path, line: duplicate.line(in: data),
-                                               reason: "duplicate key '\(duplicate.dottedPath)' (JSON readers disagree on which copy counts; keep one)")
+            throw GeolocateError.configuration(file: path, line: duplicate.line(in: data), reason: duplicate.reason)
         }
         guard document.member("type")?.string == "FeatureCollection", let features = document.member("features")?.array else {
             throw fail("not a GeoJSON FeatureCollection (RFC 7946) with a \"features\" list")

@@ -80,6 +80,8 @@ public enum Paths {
 /// The temporary file has an unpredictable name and is created with `mkstemp` (`O_CREAT |
 /// O_EXCL`), so a symlink planted in the directory is never followed and never written through.
 enum AtomicFile {
+    /// Writes `data` to `path` with `permissions`, and with `owner` (an existing file's user
+    /// and group) when it is not ours.
     static func write(_ data: Data, to path: String, permissions: Int, owner: (uid: uid_t, gid: gid_t)? = nil) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
@@ -89,12 +91,13 @@ enum AtomicFile {
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         let temporary = String(cString: template)
         defer { close(fd) }
-        fchmod(fd, mode_t(permissions))
+        // Owner first: a change of owner clears the set-id bits the mode may carry.
         if let owner, owner.uid != geteuid() || owner.gid != getegid(), fchown(fd, owner.uid, owner.gid) != 0 {
             let code = errno
             unlink(temporary)
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EPERM)
         }
+        fchmod(fd, mode_t(permissions))
         let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(fd) == 0 else {
             let code = errno
@@ -202,6 +205,7 @@ enum BoundedFile {
         return info.st_size > limit ? .tooLarge : nil
     }
 
+    /// The failure an `open` or `stat` that set `code` means.
     private static func openFailure(_ code: Int32) -> Failure {
         code == ENOENT || code == ENOTDIR ? .missing : .unreadable(code)
     }
