@@ -74,7 +74,9 @@ struct FlushCommand: AsyncParsableCommand {
                 only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun,
                 ignoringRetryAfter: ignoreRetryAfter, mqtt: MosquittoTransport())
             if json { try FileHandleOutput.stdout(report.json() + "\n") }
-            for endpoint in report.endpoints {
+            let misconfigured = report.endpoints.firstIndex { $0.endpointError != nil }
+            // The endpoint flush ends on gets its error line alone, not a summary of nothing sent too.
+            for (index, endpoint) in report.endpoints.enumerated() where index != misconfigured {
                 if endpoint.parked, let notBefore = endpoint.nextRetryAt {
                     // Said with --json too: a run that passed an endpoint over is not silent.
                     logger.notice("\(endpoint.name): skipped until \(TimeText.iso8601(notBefore)), as a Retry-After or backoff asked after: \(endpoint.lastError ?? "a failure"); \(endpoint.pending) pending (flush --ignore-retry-after tries now)")

@@ -105,6 +105,27 @@ import Glibc
         #expect(result.stderr.contains(":4:") && result.stderr.contains("actions.login.timeout"), "\(result.stderr)")
     }
 
+    /// A key given twice is refused at any depth: Foundation kept the first copy
+    /// (GPS_LOCATION, fine) where jq and Python keep the last (CITY, none), and
+    /// `config validate` said ok.
+    @Test(arguments: [
+        ("{\"privacy\": {\"precision\": \"GPS_LOCATION\",\n  \"precision\": \"CITY\"}}\n", "privacy.precision", 2),
+        ("{\"permissions\": [\"fine\"],\n\n \"permissions\": []}\n", "permissions", 3),
+        ("{\"endpoints\": {\"p\": {\"url\": \"http://127.0.0.1:9/in\", \"headers\": {\"X-Key\": \"a\", \"X-Key\": \"b\"}}}}\n", "endpoints.p.headers.X-Key", 1),
+    ])
+    func aDuplicateKeyIsRefusedWithItsPathAndLine(_ content: String, _ key: String, _ line: Int) throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try content.write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        for arguments in [["config", "validate"], ["config", "show"], ["config", "set", "privacy.precision", "CITY"],
+                          ["trigger", "login", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")]] {
+            let result = try geolocate.run(arguments)
+            #expect(result.status == 78 && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+            #expect(result.stderr.contains("\(geolocate.configPath):\(line): duplicate key '\(key)'"), "\(result.stderr)")
+        }
+        #expect(try String(contentsOfFile: geolocate.configPath, encoding: .utf8) == content, "never written over")
+    }
+
     @Test func privacyKeysAreValidatedWithTheirDefaults() throws {
         #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "GPS_LOCATION\n")
         #expect(try geolocate.run(["config", "get", "privacy.countryCodeReplacement"]).stdout == "XB\n")
@@ -281,6 +302,75 @@ import Glibc
             .write(to: URL(fileURLWithPath: geolocate.configPath))
         let validate = try geolocate.run(["config", "validate"])
         #expect(validate.status == 78 && validate.stderr.contains("X-Key"), "\(validate.stderr)")
+    }
+
+    /// SPEC §7: a symlinked config file is written through the link (before, `set` replaced
+    /// the link with a private copy), and an existing file keeps its mode (0644 became 0600).
+    @Test func setWritesThroughASymlinkAndKeepsTheMode() throws {
+        let managed = geolocate.home.appendingPathComponent("managed")
+        try FileManager.default.createDirectory(at: managed, withIntermediateDirectories: true)
+        let target = managed.appendingPathComponent("config.json").path
+        try "{}\n".write(toFile: target, atomically: true, encoding: .utf8)
+        #expect(chmod(target, 0o644) == 0)
+        #expect(symlink("managed/config.json", geolocate.configPath) == 0)
+
+        let set = try geolocate.run(["config", "set", "privacy.precision", "CITY"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
+        #expect(try String(contentsOfFile: target, encoding: .utf8).contains("CITY"))
+        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
+        #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "CITY\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: managed.path) == ["config.json"], "no temporary file left")
+
+        // A plain 0644 file stays 0644; unset writes the same way.
+        let plain = geolocate.home.appendingPathComponent("plain.json").path
+        try "{}\n".write(toFile: plain, atomically: true, encoding: .utf8)
+        #expect(chmod(plain, 0o644) == 0)
+        #expect(try geolocate.run(["config", "set", "permissions", "fine", "--config", plain]).status == 0)
+        #expect(try geolocate.run(["config", "unset", "privacy", "--config", geolocate.configPath]).status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: plain)[.posixPermissions] as? Int == 0o644)
+        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
+
+
+        // reset keeps the old file beside the target and the link in place.
+        let reset = try geolocate.run(["config", "reset"])
+        #expect(reset.status == 0 && reset.stderr.contains(target + ".bak"), "\(reset.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
+        #expect(FileManager.default.fileExists(atPath: target + ".bak"))
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "{}\n")
+        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
+    }
+
+    /// Keys are dotted, so a dot in an endpoint, action or header name made a key no command
+    /// could reach; before, such names passed in a file and in `trigger`, and `set` said
+    /// "unknown key". One rule now: no dots in names, said wherever a name is given.
+    @Test func namesWithDotsAreRefusedEverywhere() throws {
+        let trigger = try geolocate.run(["trigger", "check.out", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")])
+        #expect(trigger.status == 64 && trigger.stdout.isEmpty, "\(trigger.stderr)")
+        #expect(trigger.stderr.contains("invalid action name 'check.out'") && trigger.stderr.contains("no dots"), "\(trigger.stderr)")
+        for (key, value, message) in [("endpoints.eu.west.url", "http://127.0.0.1:9/in", "'eu.west' is not an endpoint name"),
+                                      ("actions.check.out.mode", "disabled", "'check.out' is not an action name"),
+                                      ("endpoints.p.headers.X.Api.Key", "k", "header name 'X.Api.Key' has a dot")] {
+            let set = try geolocate.run(["config", "set", key, value])
+            #expect(set.status == 64 && set.stderr.contains(message) && set.stderr.split(separator: "\n").count == 1, "\(key): \(set.stderr)")
+            #expect(try geolocate.run(["config", "get", key]).stderr.contains(message))
+        }
+        #expect(!FileManager.default.fileExists(atPath: geolocate.configPath))
+
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        for (content, message) in [
+            ("{\"endpoints\": {\n  \"eu.west\": {\"url\": \"http://127.0.0.1:9/in\"}}}\n", ":2: endpoints.eu.west.url: 'eu.west' is not an endpoint name"),
+            ("{\"actions\": {\"check.out\": {\"mode\": \"disabled\"}}}\n", ":1: actions.check.out.mode: 'check.out' is not an action name"),
+            ("{\"endpoints\": {\"p\": {\"url\": \"http://127.0.0.1:9/in\",\n \"headers\": {\"X.Api.Key\": \"k\"}}}}\n", ":2: endpoints.p.headers.X.Api.Key: header name 'X.Api.Key' has a dot"),
+        ] {
+            try content.write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+            for arguments in [["config", "validate"], ["flush"]] {
+                let result = try geolocate.run(arguments)
+                #expect(result.status == 78 && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+                #expect(result.stderr.contains(geolocate.configPath + message), "\(result.stderr)")
+            }
+        }
     }
 
     /// Symlinks planted under the temporary names earlier versions used (`.NAME.PID.tmp`, for

@@ -134,6 +134,23 @@ import Glibc
         #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o700)
     }
 
+    /// The signals' previous-report files are ours too: before, the list of our names lacked
+    /// them, so after one trigger a directory opened to 0755 counted as shared and was never
+    /// tightened again.
+    @Test func aDirectoryWithPreviousReportsIsStillTightened() throws {
+        let first = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine"])
+        #expect(first.status == 0, "\(first.stderr)")
+        for name in ["previous-report-replay.json", "previous-report.lock"] {
+            #expect(FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/" + name), "\(name)")
+        }
+        #expect(chmod(geolocate.stateDirectory, 0o755) == 0)
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("mode 755") && result.stderr.contains("now 0700"), "\(result.stderr)")
+        #expect(!result.stderr.contains("shared with other files"), "\(result.stderr)")
+        #expect(try FileManager.default.attributesOfItem(atPath: geolocate.stateDirectory)[.posixPermissions] as? Int == 0o700)
+    }
+
     /// A shared directory (sticky, or holding files that are not ours) keeps its mode: the
     /// user pointed us at it, and tightening it would break what else lives there.
     @Test(arguments: [(0o1777, false), (0o777, true)])

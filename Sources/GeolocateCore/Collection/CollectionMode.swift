@@ -21,8 +21,7 @@ public enum CollectionMode: Sendable, Equatable, CustomStringConvertible {
         case "force-last-known": self = .forceLastKnown
         default:
             guard text.hasPrefix("last-known:") else {
-                let suggestion = Suggestion.closest(to: text, among: CollectionMode.spellings)
-                throw GeolocateError.usage("unknown mode '\(text)'" + (suggestion.map { "; did you mean \($0)?" }
+                throw GeolocateError.usage("unknown mode '\(text)'" + (CollectionMode.suggestion(for: text).map { "; did you mean \($0)?" }
                     ?? " (valid: \(CollectionMode.validValues))"))
             }
             let age = String(text.dropFirst("last-known:".count))
@@ -32,6 +31,18 @@ public enum CollectionMode: Sendable, Equatable, CustomStringConvertible {
             }
             self = .lastKnown(maxAgeMilliseconds: milliseconds)
         }
+    }
+
+    /// The mode nearest to a mistyped one, keeping every part the user gave (SPEC §8):
+    /// `last_known:1` is `last-known:1` and `LAST-KNOWN:30` is `last-known:30`, never a default
+    /// age in place of theirs.
+    static func suggestion(for text: String) -> String? {
+        let word = String(text.prefix { $0 != ":" })
+        let argument = text.dropFirst(word.count)
+        let words = spellings.map { String($0.prefix { $0 != ":" }) }
+        guard let nearest = Suggestion.closest(to: word, among: words) ?? (words.contains(word) ? word : nil) else { return nil }
+        guard nearest == "last-known" else { return nearest }
+        return argument.count > 1 ? nearest + argument : spellings.first { $0.hasPrefix(nearest + ":") }
     }
 
     /// One spelling of each mode, for suggestions and shell completion.

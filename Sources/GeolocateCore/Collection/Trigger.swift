@@ -168,18 +168,25 @@ public struct Trigger {
         try settings.resolvedSource(flag: flag, environment: environment)
     }
 
-    /// Action names are what scripts pass through: letters, digits, `_`, `-` and `.`, up to 64.
+    /// Action names are what scripts pass through: letters, digits, `_` and `-`, up to 64; no
+    /// `.`, which separates the parts of a config key (`actions.NAME.mode`).
     public static func validate(action: String) throws {
         guard isPlainName(action) else {
-            throw GeolocateError.usage("invalid action name '\(action)' (use letters, digits, _ - or ., up to 64 characters, such as login)")
+            throw GeolocateError.usage("invalid action name '\(action)' (\(plainNameRule), such as login)")
         }
     }
 }
 
-/// Whether `name` is 1 to 64 letters, digits, `_`, `-` or `.`: the names of actions and
-/// endpoints, which appear in keys, messages and file names.
+/// Whether `name` is 1 to 64 letters, digits, `_` or `-`: the names of actions and endpoints,
+/// which appear in config keys, messages and file names.
+///
+/// No `.`: keys are dotted (`endpoints.NAME.url`), so a dotted name would pass in a file and
+/// deliver, yet `config get`, `set` and `unset` could never reach it.
 package func isPlainName(_ name: String) -> Bool {
     !name.isEmpty && name.unicodeScalars.count <= 64 && name.unicodeScalars.allSatisfy {
-        ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)
+        ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_-".unicodeScalars.contains($0)
     }
 }
+
+/// `isPlainName`'s rule, as messages say it.
+package let plainNameRule = "letters, digits, _ or -, up to 64 characters; no dots, which separate the parts of a config key"

@@ -13,21 +13,21 @@ public struct ConfigStore {
 
     public init(path: String) { self.path = path }
 
+    /// A configuration of every key and a hundred endpoints is a few tens of KiB.
+    static let maximumBytes = 1024 * 1024
+
     /// The document in the file (`{}` when there is no file), validated.
     /// - Throws: `GeolocateError.configuration` naming the file, line and reason (exit 78).
     public func load() throws -> JSONValue {
-        guard FileManager.default.fileExists(atPath: path) else { return .object([:]) }
-        // A FIFO or device would block the read or stream forever (Foundation also calls that
-        // "permission denied"); a directory is refused below with its own cause.
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG, (info.st_mode & S_IFMT) != S_IFDIR {
-            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: not a regular file")
-        }
+        // A FIFO or device in its place would block the read or stream forever.
         let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: \(ErrorText.plain(error))")
+        switch BoundedFile.read(path, limit: ConfigStore.maximumBytes) {
+        case .success(let contents): data = contents
+        case .failure(.missing): return .object([:])
+        case .failure(.unreadable(let code)):
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: \(ErrorText.posix(code))")
+        case .failure(let failure):
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: it \(failure.text(limit: ConfigStore.maximumBytes))")
         }
         return try ConfigStore.document(parsing: data, file: path)
     }
@@ -45,6 +45,7 @@ public struct ConfigStore {
         guard case .object = document else {
             throw GeolocateError.configuration(file: path, line: 1, reason: "the top level must be a JSON object")
         }
+        try refuseDuplicateKeys(in: data, file: path)
         for (keyPath, value) in document.leaves() {
             let key = keyPath.joined(separator: ".")
             guard let setting = ConfigKey.setting(for: keyPath) else {
@@ -57,6 +58,21 @@ public struct ConfigStore {
             }
         }
         return document
+    }
+
+    /// Refuses a key that appears twice in one object, at any depth.
+    ///
+    /// Foundation keeps one copy silently while jq and Python keep the other, so a privacy or
+    /// permission setting would mean one thing to the tool that checked it and another here.
+    /// Only the scanner's duplicate finding counts: what Foundation accepted is valid JSON.
+    private static func refuseDuplicateKeys(in data: Data, file path: String) throws {
+        do {
+            _ = try JSONScanner.parse([UInt8](data))
+        } catch let duplicate as JSONScanner.DuplicateKey {
+            throw GeolocateError.configuration(file: path, line: duplicate.line(in: data), reason: duplicate.reason)
+        } catch {
+            // Nesting deeper than the scanner reads: Foundation read it, and no key is that deep.
+        }
     }
 
     /// The typed settings of the file.
@@ -96,16 +112,19 @@ public struct ConfigStore {
     /// could not use, or a header name that is no token or is one geolocate sets.
     static func keyProblem(_ keyPath: [String], setting: AnySetting) -> String? {
         for (pattern, name) in zip(setting.pattern.dropLast(), keyPath.dropLast()) where pattern == "*" {
-            if keyPath.first == "actions", (try? Trigger.validate(action: name)) == nil {
-                return "'\(name)' is not an action name (letters, digits, _ - or ., up to 64 characters)"
+            if keyPath.first == "actions", !isPlainName(name) {
+                return "'\(name)' is not an action name (\(plainNameRule))"
             }
             if keyPath.first == "endpoints", !isPlainName(name) {
-                return "'\(name)' is not an endpoint name (letters, digits, _ - or ., up to 64 characters)"
+                return "'\(name)' is not an endpoint name (\(plainNameRule))"
             }
         }
         guard setting.key == ConfigKey.endpointHeader.key, let name = keyPath.last else { return nil }
+        if name.contains(".") {
+            return "header name '\(name)' has a dot, which separates the parts of a config key; headers with dots cannot be configured"
+        }
         if !isHeaderName(name) {
-            return "'\(name)' is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)"
+            return "'\(name)' is not an HTTP header name (letters, digits and !#$%&'*+-^_`|~ only)"
         }
         if reservedHeaderNames.contains(name.lowercased()) {
             return "\(name) is set by geolocate itself and cannot be configured"
@@ -174,14 +193,24 @@ public struct ConfigStore {
         return document
     }
 
-    /// Moves any existing file to `PATH.bak` and starts from an empty configuration.
+    /// Keeps any existing file as `FILE.bak` and starts from an empty configuration, written
+    /// as `set` writes: through a symlink (the backup is then beside the link's target), with
+    /// the old file's mode and owner.
     /// - Returns: the backup path when there was a file.
     @discardableResult
     public func reset() throws -> String? {
+        let file: String
+        do { file = try AtomicFile.linkTarget(of: path) } catch {
+            throw GeolocateError.configuration(file: path, line: nil, reason: "cannot follow the symlink: \(ErrorText.plain(error))")
+        }
         var backup: String?
-        if FileManager.default.fileExists(atPath: path) {
-            let target = path + ".bak"
-            guard rename(path, target) == 0 else {
+        var info = stat()
+        if lstat(file, &info) == 0 {
+            let target = file + ".bak"
+            // A second name for the old file, which the new one then replaces: the mode stays
+            // for the new file to take. A file system without hard links gets a rename.
+            unlink(target)
+            guard link(file, target) == 0 || rename(file, target) == 0 else {
                 throw GeolocateError.configuration(file: path, line: nil, reason: "cannot move the file to \(target): \(ErrorText.posix(errno))")
             }
             backup = target
@@ -237,7 +266,7 @@ public struct ConfigStore {
 
     private func save(_ document: JSONValue) throws {
         do {
-            try AtomicFile.write(Data((document.prettyPrinted() + "\n").utf8), to: path, permissions: 0o600)
+            try AtomicFile.replace(Data((document.prettyPrinted() + "\n").utf8), at: path, newFilePermissions: 0o600)
         } catch {
             throw GeolocateError.configuration(file: path, line: nil, reason: "cannot write: \(ErrorText.plain(error))")
         }
@@ -252,7 +281,23 @@ public struct ConfigStore {
     }
 
     private static func unknownKey(_ key: String) -> GeolocateError {
-        .usage("unknown key '\(key)'\(ConfigKey.suggestion(for: key.split(separator: ".").map(String.init))) (geolocate config keys lists them)")
+        if let problem = dottedNameProblem(key.split(separator: ".").map(String.init)) { return .usage("\(key): \(problem)") }
+        return .usage("unknown key '\(key)'\(ConfigKey.suggestion(for: key.split(separator: ".").map(String.init))) (geolocate config keys lists them)")
+    }
+
+    /// Why a key that matches no setting would match one if some of its parts were one name
+    /// with dots (`endpoints.eu.west.url`, `endpoints.p.headers.X.Api.Key`): the dot rule,
+    /// said instead of "unknown key".
+    private static func dottedNameProblem(_ keyPath: [String]) -> String? {
+        guard keyPath.count > 2 else { return nil }
+        for start in 1..<keyPath.count - 1 {
+            for end in start + 2...keyPath.count {
+                let joined = Array(keyPath[..<start]) + [keyPath[start..<end].joined(separator: ".")] + Array(keyPath[end...])
+                guard let setting = ConfigKey.setting(for: joined) else { continue }
+                if let problem = keyProblem(joined, setting: setting) { return problem }
+            }
+        }
+        return nil
     }
 
     /// The line of a JSON syntax error. `JSONDecoder` does not say where; `JSONSerialization`

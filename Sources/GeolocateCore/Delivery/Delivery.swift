@@ -22,7 +22,7 @@ public enum Delivery {
                 "no endpoint is configured in \(configPath); add one with: geolocate config set endpoints.NAME.url https://HOST/PATH")
         }
         // Flushes take turns: a second one then finds the first one's records delivered.
-        let lockPath = stateDirectory + "/flush.lock"
+        let lockPath = StateFile.flushLock.path(in: stateDirectory)
         guard let lock = try waitForTurn ? FileLock(path: lockPath) : FileLock.ifFree(path: lockPath) else {
             logger.debug("another flush is running; leaving the spool to it")
             return FlushReport(endpoints: [])

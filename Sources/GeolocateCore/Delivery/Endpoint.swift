@@ -49,6 +49,9 @@ public struct Endpoint: Sendable, Equatable {
     /// The name for messages and reports: a `--post` URL without its secrets.
     package var displayName: String { isPostDestination ? redactedURL : name }
 
+    /// The largest CA, certificate or key file read: the system's whole CA bundle is a tenth of it.
+    static let maximumTLSFileBytes = 4 * 1024 * 1024
+
     /// Whether records go to an MQTT broker (`mqtt://`, `mqtts://`).
     public var isMQTT: Bool { (try? MQTTBroker.address(of: url)) != nil }
 
@@ -65,6 +68,15 @@ public struct Endpoint: Sendable, Equatable {
             throw wrong("caFile, certFile and keyFile need an mqtts:// URL")
         }
         if (mqtt.certFile == nil) != (mqtt.keyFile == nil) { throw wrong("certFile and keyFile go together") }
+        // libmosquitto opens these itself, blocking: a FIFO would hang this flush and every later
+        // one on the flush lock. A missing or unreadable file is said when connecting.
+        for (name, file) in [("caFile", mqtt.caFile), ("certFile", mqtt.certFile), ("keyFile", mqtt.keyFile)] {
+            guard let file, let problem = BoundedFile.problem(file, limit: Endpoint.maximumTLSFileBytes) else { continue }
+            switch problem {
+            case .missing, .unreadable: continue
+            case .notRegular, .tooLarge: throw wrong("\(name) \(file) \(problem.text(limit: Endpoint.maximumTLSFileBytes))")
+            }
+        }
         guard let clientID = sender.deviceID else { throw wrong("MQTT needs the device id (the state directory's device-id file)") }
         let topic = address.topic.replacingOccurrences(of: "{deviceId}", with: clientID)
         return MQTTBroker(host: address.host, port: address.port, tls: address.tls, topic: topic, qos: mqtt.qos, clientID: clientID,

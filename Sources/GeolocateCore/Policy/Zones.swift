@@ -142,13 +142,7 @@ enum ZoneFile {
         case .success(let data):
             return try parse(data, path: path)
         case .failure(let failure):
-            let reason: String
-            switch failure {
-            case .missing: reason = "does not exist"
-            case .unreadable: reason = "cannot be read"
-            case .tooLarge: reason = "is larger than 16 MiB"
-            }
-            throw GeolocateError.configuration(file: path, line: nil, reason: "the policy.zones file \(reason)")
+            throw GeolocateError.configuration(file: path, line: nil, reason: "the policy.zones file \(failure.text(limit: maximumBytes))")
         }
     }
 
@@ -160,6 +154,8 @@ enum ZoneFile {
             document = try JSONScanner.parse([UInt8](data))
         } catch let error as JSONScanner.Malformed {
             throw fail("not JSON (at byte \(error.offset))")
+        } catch let duplicate as JSONScanner.DuplicateKey {
+            throw GeolocateError.configuration(file: path, line: duplicate.line(in: data), reason: duplicate.reason)
         }
         guard document.member("type")?.string == "FeatureCollection", let features = document.member("features")?.array else {
             throw fail("not a GeoJSON FeatureCollection (RFC 7946) with a \"features\" list")

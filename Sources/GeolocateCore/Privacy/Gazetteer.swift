@@ -48,11 +48,16 @@ public final class Gazetteer: @unchecked Sendable {
     /// Maps the gazetteer at `path`.
     /// - Throws: `GeocodingError.gazetteerUnavailable` when it is missing or not a gazetteer file.
     public init(path: String) throws {
-        let fd = open(path, O_RDONLY)
+        // Without blocking, and judged before mapping: a FIFO in its place must not hang the record.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw GeocodingError.gazetteerUnavailable(path: path, reason: ErrorText.posix(errno)) }
         defer { close(fd) }
         var status = stat()
-        guard fstat(fd, &status) == 0, status.st_size >= Gazetteer.headerSize,
+        guard fstat(fd, &status) == 0 else { throw GeocodingError.gazetteerUnavailable(path: path, reason: ErrorText.posix(errno)) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw GeocodingError.gazetteerUnavailable(path: path, reason: "not a regular file")
+        }
+        guard status.st_size >= Gazetteer.headerSize,
               let mapped = mmap(nil, Int(status.st_size), PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED
         else { throw GeocodingError.gazetteerUnavailable(path: path, reason: "cannot be mapped") }
         func word(_ offset: Int) -> Int { Int(UInt32(littleEndian: mapped.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }

@@ -125,7 +125,7 @@ public struct GeocoderCache: Sendable {
     static let busyTimeout: TimeInterval = 2
 
     public init(stateDirectory: String) {
-        path = stateDirectory + "/geocoder-cache.sqlite"
+        path = StateFile.geocoderCache.path(in: stateDirectory)
         self.stateDirectory = stateDirectory
     }
 
@@ -170,8 +170,12 @@ public struct GeocoderCache: Sendable {
         do {
             try Paths.makeDirectories(stateDirectory)
             // Addresses are personal: the file is private, as the spool is.
-            let fd = open(path, O_RDWR | O_CREAT, 0o600)
+            let fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0o600)
             if fd >= 0 { close(fd) }
+            // SQLite's blocking reads would wait on a FIFO in its place for ever.
+            if case .notRegular(let kind)? = BoundedFile.problem(path, limit: .max) {
+                throw GeolocateError.stateNotWritable(path: path, reason: "it is \(kind), not a regular file")
+            }
             var configuration = Configuration()
             configuration.busyMode = .timeout(GeocoderCache.busyTimeout)
             let database = try DatabaseQueue(path: path, configuration: configuration)
@@ -183,6 +187,8 @@ public struct GeocoderCache: Sendable {
             }
             return result!
         } catch let error as GeocodingError {
+            throw error
+        } catch let error as GeolocateError {
             throw error
         } catch let error as DatabaseError {
             throw GeolocateError.stateNotWritable(path: path, reason: error.message ?? error.description)

@@ -30,7 +30,7 @@ public struct DeviceInfo: Sendable, Equatable {
 
     /// The install's id; two processes making it at once agree on one (the first link wins).
     static func deviceID(stateDirectory: String) throws -> String {
-        let path = stateDirectory + "/device-id"
+        let path = StateFile.deviceID.path(in: stateDirectory)
         if let id = read(path) { return id }
         let temporary = path + ".\(getpid()).tmp"
         do {
@@ -49,14 +49,14 @@ public struct DeviceInfo: Sendable, Equatable {
     }
 
     private static func read(_ path: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard let data = BoundedFile.contents(path, limit: 4096) else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return UUID(uuidString: text) == nil ? nil : text
     }
 
     static func hardwareModel() -> String? {
         for path in ["/sys/class/dmi/id/product_name", "/proc/device-tree/model"] {
-            if let data = FileManager.default.contents(atPath: path) {
+            if let data = BoundedFile.contents(path, limit: 4096) {
                 let text = String(decoding: data.filter { $0 != 0 }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 if !text.isEmpty { return text }
             }
@@ -65,7 +65,7 @@ public struct DeviceInfo: Sendable, Equatable {
     }
 
     static func operatingSystem() -> String? {
-        if let data = FileManager.default.contents(atPath: "/etc/os-release") {
+        if let data = BoundedFile.contents("/etc/os-release", limit: 64 * 1024) {
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
                 return String(line.dropFirst("PRETTY_NAME=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
             }

@@ -91,7 +91,7 @@ public struct SignalDetector {
         thresholds = SignalThresholds(settings: settings)
         self.clockSynchronized = clockSynchronized
         countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
-        path = stateDirectory + (replay ? "/previous-report-replay.json" : "/previous-report.json")
+        path = (replay ? StateFile.previousReportReplay : StateFile.previousReport).path(in: stateDirectory)
         self.logger = logger
     }
 
@@ -181,7 +181,7 @@ public struct SignalDetector {
     /// The file's lock, held until released; `nil` (with a warning, once) when it cannot be
     /// had within `lockPatienceMilliseconds`.
     private mutating func lockFile() -> FileLock? {
-        let lockPath = (path as NSString).deletingLastPathComponent + "/previous-report.lock"
+        let lockPath = StateFile.previousReportLock.path(in: (path as NSString).deletingLastPathComponent)
         let deadline = ContinuousClock.now + .milliseconds(SignalDetector.lockPatienceMilliseconds)
         while true {
             do {

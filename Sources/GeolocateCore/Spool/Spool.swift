@@ -67,12 +67,16 @@ public final class Spool: Sendable {
     /// - Throws: `GeolocateError.stateNotWritable` when it cannot be opened or is not a
     ///   database; `.spoolLocked` (75) when another process holds it locked past `busyTimeout`.
     public init(stateDirectory: String, busyTimeout: TimeInterval = 30, clock: WallClock = SystemClock()) throws {
-        path = stateDirectory + "/spool.sqlite"
+        path = StateFile.spool.path(in: stateDirectory)
         do {
             try Paths.makeDirectories(stateDirectory)
             // Locations are personal: SQLite gives the -wal and -shm files the database file's mode.
-            let fd = open(path, O_RDWR | O_CREAT, 0o600)
+            let fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0o600)
             if fd >= 0 { close(fd) }
+            // SQLite's blocking reads would wait on a FIFO in its place for ever.
+            if case .notRegular(let kind)? = BoundedFile.problem(path, limit: .max) {
+                throw GeolocateError.stateNotWritable(path: path, reason: "it is \(kind), not a regular file")
+            }
             var configuration = Configuration()
             configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
@@ -81,7 +85,7 @@ public final class Spool: Sendable {
                 // default of 2 MB per connection was a tenth of track's memory.
                 try db.execute(sql: "PRAGMA cache_size = -256")
             }
-            let lock = try FileLock(path: stateDirectory + "/spool.lock")
+            let lock = try FileLock(path: StateFile.spoolLock.path(in: stateDirectory))
             defer { withExtendedLifetime(lock) {} }
             database = try DatabasePool(path: path, configuration: configuration)
             let migrator = Spool.migrator(upgradedAt: clock.nowMilliseconds)

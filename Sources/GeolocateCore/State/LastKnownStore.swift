@@ -24,7 +24,7 @@ public struct LastKnownStore {
     private let logger: Logger
 
     public init(stateDirectory: String, kind: Kind = .live, logger: Logger) {
-        path = stateDirectory + (kind == .live ? "/last-known.json" : "/last-known-replay.json")
+        path = (kind == .live ? StateFile.lastKnown : StateFile.lastKnownReplay).path(in: stateDirectory)
         self.kind = kind
         self.logger = logger
     }

@@ -43,22 +43,14 @@ public enum Paths {
         }
     }
 
-    /// The names geolocate keeps in its state directory, SQLite's companions and our
-    /// temporary files (`.NAME.XXXXXX`) included.
-    static let stateFileNames: Set<String> = [
-        "spool.sqlite", "spool.sqlite-wal", "spool.sqlite-shm", "spool.sqlite-journal", "spool.lock",
-        "flush.lock", "last-known.json", "last-known-replay.json", "device-id",
-        "geocoder-cache.sqlite", "geocoder-cache.sqlite-journal",
-        // Kept by versions before the SQLite cache.
-        "geocoder-cache.json", "geocoder.lock",
-    ]
-
+    /// Whether every name in `path` is a `StateFile` or one of our temporary files
+    /// (`.NAME.XXXXXX`).
     private static func holdsOnlyStateFiles(_ path: String) -> Bool {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return false }
         return names.allSatisfy { name in
-            if stateFileNames.contains(name) { return true }
+            if StateFile.allNames.contains(name) { return true }
             guard name.hasPrefix("."), let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
-            return stateFileNames.contains(String(name[name.index(after: name.startIndex)..<dot]))
+            return StateFile.allNames.contains(String(name[name.index(after: name.startIndex)..<dot]))
         }
     }
 
@@ -88,7 +80,9 @@ public enum Paths {
 /// The temporary file has an unpredictable name and is created with `mkstemp` (`O_CREAT |
 /// O_EXCL`), so a symlink planted in the directory is never followed and never written through.
 enum AtomicFile {
-    static func write(_ data: Data, to path: String, permissions: Int) throws {
+    /// Writes `data` to `path` with `permissions`, and with `owner` (an existing file's user
+    /// and group) when it is not ours.
+    static func write(_ data: Data, to path: String, permissions: Int, owner: (uid: uid_t, gid: gid_t)? = nil) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         try Paths.makeDirectories(directory)
@@ -97,6 +91,12 @@ enum AtomicFile {
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         let temporary = String(cString: template)
         defer { close(fd) }
+        // Owner first: a change of owner clears the set-id bits the mode may carry.
+        if let owner, owner.uid != geteuid() || owner.gid != getegid(), fchown(fd, owner.uid, owner.gid) != 0 {
+            let code = errno
+            unlink(temporary)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EPERM)
+        }
         fchmod(fd, mode_t(permissions))
         let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(fd) == 0 else {
@@ -112,25 +112,71 @@ enum AtomicFile {
     }
 }
 
-/// Reads small files that anyone may have put in place of ours (state files, sysfs values,
-/// zones), never more than a limit: a file of gigabytes, or a FIFO, must not stall or swell
-/// a command.
+extension AtomicFile {
+    /// Replaces a file the user keeps (the configuration) atomically, as SPEC §7 asks: a
+    /// symlink is written through (its target replaced, in the target's directory), and an
+    /// existing file keeps its mode and owner; a new one gets `newFilePermissions`.
+    ///
+    /// An admin who links the config into a managed directory, or opens it to 0644 for a PAM
+    /// stack running as the user, must not find a private copy in its place after one `set`.
+    static func replace(_ data: Data, at path: String, newFilePermissions: Int) throws {
+        let target = try linkTarget(of: path)
+        var info = stat()
+        if lstat(target, &info) == 0 {
+            try write(data, to: target, permissions: Int(info.st_mode & 0o7777), owner: (info.st_uid, info.st_gid))
+        } else {
+            try write(data, to: target, permissions: newFilePermissions)
+        }
+    }
+
+    /// The file `path` finally names through any symlinks (the last one's target when it
+    /// does not exist yet); `path` itself when it is no link.
+    /// - Throws: `ELOOP` for a chain of more than 40 links.
+    static func linkTarget(of path: String) throws -> String {
+        var current = path
+        for _ in 0..<40 {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+            let count = readlink(current, &buffer, buffer.count)
+            guard count > 0 else { return current }
+            let destination = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = destination.hasPrefix("/") ? destination
+                : URL(fileURLWithPath: current).deletingLastPathComponent().path + "/" + destination
+        }
+        throw POSIXError(.ELOOP)
+    }
+}
+
+/// Reads small files that anyone may have put in place of ours (configuration, zones, state
+/// files, sysfs values), never more than a limit: a file of gigabytes, or a FIFO, must not
+/// stall or swell a command.
+///
+/// Only a regular file is read: it is opened without blocking and judged by `fstat` before a
+/// byte is read, so a FIFO, device or directory in its place is refused at once, never waited on.
 enum BoundedFile {
     /// Why a file was not read.
     enum Failure: Error, Equatable {
+        /// No such file (`ENOENT`, or a part of the path that is a file, `ENOTDIR`).
         case missing
-        case unreadable
+        /// Refused or failed, with `errno`.
+        case unreadable(Int32)
+        /// A FIFO, device, socket or directory (its kind, "a FIFO"): reading it could block
+        /// or never end.
+        case notRegular(String)
         case tooLarge
     }
 
-    /// The contents of `path`, if it is at most `limit` bytes; a FIFO or device is read
-    /// without blocking, as far as it has data.
+    /// The contents of `path`, if it is a regular file of at most `limit` bytes.
     static func read(_ path: String, limit: Int) -> Result<Data, Failure> {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(errno == ENOENT ? .missing : .unreadable) }
+        guard fd >= 0 else { return .failure(openFailure(errno)) }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .failure(.unreadable(errno)) }
+        if let kind = irregularKind(info) { return .failure(.notRegular(kind)) }
+        if info.st_size > limit { return .failure(.tooLarge) }
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // Read to the end rather than to st_size: /proc and sysfs files say 0 or 4096.
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min($0.count, limit + 1 - data.count)) }
             if count > 0 {
@@ -139,13 +185,59 @@ enum BoundedFile {
             } else if count == 0 || errno == EAGAIN {
                 return .success(data)
             } else if errno != EINTR {
-                return .failure(.unreadable)
+                return .failure(.unreadable(errno))
             }
         }
     }
 
-    /// The contents of `path` when it is readable and at most `limit` bytes, else `nil`.
+    /// The contents of `path` when it is a readable regular file of at most `limit` bytes,
+    /// else `nil`.
     static func contents(_ path: String, limit: Int) -> Data? {
         try? read(path, limit: limit).get()
+    }
+
+    /// Why `path` cannot be handed to a library that opens it itself (libmosquitto's TLS
+    /// files, SQLite's databases), or `nil` when it is a regular file of at most `limit` bytes.
+    static func problem(_ path: String, limit: Int) -> Failure? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return openFailure(errno) }
+        if let kind = irregularKind(info) { return .notRegular(kind) }
+        return info.st_size > limit ? .tooLarge : nil
+    }
+
+    /// The failure an `open` or `stat` that set `code` means.
+    private static func openFailure(_ code: Int32) -> Failure {
+        code == ENOENT || code == ENOTDIR ? .missing : .unreadable(code)
+    }
+
+    /// "a FIFO", "a directory"…, for anything but a regular file.
+    private static func irregularKind(_ info: stat) -> String? {
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFIFO: return "a FIFO"
+        case S_IFDIR: return "a directory"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFSOCK: return "a socket"
+        default: return "a special file"
+        }
+    }
+}
+
+extension BoundedFile.Failure {
+    /// The failure as the end of a sentence about the file: "is a FIFO, not a regular file".
+    func text(limit: Int) -> String {
+        switch self {
+        case .missing: return "does not exist"
+        case .unreadable(let code): return "cannot be read: \(ErrorText.posix(code))"
+        case .notRegular(let kind): return "is \(kind), not a regular file"
+        case .tooLarge: return "is larger than \(BoundedFile.sizeText(limit))"
+        }
+    }
+}
+
+extension BoundedFile {
+    /// `limit` in KiB or MiB, as messages say it.
+    static func sizeText(_ limit: Int) -> String {
+        limit % (1024 * 1024) == 0 ? "\(limit / (1024 * 1024)) MiB" : "\(limit / 1024) KiB"
     }
 }

@@ -25,7 +25,6 @@ import Testing
         #"  [1, -0, 0.5, -12.25e3, 1E-7, 6.02e+23, 179.99999999]  "#,
         #"{"a":"\"\\\/\b\f\n\r\t","b":"\u00e9\u4e2d\ud83d\ude00","c":[true,false,null],"d":{}}"#,
         #"{"name":"Caf\u00e9 \u2014 ünïcödé","n":[[[[0,1],[2,3]]]]}"#,
-        #"{"dup":1,"dup":2}"#,
         "\"text\"",
         "123",
     ])
@@ -41,6 +40,27 @@ import Testing
     ])
     func refusesWhatRFC8259DoesNot(_ text: String) {
         #expect(throws: JSONScanner.Malformed.self, "\(text)") { try JSONScanner.parse(Array(text.utf8)) }
+    }
+
+    /// A repeated name is refused at any depth, with the path down to it and the line of the
+    /// second copy; an escaped spelling of a name is the same name.
+    @Test(arguments: [
+        (#"{"dup":1,"dup":2}"#, "dup", 1),
+        ("{\n \"privacy\": {\"precision\": \"GPS_LOCATION\",\n  \"precision\": \"CITY\"}}", "privacy.precision", 3),
+        (#"{"features":[{"type":"Feature"},{"properties":{"effect":"deny","effect":"allow"}}]}"#, "features.1.properties.effect", 1),
+        (#"{"a":1,"\u0061":2}"#, "a", 1),
+        ("{" + (0..<40).map { "\"k\($0)\":\($0)," }.joined() + #""k7":0}"#, "k7", 1),
+    ])
+    func refusesARepeatedName(_ text: String, path: String, line: Int) {
+        do {
+            _ = try JSONScanner.parse(Array(text.utf8))
+            Issue.record("accepted \(text)")
+        } catch let duplicate as JSONScanner.DuplicateKey {
+            #expect(duplicate.dottedPath == path)
+            #expect(duplicate.line(in: Array(text.utf8)) == line)
+        } catch {
+            Issue.record("\(error) for \(text)")
+        }
     }
 
     @Test func deepNestingIsRefusedNotAStackOverflow() {

@@ -77,6 +77,11 @@ import Testing
         (["config", "set", "endpoints.a.format", "owntrack"], "did you mean 'owntracks'?"),
         (["trigger", "login", "--mode", "force-curent"], "did you mean force-current?"),
         (["config", "set", "defaultInterval", "force-last-know"], "did you mean force-last-known?"),
+        // The user's age is kept (SPEC §8), not replaced by last-known:5m.
+        (["trigger", "login", "--mode", "last_known:1"], "did you mean last-known:1?"),
+        (["trigger", "login", "--mode", "LAST-KNOWN:30"], "did you mean last-known:30?"),
+        (["config", "set", "actions.login.mode", "last_known:1"], "did you mean last-known:1?"),
+        (["config", "set", "actions.login.mode", "LAST-KNOWN:30"], "did you mean last-known:30?"),
         (["trigger", "login", "--timout", "2s"], "Did you mean '--timeout'?"),
         (["flush", "--endpont"], "Did you mean '--endpoint'?"),
     ])

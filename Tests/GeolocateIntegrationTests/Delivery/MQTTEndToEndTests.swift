@@ -84,6 +84,30 @@ import Glibc
         #expect(try spooledCount() == ids.count)
     }
 
+    /// A TLS file that is a FIFO made libmosquitto's open wait for a writer: flush hung for
+    /// ever, and every later flush on its lock, while `config validate` said ok.
+    @Test(arguments: ["caFile", "certFile"]) func aTLSFileThatIsAFIFOIsRefusedAtOnce(_ key: String) throws {
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let fifo = geolocate.home.appendingPathComponent("tls-fifo").path
+        let pem = geolocate.home.appendingPathComponent("other.pem").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try "".write(toFile: pem, atomically: true, encoding: .utf8)
+        // With records pending, flush connects: that is where libmosquitto opened the FIFO.
+        let ids = try spool(GeolocateProcess.example("kiosk-gnss.nmea"))
+        try set([("endpoints.secure.url", "mqtts://127.0.0.1:9/secure"), ("endpoints.secure.\(key)", fifo)]
+                + (key == "certFile" ? [("endpoints.secure.keyFile", pem)] : []))
+        for arguments in [["config", "validate"], ["flush"], ["flush", "--json"]] {
+            let running = try geolocate.start(arguments)
+            let result = try #require(running.finish(within: .seconds(20)), "\(arguments) hung on a FIFO")
+            #expect(result.status == 78, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("endpoint secure") && result.stderr.contains("\(key) \(fifo) is a FIFO, not a regular file"),
+                    "\(result.stderr)")
+            if arguments == ["flush"] { #expect(result.stdout.isEmpty) }
+        }
+        #expect(try spooledCount() == ids.count, "the records stay pending")
+    }
+
     @Test func aWrongPasswordIsAConfigurationErrorAndLosesNothing() throws {
         let broker = try MosquittoBroker(.password(user: "device", password: "right horse"))
         let ids = try spool(drive)

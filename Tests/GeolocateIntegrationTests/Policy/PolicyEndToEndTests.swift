@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// SPEC §10.2 through the binary: each rule of the decision with replayed fixes of known
 /// accuracy at known places around an office zone with a deny zone inside it, `--enforce`'s
 /// exit codes, privacy, and every kind of bad zones file.
@@ -198,13 +202,18 @@ import Testing
         ("no radius", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"c"},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 0 (\"c\"): a Point needs a numeric \"radius\""),
         ("too large", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"eq"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[90,0],[180,0],[-90,0],[0,0]]]}}]}"#, "feature 0 (\"eq\"): the polygon reaches 180° of arc"),
         ("too big to read", nil, "is larger than 16 MiB"),
+        // Read as empty before ("not JSON"): a FIFO is refused as what it is, without waiting.
+        ("a FIFO", nil, "the policy.zones file is a FIFO, not a regular file"),
         ("bad effect", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"d","effect":"maybe"},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 0 (\"d\"): \"effect\" must be allow or deny"),
+        // jq and Python take the last copy (allow); geolocate took it too, silently.
+        ("duplicate key", "{\"type\":\"FeatureCollection\",\"features\":[\n{\"type\":\"Feature\",\"properties\":{\"name\":\"e\",\"radius\":5,\n\"effect\":\"deny\",\n\"effect\":\"allow\"},\"geometry\":{\"type\":\"Point\",\"coordinates\":[1,2]}}]}", "bad.geojson:4: duplicate key 'features.0.properties.effect'"),
     ])
     func aBadZonesFileIsExit78NamingFileAndFeature(_ kind: String, _ content: String?, _ message: String) throws {
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
         let path = geolocate.home.appendingPathComponent("bad.geojson").path
         if let content { try content.write(toFile: path, atomically: true, encoding: .utf8) }
         if kind == "too big to read" { try Data(count: 17 * 1024 * 1024).write(to: URL(fileURLWithPath: path)) }
+        if kind == "a FIFO" { #expect(mkfifo(path, 0o600) == 0) }
         #expect(try geolocate.run(["config", "set", "policy.zones", path]).status == 0)
         let fix = try log(north: 600, east: 600, accuracy: 3)
         for arguments in [["trigger", "login", "--replay", fix, "--permission", "fine", "--enforce"], ["config", "validate"]] {
