@@ -63,7 +63,12 @@ struct ExportCommand: ParsableCommand {
             }
             defer { if let opened { close(opened) } }
             let temporary = PendingFile()
-            let signals = output != nil && output != "-" ? RemovingOnSignal(temporary) : nil
+            // SIGINT and SIGTERM while --output is written: the temporary file is removed and the
+            // process exits as a shell reports the signal (130, 143), leaving the output as it was.
+            let signals = output != nil && output != "-" ? SignalHandlers { number in
+                temporary.abandon()
+                _exit(128 + number)
+            } : nil
             let summary = try exporter.run(from: source, to: output, stateDirectory: stateDirectory, temporary: temporary)
             withExtendedLifetime(signals) {}
             if summary.withoutFix > 0 {
@@ -74,25 +79,6 @@ struct ExportCommand: ParsableCommand {
                     ? "\(summary.coordinatesWithheld) rows without coordinates: privacy.precision or privacy.locationAttributeFilter withholds them"
                     : "\(summary.coordinatesWithheld) records left out: privacy.precision or privacy.locationAttributeFilter withholds their coordinates, which \(format.rawValue) needs (csv keeps them as rows)")
             }
-        }
-    }
-}
-
-/// SIGINT and SIGTERM while `--output` is written: the temporary file is removed and the
-/// process exits as a shell reports the signal (130, 143), leaving the output as it was.
-final class RemovingOnSignal {
-    private let sources: [DispatchSourceSignal]
-
-    init(_ file: PendingFile) {
-        sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                file.abandon()
-                _exit(128 + number)
-            }
-            source.resume()
-            return source
         }
     }
 }

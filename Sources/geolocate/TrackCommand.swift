@@ -106,7 +106,7 @@ struct TrackCommand: ParsableCommand {
             var policy = policy(warn: { logger.warning("\($0)") })
             policy.visits = settings.visitSettings
             let stop = StopFlag()
-            let signals = SignalHandlers(stopping: stop)
+            let signals = SignalHandlers { _ in stop.request() }
             defer { withExtendedLifetime(signals) {} }
             let environment = ProcessInfo.processInfo.environment
             var outputFailure: Int32?
@@ -158,16 +158,17 @@ extension TrackCommand {
     }
 }
 
-/// SIGINT and SIGTERM request a clean stop instead of ending the process (SIGPIPE is ignored
-/// by every command: a reader that went away also stops the run).
+/// SIGINT and SIGTERM handled by `handler` (given the signal's number) instead of ending the
+/// process: track stops cleanly, export removes its temporary file. SIGPIPE is ignored by
+/// every command: a reader that went away also stops the run.
 final class SignalHandlers {
     private let sources: [DispatchSourceSignal]
 
-    init(stopping stop: StopFlag) {
+    init(_ handler: @escaping @Sendable (Int32) -> Void) {
         sources = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.request() }
+            source.setEventHandler { handler(number) }
             source.resume()
             return source
         }

@@ -173,21 +173,9 @@ import Glibc
     @Test func theExampleHookAllowsTheOfficeAndDeniesElsewhere() throws {
         for (log, status, line) in [("kiosk-gnss.nmea", 0, "login allowed: allow: inside lyon-office by"),
                                     ("maynooth-drive.nmea", 1, "login denied: deny: outside every allow zone; the nearest is dublin-desk")] {
-            let hook = Process()
-            hook.executableURL = URL(fileURLWithPath: "/bin/bash")
-            hook.arguments = ["Examples/policy/login-hook.sh"]
-            hook.currentDirectoryURL = GeolocateProcess.projectRoot
-            hook.environment = ProcessInfo.processInfo.environment.merging([
-                "GEOLOCATE": GeolocateProcess.binary.path, "GEOLOCATE_CONFIG": "Examples/policy/config.json",
-                "GEOLOCATE_STATE_DIR": geolocate.stateDirectory + "/" + log, "GEOLOCATE_REPLAY": GeolocateProcess.example(log),
-            ]) { $1 }
-            let output = Pipe()
-            hook.standardOutput = output
-            hook.standardError = output
-            try hook.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            hook.waitUntilExit()
-            #expect(hook.terminationStatus == status && text.hasPrefix(line), "\(log): \(text)")
+            let hook = try LoginHook.run("Examples/policy/login-hook.sh", config: "Examples/policy/config.json",
+                                         stateDirectory: geolocate.stateDirectory + "/" + log, replay: GeolocateProcess.example(log))
+            #expect(hook.status == status && hook.text.hasPrefix(line), "\(log): \(hook.text)")
         }
     }
 

@@ -91,21 +91,7 @@ enum NMEAText {
         case .zones:
             config = "Examples/policy/config.json"
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [hook.rawValue]
-        process.currentDirectoryURL = GeolocateProcess.projectRoot
-        process.environment = ProcessInfo.processInfo.environment.merging([
-            "GEOLOCATE": GeolocateProcess.binary.path, "GEOLOCATE_CONFIG": config,
-            "GEOLOCATE_STATE_DIR": geolocate.stateDirectory, "GEOLOCATE_REPLAY": log,
-        ]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        return try LoginHook.run(hook.rawValue, config: config, stateDirectory: geolocate.stateDirectory, replay: log)
     }
 
     @Test(arguments: Hook.allCases) func theExampleHookAllowsAFreshTrustworthyFix(_ hook: Hook) throws {
@@ -196,7 +182,8 @@ enum NMEAText {
                               in: geolocate, name: "later.nmea")
         let plain = try geolocate.run(["trigger", "login", "--replay", later, "--permission", "fine", "--mode", "last-known:60"])
         #expect(try plain.json()["locationSource"] as? String == "last_known", "\(plain.stderr)")
-        let gated = try geolocate.run(["trigger", "login", "--replay", later, "--permission", "fine", "--mode", "last-known:60", "--enforce"])
+        let gated = try geolocate.run(["trigger", "login", "--replay", later, "--permission", "fine", "--mode", "last-known:60", "--enforce",
+                                       "--timeout", "10s"])
         let record = try gated.json()
         #expect(gated.status == 0 && record["locationSource"] as? String == "current", "\(gated.stderr)")
         #expect(record["collectionMode"] as? String == "last-known:5m")
