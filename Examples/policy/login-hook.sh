@@ -2,8 +2,8 @@
 # login-hook.sh: allow a login only on the premises (Examples/policy/zones.geojson: an office
 # with a loading dock inside it that is denied, and a desk elsewhere), in an allowed country.
 # Use from a PAM exec hook or a login script:   Examples/policy/login-hook.sh || exit 1
-# Try it without a receiver, from the project's root (the config names the zones by a
-# relative path):
+# Try it without a receiver, from the project's root (the config names the zones by a path
+# relative to its own directory, so the working directory does not matter):
 #   GEOLOCATE_CONFIG=Examples/policy/config.json GEOLOCATE_REPLAY=Examples/nmea/kiosk-gnss.nmea Examples/policy/login-hook.sh
 #   GEOLOCATE_CONFIG=Examples/policy/config.json GEOLOCATE_REPLAY=Examples/nmea/maynooth-drive.nmea Examples/policy/login-hook.sh
 set -uo pipefail

@@ -215,8 +215,12 @@ public final class GPSDSource: LocationSource {
         switch GPSDSource.decodedFix(data, now: now) {
         case .fix(var fix):
             let skew = now.subtractingClamped(fix.timestamp)
-            if skew.magnitude > UInt64(FixLimits.maxFutureSkewMilliseconds) { noteFarDate(fix.timestamp, skew: skew) }
-            let arrived = held ? min(now, fix.timestamp) : now
+            let far = skew.magnitude > UInt64(FixLimits.maxFutureSkewMilliseconds)
+            if far { noteFarDate(fix.timestamp, skew: skew) }
+            // A held fix whose time can be believed came no later than that time; one dated far
+            // off is taken as arriving now, and the resolver keeps the first arrival it saw of
+            // the same fix, so a fix gpsd keeps holding still ages.
+            let arrived = held && !far ? min(now, fix.timestamp) : now
             let boot = clock.boot
             fix.receivedAt = arrived
             fix.receivedBoot = boot?.id

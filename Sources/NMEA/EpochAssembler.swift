@@ -145,7 +145,8 @@ private struct Accumulator {
     var sigmaAltitude: Double?
     var speedKnots: Double?
     var course: Double?
-    /// GGA quality 6 or FAA mode E: the receiver estimates (dead reckoning).
+    /// GGA quality 6, FAA mode E or M, or GNS modes all E, M or S: the receiver estimated the
+    /// position (dead reckoning) or was given it, not measured it.
     var estimated = false
 
     /// The mode GGA or GSA stated in this epoch, if either did.
@@ -189,8 +190,9 @@ private struct Accumulator {
             altitudeMSL = altitude
             if let separation { geoidSeparation = separation }
             ggaMode = altitude == nil ? .twoD : .threeD
-        case let .gns(_, latitude, longitude, hasFix, _, hdop, altitude, separation):
+        case let .gns(_, latitude, longitude, hasFix, estimated, _, hdop, altitude, separation):
             guard hasFix else { return }
+            if estimated { self.estimated = true }
             setPosition(latitude, longitude, valid: true)
             if let hdop { self.hdop = hdop }
             if let altitude { altitudeMSL = altitude }
@@ -200,14 +202,17 @@ private struct Accumulator {
             let ok = valid && faaMode != 0x4E && faaMode != 0x53
             // gpsd 3.22 (processRMC): status V sets no fix, even after a GGA of the same epoch.
             if !valid { positionValid = false }
-            if ok && faaMode == 0x45 { estimated = true }
+            // FAA mode E (estimated) or M (manual input): not a measured position.
+            if ok && (faaMode == 0x45 || faaMode == 0x4D) { estimated = true }
             setPosition(latitude, longitude, valid: ok)
             if ok {
                 if let speed { speedKnots = speed }
                 if let course { self.course = course }
             }
         case let .gll(_, valid, latitude, longitude, faaMode):
-            setPosition(latitude, longitude, valid: valid && faaMode != 0x4E && faaMode != 0x53)
+            let ok = valid && faaMode != 0x4E && faaMode != 0x53
+            if ok && (faaMode == 0x45 || faaMode == 0x4D) { estimated = true }
+            setPosition(latitude, longitude, valid: ok)
         case let .gsa(fixType, _, hdop, vdop, _):
             guard let fixType, (1...3).contains(fixType) else { return }
             gsaFixType = fixType

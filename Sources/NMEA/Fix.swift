@@ -80,6 +80,12 @@ public struct Fix: Sendable, Equatable, Codable {
         return a.arrivalOrTime > b.arrivalOrTime ? a : b
     }
 
+    /// Whether `other` is this fix again (the same time and place), as gpsd answers `?POLL;`
+    /// with the fix it holds until a new one comes.
+    public func isSameFix(as other: Fix) -> Bool {
+        timestamp == other.timestamp && latitude == other.latitude && longitude == other.longitude
+    }
+
     /// When the fix arrived (live), else its time (replay): what "later" means between fixes.
     public var arrivalOrTime: Int64 { receivedAt ?? timestamp }
 }

@@ -65,14 +65,26 @@ public final class NMEAReader {
     /// `Idle` instead of blocking on.
     private let idleMilliseconds: Int32?
 
-    /// With a value, one `forEachSentence` call that reads this many bytes without its body
-    /// asking to stop throws `unreadableInput`: input such as `/dev/zero` never ends and never
+    /// With a value, reading this many bytes without `body` asking to stop (across calls that
+    /// `Idle` cut short) throws `unreadableInput`: input such as `/dev/zero` never ends and never
     /// holds a sentence, and would otherwise be read forever.
     private let maximumBytesPerCall: Int?
 
-    /// Thrown by `forEachSentence` when the input stayed silent for the idle limit; calling
-    /// it again continues where it stopped.
+    /// Thrown by `forEachSentence` when the input stayed silent for the idle limit, or kept
+    /// coming that long without `body` asking to stop; calling it again continues where it
+    /// stopped.
     public struct Idle: Error {}
+
+    /// `statistics.bytes` when `body` last asked to stop: `maximumBytesPerCall` counts from
+    /// there, across calls that `Idle` cut short.
+    private var bytesAtLastStop = 0
+
+    /// `CLOCK_MONOTONIC` in milliseconds.
+    private static func monotonicMilliseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
 
     /// Creates a reader over an open file descriptor; the caller keeps ownership of `fd`.
     ///
@@ -98,7 +110,7 @@ public final class NMEAReader {
     /// - Throws: `NMEAReadError` when the descriptor cannot be read, or when
     ///   `maximumBytesPerCall` bytes pass without `body` asking to stop.
     public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
-        let bytesBefore = statistics.bytes
+        let started = idleMilliseconds == nil ? 0 : NMEAReader.monotonicMilliseconds()
         while true {
             while scanIndex < filled {
                 guard let newline = memchr(base + scanIndex, 0x0A, filled - scanIndex) else {
@@ -112,6 +124,7 @@ public final class NMEAReader {
                 if discardingLongLine {
                     discardingLongLine = false
                 } else if try !handleLine(base + start, count: end - start, body) {
+                    bytesAtLastStop = statistics.bytes
                     return
                 }
             }
@@ -129,9 +142,12 @@ public final class NMEAReader {
                 discardingLongLine = true
                 lineStart = filled
             }
-            if let limit = maximumBytesPerCall, statistics.bytes - bytesBefore >= limit {
+            if let limit = maximumBytesPerCall, statistics.bytes - bytesAtLastStop >= limit {
                 throw NMEAReadError(reason: "\(limit >> 20) MiB without a timed NMEA sentence (is it an NMEA log?)")
             }
+            // Input that keeps coming without ever completing what `body` waits for (garbage at
+            // the wrong baud rate, one epoch time repeated) returns control as silence does.
+            if let idleMilliseconds, NMEAReader.monotonicMilliseconds() - started >= Int64(idleMilliseconds) { throw Idle() }
             try refill()
         }
     }

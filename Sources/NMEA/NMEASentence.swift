@@ -11,7 +11,7 @@ public enum NMEASentence: Sendable, Equatable {
     /// GLL: position, time, status.
     case gll(time: Int?, valid: Bool, latitude: Double?, longitude: Double?, faaMode: UInt8?)
     /// GNS: like GGA, with per-constellation mode letters.
-    case gns(time: Int?, latitude: Double?, longitude: Double?, hasFix: Bool, satellites: Int?,
+    case gns(time: Int?, latitude: Double?, longitude: Double?, hasFix: Bool, estimated: Bool, satellites: Int?,
              hdop: Double?, altitudeMSL: Double?, geoidSeparation: Double?)
     /// GSA: fix type (1 none, 2 = 2D, 3 = 3D), DOPs and the satellites used.
     case gsa(fixType: Int?, pdop: Double?, hdop: Double?, vdop: Double?, used: SatellitesUsed)
@@ -28,7 +28,7 @@ public enum NMEASentence: Sendable, Equatable {
     public var timeOfDay: Int? {
         switch self {
         case .gga(let time, _, _, _, _, _, _, _), .rmc(let time, _, _, _, _, _, _, _),
-             .gll(let time, _, _, _, _), .gns(let time, _, _, _, _, _, _, _),
+             .gll(let time, _, _, _, _), .gns(let time, _, _, _, _, _, _, _, _),
              .gst(let time, _, _, _), .zda(let time, _):
             return time
         case .gsa, .vtg, .gsv:
@@ -95,15 +95,20 @@ public enum NMEASentence: Sendable, Equatable {
             let longitude = f.coordinate(positive: 0x45, negative: 0x57)
             let modes = f.next()
             var hasFix = false
+            // Estimated (E), manual (M) or simulated (S) in every system that has a fix.
+            var estimated = false, measured = false
             if let modes {
-                for i in modes where body[i] != 0x4E { hasFix = true }
+                for i in modes where body[i] != 0x4E {
+                    hasFix = true
+                    if body[i] == 0x45 || body[i] == 0x4D || body[i] == 0x53 { estimated = true } else { measured = true }
+                }
             }
             let satellites = f.integer()
             let hdop = f.decimal()
             let altitude = f.decimal()
             let separation = f.decimal()
             return .gns(time: time, latitude: latitude, longitude: longitude, hasFix: hasFix,
-                        satellites: satellites, hdop: hdop, altitudeMSL: altitude,
+                        estimated: estimated && !measured, satellites: satellites, hdop: hdop, altitudeMSL: altitude,
                         geoidSeparation: separation)
         case SentenceType.gsa:
             f.skip(1)

@@ -114,7 +114,7 @@ struct ConfigCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 let store = ConfigStore(path: globalOptions.configPath)
-                let settings = try Settings(try store.load())
+                let settings = try store.settings()
                 try LocationPolicy.validate(settings)
                 // MQTT settings that only make sense together (osmand over MQTT, a key without its certificate).
                 for endpoint in settings.endpoints {

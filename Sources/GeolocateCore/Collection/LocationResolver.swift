@@ -162,6 +162,13 @@ public struct LocationResolver {
             if let source = try open() {
                 do { fix = try source.heldFix() } catch let error as SourceError { note(error) }
             }
+            // The same fix seen before arrived then, not now: a fix gpsd keeps holding ages.
+            if let seen = fix, let stored = resolver.store.load(now: now()), stored.isSameFix(as: seen),
+               let first = stored.receivedAt, first < (seen.receivedAt ?? .max) {
+                fix?.receivedAt = first
+                fix?.receivedBoot = stored.receivedBoot
+                fix?.receivedUptime = stored.receivedUptime
+            }
             held = .answered(fix)
             if let fix { remember(fix) }
             return fix

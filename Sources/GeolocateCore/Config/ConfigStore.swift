@@ -76,7 +76,12 @@ public struct ConfigStore {
     }
 
     /// The typed settings of the file.
-    public func settings() throws -> Settings { Settings(try load()) }
+    public func settings() throws -> Settings {
+        var settings = Settings(try load())
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        settings.baseDirectory = (absolute as NSString).deletingLastPathComponent
+        return settings
+    }
 
     /// Validates and stores `value` at `key`.
     /// - Throws: `.usage` (64) for an unknown key or refused value, `.configuration` (78) when

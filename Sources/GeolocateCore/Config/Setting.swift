@@ -237,14 +237,24 @@ extension SettingKind where Value == [DistrustedSignal] {
         let names = DistrustedSignal.allCases.map(\.rawValue)
         let valid = "a list of \(names.joined(separator: ", ")) (none or empty for none)"
         @Sendable func parse(_ items: [String]) throws -> [DistrustedSignal] {
-            try (items == ["none"] ? [] : items).map { item in
+            var signals: [DistrustedSignal] = []
+            for item in items == ["none"] ? [] : items {
                 guard let signal = DistrustedSignal(rawValue: item) else {
-                    throw GeolocateError.usage("unknown signal '\(item)'\(Suggestion.didYouMean(item, among: names)) (valid: \(names.joined(separator: ", ")), none)")
+                    let hint = item == "none" ? " (none stands alone)" : Suggestion.didYouMean(item, among: names)
+                    throw GeolocateError.usage("unknown signal '\(item)'\(hint) (valid: \(names.joined(separator: ", ")), or none alone)")
                 }
-                return signal
+                if !signals.contains(signal) { signals.append(signal) }
             }
+            return signals
         }
-        return SettingKind(valid: valid, parse: { try parse(ListText.items($0)) }, decode: { json in
+        return SettingKind(valid: valid, parse: { text in
+            let items = try ListText.items(text)
+            // An empty value (an unset shell variable) must not turn the gate off by accident.
+            guard !items.isEmpty || text.trimmingCharacters(in: .whitespaces) == "[]" else {
+                throw GeolocateError.usage("an empty list turns the gate off; say none for that, or name signals such as jumped,spoofingSuspected")
+            }
+            return try parse(items)
+        }, decode: { json in
             guard let names = json.strings, case .array(let items) = json, names.count == items.count else {
                 throw GeolocateError.usage("must be a list such as [\"jumped\", \"spoofingSuspected\"]")
             }

@@ -6,12 +6,22 @@
 public struct Settings: Sendable, Equatable {
     /// The document the values come from.
     public private(set) var document: JSONValue
+    /// The directory of the file the document was read from: a relative path in it (such as
+    /// `policy.zones`) is taken from there, never from the working directory, which is `/`
+    /// under PAM (SPEC §10.2). `nil` for no file.
+    public var baseDirectory: String?
 
     /// No file: every built-in default.
     public init() { document = .object([:]) }
 
     /// The settings of a document that `ConfigStore.load` validated.
     public init(_ document: JSONValue) { self.document = document }
+
+    /// `path` as the file means it: relative ones from `baseDirectory`.
+    public func resolvedPath(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let baseDirectory else { return path }
+        return baseDirectory + "/" + path
+    }
 
     public subscript<Value>(_ setting: Setting<Value>) -> Value {
         get { self[setting, name: ""] }

@@ -104,7 +104,7 @@ public struct LocationPolicy: Sendable {
     /// - Throws: `GeolocateError.configuration` (78) for a zones file that is missing,
     ///   unreadable or invalid, naming the file and the feature.
     public init(settings: Settings) throws {
-        zones = try settings[ConfigKey.policyZones].map(ZoneFile.load) ?? []
+        zones = try settings[ConfigKey.policyZones].map { try ZoneFile.load(path: settings.resolvedPath($0)) } ?? []
         countries = settings[ConfigKey.policyCountries].map(Set.init)
         countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
         maxAgeMilliseconds = settings[ConfigKey.policyMaxAge]

@@ -300,24 +300,91 @@ enum NMEAText {
         if mode == "force-current" { #expect(try result.json()["errorCode"] as? Int == 1056) }
     }
 
-    /// B.7: a writer that sends only GSV once a second keeps the input busy without a fix:
-    /// `--timeout 2s` still answers while the writer goes on for 10 s more.
-    @Test func aFIFOThatSendsNoFixAnswersWithinTheTimeout() throws {
+    /// B.7: a writer that keeps the input busy without a fix: GSV only, garbage at the wrong
+    /// baud rate, or one no-fix epoch time repeated. `--timeout 2s` still answers while the
+    /// writer goes on for 10 s more.
+    @Test(arguments: ["gsv", "garbage", "repeated"]) func aFIFOThatSendsNoFixAnswersWithinTheTimeout(_ kind: String) throws {
         let geolocate = GeolocateProcess()
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
         let fifo = geolocate.home.appendingPathComponent("receiver.fifo").path
         #expect(mkfifo(fifo, 0o600) == 0)
-        let gsv = NMEAText.sentence("GPGSV,1,1,04,01,40,083,46,02,17,308,41,12,07,344,39,14,22,228,45")
-        let script = "import sys, time\nf = open(sys.argv[1], 'w')\nfor _ in range(12):\n    f.write(sys.argv[2]); f.flush(); time.sleep(1)\n"
-        let writer = try ProcessGroup.spawn(["python3", "-c", script, fifo, gsv], outputPath: geolocate.home.appendingPathComponent("writer.out").path)
+        let line = switch kind {
+        case "gsv": NMEAText.sentence("GPGSV,1,1,04,01,40,083,46,02,17,308,41,12,07,344,39,14,22,228,45")
+        case "garbage": "\u{7F}x\u{1B}~~\u{7F}\u{1B}hello not nmea\n"
+        default: NMEAText.sentence("GPGGA,120000.00,,,,,0,00,99.99,,,,,,")
+        }
+        let script = "import sys, time\nf = open(sys.argv[1], 'w')\nfor _ in range(1200):\n    f.write(sys.argv[2]); f.flush(); time.sleep(0.01)\n"
+        let writer = try ProcessGroup.spawn(["python3", "-c", script, fifo, line], outputPath: geolocate.home.appendingPathComponent("writer.out").path)
         defer { ProcessGroup.stop(writer) }
         let started = ContinuousClock.now
         let running = try geolocate.start(["trigger", "login", "--replay", fifo, "--permission", "fine", "--timeout", "2s"])
-        let result = try #require(running.finish(within: .seconds(15)), "trigger on a GSV-only FIFO did not end")
+        let result = try #require(running.finish(within: .seconds(15)), "trigger on a busy FIFO without a fix did not end")
         let elapsed = started.duration(to: .now)
         #expect(kill(writer, 0) == 0, "the writer was still writing when trigger answered")
         #expect(elapsed < .seconds(8), "\(elapsed)")
         let code = try result.json()["errorCode"] as? Int
         #expect(result.status == 0 && code == 1056, "\(result.stderr)")
+    }
+
+    /// C1 of the hostile pass: gpsd keeps holding one fix dated 2034 (a receiver that stopped,
+    /// with a rollover date). The first time it is a position that just arrived; asked again
+    /// ten minutes later it is ten minutes old, not arrived anew.
+    @Test func aFixGpsdKeepsHoldingAges() throws {
+        let geolocate = GeolocateProcess()
+        let gpsd = try ScriptedGPSD(["poll": [ScriptedGPSD.tpv(time: "2034-11-27T20:26:43.000Z")]])
+        defer { gpsd.stop() }
+        let first = try geolocate.run(["trigger", "login", "--source", gpsd.source, "--permission", "fine", "--enforce", "--timeout", "500ms"])
+        let record = try first.json()
+        #expect(first.status == 0 && record["locationSource"] as? String == "current", "\(first.stderr)")
+        let later = Int64(try #require(record["triggeredAt"] as? Int)) + 600_000
+        let second = try geolocate.run(["trigger", "login", "--source", gpsd.source, "--permission", "fine", "--enforce",
+                                        "--timeout", "500ms", "--now", "\(later)"])
+        let again = try second.json()
+        #expect(second.status == 4 && again["locationSource"] as? String == "last_known", "\(second.stderr)")
+        #expect((again["ageMs"] as? Int).map { $0 >= 599_000 } == true, "\(again)")
+        #expect(((again["policy"] as? [String: Any])?["reason"] as? String)?.hasPrefix("location 10 min old") == true, "\(again)")
+    }
+
+    /// Estimated, manual and simulated positions from GNS, RMC and GLL are no proof of presence.
+    @Test(arguments: [
+        ("GNS modes EE", "GNGNS,143000.00,4545.84000,N,00450.14200,E,EE,10,0.9,545.4,11.0,,"),
+        ("GNS modes SS", "GNGNS,143000.00,4545.84000,N,00450.14200,E,SS,10,0.9,545.4,11.0,,"),
+        ("RMC mode M", "GPRMC,143000.00,A,4545.84000,N,00450.14200,E,0.0,0.0,211126,,,M"),
+        ("GLL mode E", "GPGLL,4545.84000,N,00450.14200,E,143000.00,A,E"),
+    ]) func estimatedPositionsAreDistrusted(_ kind: String, _ body: String) throws {
+        let geolocate = GeolocateProcess()
+        let date = NMEAText.sentence("GPZDA,143000.00,21,11,2026,00,00")
+        let log = try write(date + NMEAText.sentence(body) + NMEAText.noFix(date: "211126", time: "143001", seconds: 2), in: geolocate, name: "estimated.nmea")
+        let result = try geolocate.run(["trigger", "login", "--replay", log, "--permission", "fine", "--enforce", "--timeout", "5s"])
+        let record = try result.json()
+        #expect(result.status == 4, "\(kind): \(record) \(result.stderr)")
+        #expect((record["signals"] as? [String: Any])?["estimatedFix"] as? Bool == true, "\(kind): \(record)")
+    }
+
+    /// An empty policy.distrust (an unset shell variable) must not turn the gate off: only
+    /// `none` or `[]` does.
+    @Test func anEmptyDistrustIsRefused() throws {
+        let geolocate = GeolocateProcess()
+        for value in ["", ",,", " "] {
+            let result = try geolocate.run(["config", "set", "policy.distrust", value])
+            #expect(result.status == 64 && result.stderr.contains("say none"), "'\(value)': \(result.stderr)")
+        }
+        #expect(try geolocate.run(["config", "set", "policy.distrust", "jumped,jumped,clockSkewed"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "policy.distrust"]).stdout.contains("jumped, clockSkewed") ||
+                (try geolocate.run(["config", "get", "policy.distrust"]).stdout.filter { $0 == "j" }.count == 1))
+        #expect(try geolocate.run(["config", "set", "policy.distrust", "[]"]).status == 0)
+    }
+
+    /// SPEC §10.2: a relative policy.zones is taken from the config file's directory, never
+    /// from the working directory (the tests run in the project's root).
+    @Test func aRelativeZonesPathIsTheConfigFilesOwn() throws {
+        let geolocate = GeolocateProcess()
+        _ = try write(#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"kiosk","radius":1000},"geometry":{"type":"Point","coordinates":[4.8357,45.764]}}]}"#,
+                      in: geolocate, name: "zones.geojson")
+        _ = try write(#"{"permissions":["fine"],"policy":{"zones":"zones.geojson"}}"#, in: geolocate, name: "config.json")
+        #expect(try geolocate.run(["config", "validate"]).status == 0)
+        let result = try geolocate.run(["trigger", "login", "--replay", GeolocateProcess.example("kiosk-gnss.nmea"), "--enforce", "--timeout", "10s"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect((try result.json()["policy"] as? [String: Any])?["zone"] as? String == "kiosk")
     }
 }
