@@ -69,7 +69,10 @@ struct ExportCommand: ParsableCommand {
                 temporary.abandon()
                 _exit(128 + number)
             } : nil
-            let summary = try exporter.run(from: source, to: output, stateDirectory: stateDirectory, temporary: temporary)
+            let protected = [(path: globalOptions.configPath, what: "the configuration file")]
+                + (input.flatMap { $0 == "-" ? nil : [(path: $0, what: "the --input file")] } ?? [])
+            let summary = try exporter.run(from: source, to: output, stateDirectory: stateDirectory, temporary: temporary,
+                                           protected: protected)
             withExtendedLifetime(signals) {}
             if summary.withoutFix > 0 {
                 logger.notice("\(summary.withoutFix) records without a location left out")

@@ -67,11 +67,14 @@ public struct Exporter {
     /// - Parameter stateDirectory: the state directory, none of whose files `output` may be.
     /// - Parameter temporary: holds the temporary file while it is written, for a signal
     ///   handler to remove (`PendingFile.abandon`).
+    /// - Parameter protected: other files `output` may not be (the configuration, the
+    ///   `--input` file), each with what it is, compared by device and inode.
     /// - Throws: `GeolocateError.outputIsStateFile` (64) for an output in the state directory,
     ///   `.unreadableInput` (65) for a line that is not a record,
     ///   `.fileNotWritable` (73) when the file cannot be written (a full disk),
     ///   `.outputFailed` (74) when standard output cannot take it.
-    public func run(from input: Input, to output: String?, stateDirectory: String, temporary: PendingFile) throws -> Summary {
+    public func run(from input: Input, to output: String?, stateDirectory: String, temporary: PendingFile,
+                    protected: [(path: String, what: String)] = []) throws -> Summary {
         guard let output, output != "-" else {
             let sink = ByteSink(fd: 1) { GeolocateError.outputFailed(reason: ErrorText.posix($0)) }
             return try write(from: input, to: sink)
@@ -83,6 +86,14 @@ public struct Exporter {
         } ?? output
         try Exporter.refuseStateFile(target, output: output, stateDirectory: stateDirectory)
         var status = stat()
+        if stat(target, &status) == 0 {
+            for file in protected {
+                var other = stat()
+                if stat(file.path, &other) == 0, other.st_dev == status.st_dev, other.st_ino == status.st_ino {
+                    throw GeolocateError.outputIsProtected(path: output, what: file.what)
+                }
+            }
+        }
         let exists = stat(target, &status) == 0
         // A device or a FIFO (/dev/null, a pipe) is written as it is: renaming a file over
         // it would replace the device node.

@@ -38,12 +38,15 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     /// `export --output` names the spool or another file of the state directory, which the
     /// export would replace: a usage error (exit 64), refused before anything is written.
     case outputIsStateFile(path: String, stateFile: String)
+    /// `export --output` names a file the export reads or needs (64): `what` says which, such
+    /// as "the configuration file".
+    case outputIsProtected(path: String, what: String)
     /// `--enforce` and the location policy did not allow (exit 4); the record is still printed.
     case policyDenied(PolicyResult)
 
     public var exitCode: Int32 {
         switch self {
-        case .usage, .outputIsStateFile: return 64
+        case .usage, .outputIsStateFile, .outputIsProtected: return 64
         case .unreadableInput: return 65
         case .inputMissing: return 66
         case .sourceUnavailable, .notImplemented: return 69
@@ -85,6 +88,8 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return "cannot write to standard output: \(reason)"
         case .fileNotWritable(let path, let reason):
             return "cannot write \(path): \(reason)"
+        case .outputIsProtected(let path, let what):
+            return "--output \(path) is \(what), and export never replaces it; write the export elsewhere"
         case .outputIsStateFile(let path, let stateFile):
             let what = path == stateFile ? "" : " (\(stateFile))"
             return "--output \(path)\(what) is in geolocate's state directory, with the spool, and export never replaces it; write the export elsewhere"

@@ -159,6 +159,25 @@ import Glibc
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// `--output` naming the configuration file or the `--input` file (or a link to either) is
+    /// refused with 64, and both stay as they were.
+    @Test func outputNeverReplacesTheConfigurationOrTheInput() throws {
+        _ = try spool()
+        #expect(try geolocate.run(["config", "set", "privacy.precision", "CITY"]).status == 0)
+        let config = try String(contentsOfFile: geolocate.configPath, encoding: .utf8)
+        let printed = try geolocate.run(["track", "--replay", path("log.nmea"), "--every-fix", "--permission", "fine", "--stdout", "--no-spool"])
+        try printed.stdout.write(toFile: path("input.ndjson"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: path("config-link.csv"), withDestinationPath: geolocate.configPath)
+        for (output, what, input) in [(geolocate.configPath, "the configuration file", nil), (path("config-link.csv"), "the configuration file", nil),
+                                      (path("input.ndjson"), "the --input file", path("input.ndjson"))] as [(String, String, String?)] {
+            let result = try geolocate.run(["export", "--format", "csv", "--output", output] + (input.map { ["--input", $0] } ?? []))
+            #expect(result.status == 64 && result.stderr == "geolocate: --output \(output) is \(what), and export never replaces it; write the export elsewhere\n",
+                    "\(result.stderr)")
+        }
+        #expect(try String(contentsOfFile: geolocate.configPath, encoding: .utf8) == config)
+        #expect(try String(contentsOfFile: path("input.ndjson"), encoding: .utf8) == printed.stdout)
+    }
+
     /// SIGTERM or SIGINT while the export writes its temporary file: the process ends 143 or
     /// 130, and neither the output nor its temporary file is left. The input is a pipe the
     /// test holds open, so the process is provably mid-export when the signal lands.
