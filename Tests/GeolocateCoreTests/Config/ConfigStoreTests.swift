@@ -58,6 +58,9 @@ import Testing
     }
 
     @Test func missingFileIsAnEmptyConfiguration() throws {
-        #expect(try ConfigStore(path: path).settings() == Settings())
+        let settings = try ConfigStore(path: path).settings()
+        #expect(settings.document == Settings().document)
+        // Relative paths in it would be taken from the file's directory.
+        #expect(settings.resolvedPath("zones.geojson") == (path as NSString).deletingLastPathComponent + "/zones.geojson")
     }
 }
