@@ -79,12 +79,9 @@ public final class NMEAReader {
     /// there, across calls that `Idle` cut short.
     private var bytesAtLastStop = 0
 
-    /// `CLOCK_MONOTONIC` in milliseconds.
-    private static func monotonicMilliseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
-    }
+    /// The caller's monotonic clock in milliseconds, which bounds how long input may keep
+    /// coming without `body` asking to stop; `nil` leaves that unbounded.
+    private let monotonicMilliseconds: (() -> Int64)?
 
     /// Creates a reader over an open file descriptor; the caller keeps ownership of `fd`.
     ///
@@ -93,9 +90,12 @@ public final class NMEAReader {
     ///   stop meanwhile; `nil` blocks as long as the input does.
     /// - Parameter maximumBytesPerCall: the most a `forEachSentence` call may read before its
     ///   body asks to stop; `nil` reads any amount.
+    /// - Parameter monotonicMilliseconds: with `idleMilliseconds`, the clock on which a call
+    ///   that keeps reading without `body` asking to stop throws `Idle` after that long.
     public init(fileDescriptor fd: Int32, blockSize: Int = 1 << 20, idleMilliseconds: Int32? = nil,
-                maximumBytesPerCall: Int? = nil) {
+                maximumBytesPerCall: Int? = nil, monotonicMilliseconds: (() -> Int64)? = nil) {
         self.fd = fd
+        self.monotonicMilliseconds = monotonicMilliseconds
         capacity = blockSize + NMEAReader.maximumLineLength + 2
         base = .allocate(capacity: capacity)
         self.idleMilliseconds = idleMilliseconds
@@ -110,7 +110,7 @@ public final class NMEAReader {
     /// - Throws: `NMEAReadError` when the descriptor cannot be read, or when
     ///   `maximumBytesPerCall` bytes pass without `body` asking to stop.
     public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
-        let started = idleMilliseconds == nil ? 0 : NMEAReader.monotonicMilliseconds()
+        let started = monotonicMilliseconds?()
         while true {
             while scanIndex < filled {
                 guard let newline = memchr(base + scanIndex, 0x0A, filled - scanIndex) else {
@@ -147,7 +147,9 @@ public final class NMEAReader {
             }
             // Input that keeps coming without ever completing what `body` waits for (garbage at
             // the wrong baud rate, one epoch time repeated) returns control as silence does.
-            if let idleMilliseconds, NMEAReader.monotonicMilliseconds() - started >= Int64(idleMilliseconds) { throw Idle() }
+            if let idleMilliseconds, let started, let now = monotonicMilliseconds?(), now - started >= Int64(idleMilliseconds) {
+                throw Idle()
+            }
             try refill()
         }
     }
@@ -332,10 +334,12 @@ public final class NMEAEpochStream {
     public static let maximumBytesPerEpoch = 64 << 20
 
     /// - Parameter idleMilliseconds: see `NMEAReader.init`: `next()` throws `NMEAReader.Idle`
-    ///   after this long without input, and can be called again.
-    public init(fileDescriptor fd: Int32, provider: Fix.Provider = .nmeaReplay, idleMilliseconds: Int32? = nil) {
+    ///   after this long without input (or, on `monotonicMilliseconds`, without an epoch), and
+    ///   can be called again.
+    public init(fileDescriptor fd: Int32, provider: Fix.Provider = .nmeaReplay, idleMilliseconds: Int32? = nil,
+                monotonicMilliseconds: (() -> Int64)? = nil) {
         reader = NMEAReader(fileDescriptor: fd, idleMilliseconds: idleMilliseconds,
-                            maximumBytesPerCall: NMEAEpochStream.maximumBytesPerEpoch)
+                            maximumBytesPerCall: NMEAEpochStream.maximumBytesPerEpoch, monotonicMilliseconds: monotonicMilliseconds)
         assembler = EpochAssembler(provider: provider)
     }
 

@@ -67,7 +67,7 @@ public struct Trigger {
         if signalsShown || policy != nil, let fix = record.fix {
             let replay = fix.provider == .nmeaReplay
             var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay,
-                                          clockSynchronized: replay ? nil : clock.isSynchronized, logger: logger)
+                                          clockSynchronized: replay ? nil : clock.isSynchronized, clock: elapsed, logger: logger)
             record = detector.annotateAndSave(record, country: country, now: clock.nowMilliseconds)
         }
         if let policy { record.policy = policy.decide(record: record, country: country) }

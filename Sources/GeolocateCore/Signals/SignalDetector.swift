@@ -75,6 +75,8 @@ public struct SignalDetector {
     /// `WallClock.isSynchronized` when the records were made: a skew counts only against a
     /// synchronised system clock.
     public var clockSynchronized: Bool?
+    /// What waiting for another process's lock on the report measures and sleeps on.
+    private let clock: MonotonicClock
     private let path: String
     private let logger: Logger
     /// The report the next record is compared with.
@@ -87,9 +89,11 @@ public struct SignalDetector {
     /// it: signals never delay a record noticeably.
     static let lockPatienceMilliseconds = 200
 
-    public init(settings: Settings, stateDirectory: String, replay: Bool, clockSynchronized: Bool?, logger: Logger) {
+    public init(settings: Settings, stateDirectory: String, replay: Bool, clockSynchronized: Bool?, clock: MonotonicClock,
+                logger: Logger) {
         thresholds = SignalThresholds(settings: settings)
         self.clockSynchronized = clockSynchronized
+        self.clock = clock
         countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
         path = (replay ? StateFile.previousReportReplay : StateFile.previousReport).path(in: stateDirectory)
         self.logger = logger
@@ -182,7 +186,7 @@ public struct SignalDetector {
     /// had within `lockPatienceMilliseconds`.
     private mutating func lockFile() -> FileLock? {
         let lockPath = StateFile.previousReportLock.path(in: (path as NSString).deletingLastPathComponent)
-        let deadline = ContinuousClock.now + .milliseconds(SignalDetector.lockPatienceMilliseconds)
+        let deadline = Deadline(milliseconds: SignalDetector.lockPatienceMilliseconds, clock: clock)
         while true {
             do {
                 if let lock = try FileLock.ifFree(path: lockPath) { return lock }
@@ -190,11 +194,11 @@ public struct SignalDetector {
                 warnOnce("\(error); signals compare with the previous report of this process only")
                 return nil
             }
-            guard ContinuousClock.now < deadline else {
+            guard !deadline.hasPassed else {
                 warnOnce("\(lockPath) is held by another process; signals compare with the previous report of this process only")
                 return nil
             }
-            usleep(5_000)
+            clock.sleep(seconds: 0.005)
         }
     }
 

@@ -111,7 +111,8 @@ public final class NMEAReplaySource: LocationSource {
         }
         self.speed = speed
         self.idleMilliseconds = idleMilliseconds
-        stream = NMEAEpochStream(fileDescriptor: fd, provider: .nmeaReplay, idleMilliseconds: idleMilliseconds)
+        stream = NMEAEpochStream(fileDescriptor: fd, provider: .nmeaReplay, idleMilliseconds: idleMilliseconds,
+                                 monotonicMilliseconds: { Int64(pacingClock.nowSeconds * 1000) })
     }
 
     deinit { if fd != 0 { close(fd) } }

@@ -190,7 +190,7 @@ public struct Tracker {
         var replay = false
         if case .nmea = source { replay = true }
         var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay,
-                                      clockSynchronized: replay ? nil : clock.isSynchronized, logger: logger)
+                                      clockSynchronized: replay ? nil : clock.isSynchronized, clock: elapsed, logger: logger)
         detector.loadPrevious(now: clock.nowMilliseconds)
         return detector
     }
