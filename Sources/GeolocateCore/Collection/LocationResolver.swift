@@ -188,9 +188,9 @@ public struct LocationResolver {
                 }
                 stored = nil
             }
-            let held = try heldFix().flatMap { age(of: $0) == nil ? nil : $0 }
-            guard let stored, let held else { return stored ?? held }
-            return age(of: held)! <= age(of: stored)! ? held : stored
+            // The younger of the two; on a tie the held one, which gpsd may have completed since.
+            let candidates = [try heldFix(), stored].compactMap { $0 }.compactMap { fix in age(of: fix).map { (fix, $0) } }
+            return candidates.min { $0.1 < $1.1 }.map { $0.0 }
         }
 
         mutating func current(timeoutMilliseconds: Int64) throws -> LocationDecision {
