@@ -44,7 +44,7 @@ struct ExportCommand: ParsableCommand {
             let logger = DiagnosticLog.logger(verbose: false)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
             let exporter = try Exporter(format: format, policy: OutputPolicy(settings: settings), since: since, until: until)
-            let stateDirectory = Paths.stateDirectory(environment: ProcessInfo.processInfo.environment)
+            let stateDirectory = Paths.stateDirectory(environment: globalOptions.environment)
             let source: Exporter.Input
             var opened: Int32?
             switch input {

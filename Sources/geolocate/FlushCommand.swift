@@ -57,7 +57,7 @@ struct FlushCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
-            let environment = ProcessInfo.processInfo.environment
+            let environment = globalOptions.environment
             if listDeadLetters || requeueDeadLetters {
                 let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment))
                 if requeueDeadLetters {

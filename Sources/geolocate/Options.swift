@@ -2,14 +2,32 @@ import ArgumentParser
 import Foundation
 import GeolocateCore
 
-/// `--config FILE`, shared by every command.
+/// `--config FILE` and `--state-dir DIR`, shared by every command.
 struct GlobalOptions: ParsableArguments {
-    /// Overrides `$GEOLOCATE_CONFIG` and the XDG default.
+    /// Overrides `$GEOLOCATE_CONFIG` and the defaults (system mode's, or XDG's).
     @Option(name: .long, help: ArgumentHelp("Configuration file to use.", valueName: "file"), completion: .file(extensions: ["json"]))
     var config: String?
 
+    /// Overrides `$GEOLOCATE_STATE_DIR` and the defaults (system mode's, or XDG's).
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("State directory to use (spool, last known location).", valueName: "dir"),
+            completion: .directory)
+    var stateDir: String?
+
     var configPath: String {
         Paths.configFile(flag: config, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// The environment the command works in: the process's, with `--state-dir` in
+    /// `GEOLOCATE_STATE_DIR`, where every part of geolocate looks for the state directory.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        if let stateDir, !stateDir.isEmpty { environment["GEOLOCATE_STATE_DIR"] = stateDir }
+        return environment
+    }
+
+    func validate() throws {
+        if stateDir == "" { throw ValidationError("--state-dir needs a directory") }
+        if config == "" { throw ValidationError("--config needs a file") }
     }
 }
 

@@ -108,7 +108,7 @@ struct TrackCommand: ParsableCommand {
             let stop = StopFlag()
             let signals = SignalHandlers { _ in stop.request() }
             defer { withExtendedLifetime(signals) {} }
-            let environment = ProcessInfo.processInfo.environment
+            let environment = globalOptions.environment
             var outputFailure: Int32?
             let tracker = Tracker(settings: settings, environment: environment,
                                   logger: logger, stop: stop,

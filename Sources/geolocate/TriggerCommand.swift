@@ -53,6 +53,9 @@ struct TriggerCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Exit 4 unless the policy allows (implies --policy).")
     var enforce = false
 
+    @Flag(name: .long, help: "Run as pam_exec's login gate: silent, syslog, exit 0 allow / 4 deny (implies --enforce).")
+    var pam = false
+
     @Flag(name: .long, help: "Log diagnostics on stderr (waits, lines rejected).")
     var verbose = false
 
@@ -75,6 +78,7 @@ struct TriggerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if pam { throw ExitCode(await runAsPAMHook()) }
         try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()

@@ -12,10 +12,12 @@ public struct TriggerRequest: Sendable {
     public var replaySpeed: ReplaySpeed
     /// `--policy` (or `--enforce`): the record carries a policy decision.
     public var policy: Bool
+    /// `--pam`: who the login hook runs for, carried in the record.
+    public var subject: Subject?
 
     public init(action: String, mode: CollectionMode = .default, timeoutMilliseconds: Int64? = nil,
                 permission: [Permission]? = nil, now: Int64? = nil, source: SourceSpecifier? = nil,
-                replaySpeed: ReplaySpeed = .asap, policy: Bool = false) {
+                replaySpeed: ReplaySpeed = .asap, policy: Bool = false, subject: Subject? = nil) {
         self.action = action
         self.mode = mode
         self.timeoutMilliseconds = timeoutMilliseconds
@@ -24,6 +26,7 @@ public struct TriggerRequest: Sendable {
         self.source = source
         self.replaySpeed = replaySpeed
         self.policy = policy
+        self.subject = subject
     }
 }
 
@@ -72,6 +75,7 @@ public struct Trigger {
         }
         if let policy { record.policy = policy.decide(record: record, country: country) }
         if !signalsShown { record.signals = nil }
+        record.subject = request.subject
         return OutputPolicy(settings: settings).applied(to: record)
     }
 

@@ -24,6 +24,8 @@ public enum ConfigKey {
                                               help: "the query timeout of action NAME")
     public static let actionLastKnownMaxAge = Setting<Int64?>("actions.NAME.lastKnownMaxAge", anyDuration.optional, default: nil,
                                                       help: "lastKnownMaxAge for action NAME")
+    public static let actionEndpoint = Setting<String?>("actions.NAME.endpoint", SettingKind<String>.endpointName.optional, default: nil,
+                                                 help: "trigger NAME also sends its record to this configured endpoint, as --endpoint does")
     public static let source = Setting<SourceSpecifier>("source", .source, default: .defaultGPSD, help: "where locations come from")
     public static let spoolMaxRetention = Setting<Int64>("spool.maxRetention", retention, default: 10 * 86_400_000,
                                                   help: "records older than this both since they were spooled and by their fix are expired, never sent")
@@ -104,6 +106,8 @@ public enum ConfigKey {
                                              help: "a decision never rests on an older location: older is undetermined")
     public static let policyDistrust = Setting<[DistrustedSignal]>("policy.distrust", .signalList, default: DistrustedSignal.defaults,
                                                     help: "signals that deny access when they fire, whatever policy.undetermined says (none: the gate is off)")
+    public static let policyOnError = Setting<ErrorPolicy>("policy.onError", SettingKind<ErrorPolicy>.choice(), default: .deny,
+                                                 help: "what trigger --pam does when geolocate cannot decide (a broken config or zones file, an unsafe file, no time left): deny fails closed")
     /// `fields.NAME`, one per field of `RecordFields`, in the order of `RecordFields.keys`.
     public static let fields: [Setting<Bool>] = RecordFields.keys.map {
         Setting("fields.\($0.name)", .boolean, default: true, help: "records carry \($0.name)")
@@ -112,7 +116,7 @@ public enum ConfigKey {
     /// The table, in the order `--help` lists it.
     public static let all: [AnySetting] = [
         permissions.entry, defaultInterval.entry, queryTimeout.entry, lastKnownMaxAge.entry, currentMaxAge.entry,
-        actionMode.entry, actionTimeout.entry, actionLastKnownMaxAge.entry, source.entry,
+        actionMode.entry, actionTimeout.entry, actionLastKnownMaxAge.entry, actionEndpoint.entry, source.entry,
         spoolMaxRetention.entry, spoolKeepDelivered.entry, spoolMaxRecords.entry, visitsEnabled.entry, visitsRadius.entry, visitsMinDuration.entry,
         endpointURL.entry, endpointHeader.entry, endpointFormat.entry, endpointBatchSize.entry, endpointTimeout.entry,
         endpointQoS.entry, endpointUsername.entry, endpointPassword.entry, endpointCAFile.entry, endpointCertFile.entry, endpointKeyFile.entry,
@@ -123,7 +127,7 @@ public enum ConfigKey {
         signalsEnabled.entry, signalsMaxSpeed.entry, signalsCountryWindow.entry, signalsStaleAfter.entry,
         signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry,
         policyEnabled.entry, actionPolicy.entry, policyZones.entry, policyCountries.entry, policyUndetermined.entry,
-        policyMaxAge.entry, policyDistrust.entry,
+        policyMaxAge.entry, policyDistrust.entry, policyOnError.entry,
     ] + fields.map(\.entry)
 
     private static var anyDuration: SettingKind<Int64> {

@@ -212,6 +212,15 @@ extension SettingKind where Value == String {
             return text
         }, format: { $0 })
     }
+
+    /// The name of an endpoint (`endpoints.NAME`); whether one is configured by that name is
+    /// checked when it is used, as `--endpoint` is.
+    static var endpointName: SettingKind {
+        .text("an endpoint name (\(plainNameRule))", parse: { text in
+            guard isPlainName(text) else { throw GeolocateError.usage("'\(text)' is not an endpoint name (\(plainNameRule))") }
+            return text
+        }, format: { $0 })
+    }
 }
 
 extension SettingKind where Value == [String] {

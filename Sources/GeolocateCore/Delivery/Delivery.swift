@@ -69,13 +69,14 @@ public enum Delivery {
     /// POSTs `record` once, spooled first for the next flush to the same destination (a URL is
     /// remembered with the record) and taken out again when the POST delivered it: a record
     /// that was printed is kept whatever happens to the POST (a kill, a hang, a refusal).
+    /// `timeoutMilliseconds` shortens the endpoint's own timeout (a login hook's time left).
     /// - Returns: whether the POST delivered the record or it waits in the spool.
     /// - Throws: `GeolocateError` for an unknown endpoint (78), or a spool that could not take
     ///   the record when the POST did not deliver it either (73, 75).
     public static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
                             environment: [String: String], logger: Logger,
                             transport: HTTPTransport = AsyncHTTPTransport(), mqtt: MQTTTransport? = nil,
-                            clock: WallClock = SystemClock()) async throws -> PostOutcome {
+                            clock: WallClock = SystemClock(), timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
         let endpoint: Endpoint
         switch target {
         case .url(let url):
@@ -113,8 +114,10 @@ public enum Delivery {
             case .refused(let reason): verdict = .endpointRefused(reason)
             }
         } else {
-            verdict = DeliveryVerdict(await transport.post(endpoint.request(for: [record], policy: policy, sender: sender,
-                                                                            idempotencyKey: IdempotencyKey.of([record.id], to: endpoint))))
+            var request = endpoint.request(for: [record], policy: policy, sender: sender,
+                                           idempotencyKey: IdempotencyKey.of([record.id], to: endpoint))
+            if let timeoutMilliseconds { request.timeoutMilliseconds = max(1, min(request.timeoutMilliseconds, timeoutMilliseconds)) }
+            verdict = DeliveryVerdict(await transport.post(request))
         }
         switch verdict {
         case .delivered:

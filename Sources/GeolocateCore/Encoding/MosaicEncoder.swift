@@ -13,6 +13,7 @@ enum MosaicEncoder: RecordEncoder {
         json.string("fallbackReason", record.fallbackReason?.rawValue)
         json.integer("errorCode", Int64(record.errorCode.rawValue))
         json.stringIfPresent("context", record.context?.rawValue)
+        if let subject = record.subject { writeSubject(subject, to: &json) }
         json.stringIfPresent("deviceId", record.device?.id)
         json.stringIfPresent("deviceModel", record.device?.model)
         json.stringIfPresent("osVersion", record.device?.osVersion)
@@ -22,6 +23,16 @@ enum MosaicEncoder: RecordEncoder {
         json.stringIfPresent("carrierName", record.device?.context.carrierName)
         if let signals = record.signals { SignalsEncoder.write(signals, style: .mosaic, to: &json) }
         if let policy = record.policy { SignalsEncoder.write(policy, style: .mosaic, to: &json) }
+        json.endObject()
+    }
+
+    /// The `subject` object of a login hook's record: the values PAM gave, absent ones left out.
+    static func writeSubject(_ subject: Subject, to json: inout JSONWriter) {
+        json.beginObject("subject")
+        json.stringIfPresent("user", subject.user)
+        json.stringIfPresent("service", subject.service)
+        json.stringIfPresent("remoteHost", subject.remoteHost)
+        json.stringIfPresent("tty", subject.tty)
         json.endObject()
     }
 

@@ -191,3 +191,12 @@ public enum UndeterminedPolicy: String, Sendable, CaseIterable {
     case deny
     case allow
 }
+
+/// What a login hook does when geolocate cannot decide at all (`policy.onError`, SPEC §14):
+/// a broken configuration or zones file, a file others could have changed, no time left.
+public enum ErrorPolicy: String, Sendable, CaseIterable {
+    /// Fail closed: the login is refused (exit 1).
+    case deny
+    /// Fail open: the login goes on (exit 0), with a syslog warning.
+    case allow
+}

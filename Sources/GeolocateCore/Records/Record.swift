@@ -27,6 +27,8 @@ public struct Record: Sendable, Equatable {
     public var signals: Signals?
     /// The location policy's decision (SPEC §10.2), on trigger records when a policy applies.
     public var policy: PolicyResult?
+    /// Who the login hook ran for (`trigger --pam`, SPEC §14); `nil` on other records.
+    public var subject: Subject?
     /// The fields the location object may show: those `privacy.*` and `fields.*` allowed when
     /// the record was made (see `OutputPolicy`). Every output format obeys it.
     public var attributes: LocationAttributes = .all

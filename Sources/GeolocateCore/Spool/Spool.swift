@@ -139,6 +139,7 @@ public final class Spool: Sendable {
             try db.execute(sql: "CREATE TABLE expiries (at INTEGER NOT NULL, count INTEGER NOT NULL)")
             try db.execute(sql: "PRAGMA user_version = 7")
         }
+        migrator.registerMigration("subject") { db in try SpoolColumns.addMissingColumns(db, version: 8) }
         return migrator
     }
 

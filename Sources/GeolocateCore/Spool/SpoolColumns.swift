@@ -10,8 +10,9 @@ enum SpoolColumns {
     /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
     /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
     /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
-    /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries.
-    static let schemaVersion = 7
+    /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries, 8 the
+    /// login hook's subject.
+    static let schemaVersion = 8
 
     /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
     static let definitions: [(name: String, type: String)] = [
@@ -34,6 +35,8 @@ enum SpoolColumns {
         ("policyBoundaryDistance", "REAL"),
         // Schema version 5: the device context.
         ("isCharging", "INTEGER"), ("wifiSsid", "TEXT"), ("wifiBssid", "TEXT"), ("carrierName", "TEXT"),
+        // Schema version 8: the login hook's subject.
+        ("subjectUser", "TEXT"), ("subjectService", "TEXT"), ("subjectRemoteHost", "TEXT"), ("subjectTty", "TEXT"),
     ]
 
     /// `id, recordedAt, action, …`: the column list for `INSERT` and `SELECT`.
@@ -88,6 +91,7 @@ enum SpoolColumns {
             record.policy?.boundaryDistance,
             record.device?.context.isCharging.map { $0 ? Int64(1) : 0 }, record.device?.context.wifiSsid,
             record.device?.context.wifiBssid, record.device?.context.carrierName,
+            record.subject?.user, record.subject?.service, record.subject?.remoteHost, record.subject?.tty,
         ]
     }
 
@@ -157,6 +161,8 @@ enum SpoolColumns {
            let rule = text(44).flatMap(PolicyResult.Rule.init(rawValue:)) {
             record.policy = PolicyResult(decision: decision, zone: text(43), rule: rule, country: text(45), boundaryDistance: real(46))
         }
+        let subject = Subject(user: text(51), service: text(52), remoteHost: text(53), tty: text(54))
+        record.subject = subject == Subject() ? nil : subject
         return record
     }
 

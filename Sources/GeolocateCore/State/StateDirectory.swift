@@ -5,18 +5,35 @@ import Glibc
 
 /// Where geolocate keeps its files: the configuration file and the state directory.
 public enum Paths {
-    /// `$GEOLOCATE_STATE_DIR`, else `$XDG_STATE_HOME/geolocate`, else `~/.local/state/geolocate`.
-    public static func stateDirectory(environment: [String: String]) -> String {
+    /// The state directory in system mode (`isSystemMode`): the packaged units' `StateDirectory=`.
+    public static let systemStateDirectory = "/var/lib/geolocate"
+    /// The configuration file in system mode.
+    public static let systemConfigFile = "/etc/geolocate/config.json"
+
+    /// Whether geolocate runs as the system's: effective uid 0 with neither `GEOLOCATE_CONFIG`
+    /// nor `XDG_CONFIG_HOME` set (SPEC §7).
+    ///
+    /// Root under PAM, cron or an admin's shell then sees the files the services use, not a
+    /// private, empty set under `/root`.
+    public static func isSystemMode(environment: [String: String], effectiveUID: uid_t = geteuid()) -> Bool {
+        effectiveUID == 0 && (environment["GEOLOCATE_CONFIG"] ?? "").isEmpty && (environment["XDG_CONFIG_HOME"] ?? "").isEmpty
+    }
+
+    /// `$GEOLOCATE_STATE_DIR` (which `--state-dir` sets), else in system mode
+    /// `/var/lib/geolocate`, else `$XDG_STATE_HOME/geolocate`, else `~/.local/state/geolocate`.
+    public static func stateDirectory(environment: [String: String], effectiveUID: uid_t = geteuid()) -> String {
         if let dir = environment["GEOLOCATE_STATE_DIR"], !dir.isEmpty { return dir }
+        if isSystemMode(environment: environment, effectiveUID: effectiveUID) { return systemStateDirectory }
         if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { return xdg + "/geolocate" }
         return home(environment) + "/.local/state/geolocate"
     }
 
-    /// `--config`, else `$GEOLOCATE_CONFIG`, else `$XDG_CONFIG_HOME/geolocate/config.json`,
-    /// else `~/.config/geolocate/config.json`.
-    public static func configFile(flag: String?, environment: [String: String]) -> String {
+    /// `--config`, else `$GEOLOCATE_CONFIG`, else in system mode `/etc/geolocate/config.json`,
+    /// else `$XDG_CONFIG_HOME/geolocate/config.json`, else `~/.config/geolocate/config.json`.
+    public static func configFile(flag: String?, environment: [String: String], effectiveUID: uid_t = geteuid()) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let file = environment["GEOLOCATE_CONFIG"], !file.isEmpty { return file }
+        if isSystemMode(environment: environment, effectiveUID: effectiveUID) { return systemConfigFile }
         if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return xdg + "/geolocate/config.json" }
         return home(environment) + "/.config/geolocate/config.json"
     }

@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Ends a login hook by its deadline, whatever gpsd, the spool or an endpoint is doing
+/// (SPEC §14: the action's timeout + 200 ms).
+///
+/// A thread of its own waits on the monotonic clock and, at the deadline, ends the process
+/// with the exit code already decided (the decision was logged; a record still being sent
+/// stays in the spool for the next flush), or with what `expired` returns when there was no
+/// decision yet. SQLite's journal makes an exit in the middle of a write safe.
+public final class HookDeadline: Sendable {
+    private struct State {
+        var deadline: Double
+        var decided: Int32?
+    }
+
+    private let state: Mutex<State>
+    private let clock: MonotonicClock
+    private let expired: @Sendable () -> Int32
+
+    /// Starts the wait: the process ends at `clock.nowSeconds + seconds` unless it ends first.
+    /// - Parameter expired: logs that no decision was made in time and returns the exit code.
+    public init(seconds: Double, clock: MonotonicClock, expired: @escaping @Sendable () -> Int32) {
+        self.clock = clock
+        self.expired = expired
+        state = Mutex(State(deadline: clock.nowSeconds + seconds))
+        let thread = Thread { [self] in self.wait() }
+        thread.start()
+    }
+
+    /// Moves the deadline to `seconds` after `start` (a `nowSeconds` reading): the action's own
+    /// timeout is known only once the configuration is read.
+    public func reset(seconds: Double, from start: Double) {
+        state.withLock { $0.deadline = start + seconds }
+    }
+
+    /// Records the exit code of the decision made, which the deadline ends the process with.
+    public func decided(_ code: Int32) {
+        state.withLock { $0.decided = code }
+    }
+
+    /// The time left before the deadline, in milliseconds (0 when past).
+    public var remainingMilliseconds: Int64 {
+        let deadline = state.withLock { $0.deadline }
+        return max(0, Int64((deadline - clock.nowSeconds) * 1000))
+    }
+
+    private func wait() {
+        while true {
+            let (deadline, decided) = state.withLock { ($0.deadline, $0.decided) }
+            let left = deadline - clock.nowSeconds
+            if left <= 0 {
+                _exit(decided ?? expired())
+            }
+            clock.sleep(seconds: min(left, 0.005))
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import GeolocateCore
+import GPSD
+import Logging
+import Mosquitto
+import Synchronization
+
+/// `trigger ACTION --pam`: the login gate as `pam_exec` runs it (SPEC §14).
+///
+/// Silent on stdout and stderr (the person logging in sees nothing), one syslog line per
+/// decision, exit 0 to allow and 4 to deny; when geolocate cannot decide, `policy.onError`
+/// chooses (deny: exit 1). The process ends by the action's timeout + 200 ms whatever happens.
+extension TriggerCommand {
+    /// The margin kept from the 200 ms SPEC §14 allows beyond the timeout, for starting the
+    /// process and ending it.
+    static let pamSlackSeconds = 0.12
+
+    func runAsPAMHook() async -> Int32 {
+        let callers = ProcessInfo.processInfo.environment
+        let hook = PAMHook(environment: callers)
+        switch hook.stage {
+        case .notDeciding:
+            return 0
+        case .missing:
+            SystemLog.write(.error, hook.decisionLine(action: action, decision: "deny", reason: "PAM_TYPE is not set: run it from pam_exec", recordID: nil))
+            return 1
+        case .decides:
+            break
+        }
+        let monotonic = SystemMonotonicClock()
+        let started = monotonic.nowSeconds
+        let onError = ErrorPolicyChoice()
+        let action = self.action
+        @Sendable func failure(_ reason: String) -> Int32 {
+            let policy = onError.value
+            let decision = policy == .allow ? "allow" : "deny"
+            SystemLog.write(policy == .allow ? .warning : .error,
+                            hook.decisionLine(action: action, decision: decision, reason: "cannot decide (policy.onError \(policy.rawValue)): \(reason)", recordID: nil))
+            return policy == .allow ? 0 : 1
+        }
+        let deadline = HookDeadline(seconds: Double(timeout ?? Settings()[ConfigKey.queryTimeout]) / 1000 + Self.pamSlackSeconds, clock: monotonic) {
+            failure("no decision within the action's timeout")
+        }
+        // The pam.d line is the administrator's: only its flags choose files, never the caller's environment.
+        let configPath = globalOptions.config ?? Paths.systemConfigFile
+        let stateDirectory = globalOptions.stateDir ?? Paths.systemStateDirectory
+        let environment = PAMHook.environment(from: callers, stateDirectory: stateDirectory)
+        let logger = SyslogLogHandler.logger()
+        let settings: Settings
+        do {
+            settings = try ConfigStore(path: configPath).settings()
+        } catch {
+            return failure(describe(error))
+        }
+        onError.value = settings[ConfigKey.policyOnError]
+        let trigger = Trigger(settings: settings, environment: environment, logger: logger,
+                              openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
+        deadline.reset(seconds: Double(trigger.resolveTimeout(timeout, action: action)) / 1000 + Self.pamSlackSeconds, from: started)
+        let serviceUser = TrustedPath.uid(ofUser: "geolocate").map { Set([$0]) } ?? []
+        var unsafe = [(configPath, Set<uid_t>()), (stateDirectory, serviceUser)]
+        if let zones = settings[ConfigKey.policyZones] { unsafe.append((settings.resolvedPath(zones), [])) }
+        for (path, owners) in unsafe {
+            if let problem = TrustedPath.problem(path, owners: owners) {
+                return failure("\(path) is not safe: \(problem)")
+            }
+        }
+        let record: Record
+        do {
+            record = try await trigger.run(TriggerRequest(
+                action: action, mode: mode, timeoutMilliseconds: timeout, permission: permission?.granted, now: now,
+                source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed, policy: true, subject: hook.subject))
+        } catch {
+            return failure(describe(error))
+        }
+        let passes = record.policy.map { LocationPolicy.passes($0, settings: settings) } ?? false
+        let code: Int32 = passes ? 0 : 4
+        var reason = record.policy?.rule.rawValue ?? "noPolicy"
+        if let zone = record.policy?.zone { reason += " zone \(zone)" }
+        SystemLog.write(passes ? .notice : .warning,
+                        hook.decisionLine(action: action, decision: passes ? "allow" : "deny", reason: reason, recordID: record.id))
+        deadline.decided(code)
+        await keep(record, settings: settings, configPath: configPath, environment: environment, logger: logger,
+                   timeoutMilliseconds: deadline.remainingMilliseconds)
+        return code
+    }
+
+    /// Sends the record where `--post`, `--endpoint` or `actions.NAME.endpoint` say (it waits
+    /// in the spool if that fails), else spools it for every configured endpoint; a failure
+    /// is logged, and never changes the decision.
+    private func keep(_ record: Record, settings: Settings, configPath: String, environment: [String: String],
+                      logger: Logger, timeoutMilliseconds: Int64) async {
+        let configured = settings[ConfigKey.actionEndpoint, name: action]
+        do {
+            if let target = post.map(Delivery.Target.url) ?? (endpoint ?? configured).map(Delivery.Target.endpoint) {
+                let outcome = try await Delivery.post(record, to: target, settings: settings, configPath: configPath,
+                                                      environment: environment, logger: logger, mqtt: MosquittoTransport(),
+                                                      timeoutMilliseconds: timeoutMilliseconds)
+                if case .spooled(let why) = outcome {
+                    logger.warning("record \(record.id) was not sent (\(why)); it is in the spool for the next flush")
+                }
+            } else if !settings.endpoints.isEmpty {
+                let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), busyTimeout: 1)
+                _ = try spool.enqueue(SpoolEntry(OutputPolicy(settings: settings).applied(to: record)),
+                                      now: SystemClock().nowMilliseconds, limits: settings.spoolLimits)
+            }
+        } catch {
+            logger.error("record \(record.id) was not kept: \(describe(error))")
+        }
+    }
+
+    private func describe(_ error: Error) -> String {
+        (error as? GeolocateError)?.description ?? "\(error)"
+    }
+}
+
+/// `policy.onError` as far as it is known: `deny` until the configuration is read; the
+/// deadline's thread reads it.
+final class ErrorPolicyChoice: Sendable {
+    private let choice = Mutex(ErrorPolicy.deny)
+
+    var value: ErrorPolicy {
+        get { choice.withLock { $0 } }
+        set { choice.withLock { $0 = newValue } }
+    }
+}
+
+/// swift-log handler writing warnings and errors to the system log (authpriv), for `--pam`,
+/// where stderr reaches the person logging in.
+struct SyslogLogHandler: LogHandler {
+    var logLevel: Logger.Level = .warning
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        SystemLog.write(event.level >= .error ? .error : .warning, "\(event.message)")
+    }
+
+    static func logger() -> Logger {
+        var logger = Logger(label: "geolocate") { _ in SyslogLogHandler() }
+        logger.logLevel = .warning
+        return logger
+    }
+}
