@@ -47,10 +47,15 @@ extension TriggerCommand {
         let stateDirectory = globalOptions.stateDir ?? Paths.systemStateDirectory
         let environment = PAMHook.environment(from: callers, stateDirectory: stateDirectory)
         let logger = SyslogLogHandler.logger()
+        // A file others could change must not choose even policy.onError.
+        if let problem = TrustedPath.problem(configPath) { return failure("\(configPath) is not safe: \(problem)") }
+        let store = ConfigStore(path: configPath)
         let settings: Settings
         do {
-            settings = try ConfigStore(path: configPath).settings()
+            settings = try store.settings()
         } catch {
+            // An invalid value elsewhere leaves the administrator's onError readable.
+            if let choice = store.errorPolicy() { onError.value = choice }
             return failure(describe(error))
         }
         onError.value = settings[ConfigKey.policyOnError]
@@ -58,7 +63,7 @@ extension TriggerCommand {
                               openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
         deadline.reset(seconds: Double(trigger.resolveTimeout(timeout, action: action)) / 1000 + Self.pamSlackSeconds, from: started)
         let serviceUser = TrustedPath.uid(ofUser: "geolocate").map { Set([$0]) } ?? []
-        var unsafe = [(configPath, Set<uid_t>()), (stateDirectory, serviceUser)]
+        var unsafe = [(stateDirectory, serviceUser)]
         if let zones = settings[ConfigKey.policyZones] { unsafe.append((settings.resolvedPath(zones), [])) }
         for (path, owners) in unsafe {
             if let problem = TrustedPath.problem(path, owners: owners) {
@@ -75,10 +80,9 @@ extension TriggerCommand {
         }
         let passes = record.policy.map { LocationPolicy.passes($0, settings: settings) } ?? false
         let code: Int32 = passes ? 0 : 4
-        var reason = record.policy?.rule.rawValue ?? "noPolicy"
-        if let zone = record.policy?.zone { reason += " zone \(zone)" }
         SystemLog.write(passes ? .notice : .warning,
-                        hook.decisionLine(action: action, decision: passes ? "allow" : "deny", reason: reason, recordID: record.id))
+                        hook.decisionLine(action: action, decision: passes ? "allow" : "deny", reason: record.policy?.rule.rawValue ?? "noPolicy",
+                                          zone: record.policy?.zone, recordID: record.id))
         deadline.decided(code)
         await keep(record, settings: settings, configPath: configPath, environment: environment, logger: logger,
                    timeoutMilliseconds: deadline.remainingMilliseconds)

@@ -76,6 +76,16 @@ public struct ConfigStore {
     }
 
     /// The typed settings of the file.
+    /// `policy.onError` as the file spells it, even when another value in the file is invalid
+    /// (a login hook that cannot use the file still follows the administrator's choice);
+    /// `nil` when the file cannot be read or does not set it.
+    public func errorPolicy() -> ErrorPolicy? {
+        guard let data = BoundedFile.contents(path, limit: ConfigStore.maximumBytes),
+              case .object(let root)? = try? JSONValue(parsing: data), case .object(let policy)? = root["policy"],
+              case .string(let text)? = policy["onError"] else { return nil }
+        return ErrorPolicy(rawValue: text)
+    }
+
     public func settings() throws -> Settings {
         var settings = Settings(try load())
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path

@@ -45,10 +45,11 @@ public struct PAMHook: Sendable {
 
     /// The one syslog line of a decision: who, from where, the decision, why and the record,
     /// never coordinates (the log is read more widely than the spool).
-    public func decisionLine(action: String, decision: String, reason: String, recordID: String?) -> String {
+    public func decisionLine(action: String, decision: String, reason: String, zone: String? = nil, recordID: String?) -> String {
         var line = "\(action) user=\(Subject.syslogField(subject.user)) service=\(Subject.syslogField(subject.service))"
         line += " rhost=\(Subject.syslogField(subject.remoteHost)) tty=\(Subject.syslogField(subject.tty))"
         line += " decision=\(decision) reason=\(Subject.syslogField(reason))"
+        if let zone { line += " zone=\(Subject.syslogField(zone))" }
         if let recordID { line += " record=\(recordID)" }
         return line
     }

@@ -15,14 +15,25 @@ final class ScriptedGPSD {
     var source: String { "gpsd://127.0.0.1:\(port)" }
 
     /// Starts the fake with `script` (see fake-gpsd.py: `greeting`, `silent`, `poll`, `stream`,
-    /// `interval`) and waits until it listens.
-    init(_ script: [String: Any]) throws {
+    /// `interval`) and waits until it listens; with `user` (root only), run as that user, as
+    /// any local user could while gpsd is down.
+    init(_ script: [String: Any], user: String? = nil) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let scriptPath = directory.appendingPathComponent("script.json").path
         try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: scriptPath))
         let portFile = directory.appendingPathComponent("port").path
-        let program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("fake-gpsd.py").path
-        pid = try ProcessGroup.spawn(["python3", program, scriptPath, directory.appendingPathComponent("commands.jsonl").path, portFile],
+        var program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("fake-gpsd.py").path
+        var command = ["python3"]
+        if let user {
+            // The checkout may be private to root: the user runs a copy, in a directory it may write.
+            let copy = directory.appendingPathComponent("fake-gpsd.py").path
+            try FileManager.default.copyItem(atPath: program, toPath: copy)
+            program = copy
+            chmod(directory.path, 0o777)
+            chmod(scriptPath, 0o644)
+            command = ["setpriv", "--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--clear-groups", "/usr/bin/python3"]
+        }
+        pid = try ProcessGroup.spawn(command + [program, scriptPath, directory.appendingPathComponent("commands.jsonl").path, portFile],
                                      outputPath: directory.appendingPathComponent("output").path)
         guard waitUntil(.seconds(10), { FileManager.default.fileExists(atPath: portFile) }),
               let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) else {
