@@ -106,7 +106,7 @@ import Testing
         let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"), try db.columns(in: "records").map(\.name))
         }
-        #expect(columns.0 == 7 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
+        #expect(columns.0 == 8 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
         #expect(try spool.mosaicLines() == Array(lines[0..<12]))
         #expect(try spool.pendingCount(for: "primary") == 11)
         let letters = try spool.deadLetters(for: "primary")
@@ -156,7 +156,9 @@ import Testing
         full.address = Address(countryCode: "IE", district: "Leinster", city: "Maynooth", street: "Main \"Street\"", streetNumber: "1")
         full.device = DeviceInfo(id: "5c1caaf7-f436-48e5-bbc7-16021bba58ab", model: "Kiosk", osVersion: "Debian 12")
         full.errorCode = .geocodingFailed
+        full.subject = Subject(user: "alice", service: "sshd", remoteHost: "10.1.2.3", tty: "ssh")
         var fallback = full
+        fallback.subject = Subject(user: "bob")
         fallback.origin = .lastKnown
         fallback.fallbackReason = .timeout
         fallback.context = .visitExit

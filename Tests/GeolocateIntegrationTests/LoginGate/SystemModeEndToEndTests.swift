@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SPEC §7: root with neither `GEOLOCATE_CONFIG` nor `XDG_CONFIG_HOME` uses the packaged
+/// units' files, so PAM, cron, an admin's shell and the services see one spool; `--state-dir`
+/// chooses the state directory on every command.
+@Suite struct SystemModeEndToEndTests {
+    let geolocate = GeolocateProcess()
+
+    @Test(.enabled(if: geteuid() == 0, "system mode is root's")) func rootWithoutAConfigVariableUsesTheSystemFiles() throws {
+        let system = try geolocate.run(["config", "path"], environment: ["GEOLOCATE_CONFIG": "", "XDG_CONFIG_HOME": ""])
+        #expect(system.stdout == "/etc/geolocate/config.json\n", "\(system)")
+        let xdg = try geolocate.run(["config", "path"], environment: ["GEOLOCATE_CONFIG": "", "XDG_CONFIG_HOME": "/srv/xdg"])
+        #expect(xdg.stdout == "/srv/xdg/geolocate/config.json\n", "\(xdg)")
+    }
+
+    /// Another user is never in system mode: its files are its own, under its home.
+    @Test(.enabled(if: geteuid() == 0, "needs root to run as another user")) func anotherUserKeepsItsOwnFiles() throws {
+        // A copy of the binary any user may run: the checkout may be private to root.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-bin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        chmod(directory.path, 0o755)
+        let binary = directory.appendingPathComponent("geolocate").path
+        try FileManager.default.copyItem(atPath: GeolocateProcess.binary.path, toPath: binary)
+        var process = GeolocateProcess()
+        process.executable = URL(fileURLWithPath: "/usr/bin/setpriv")
+        let result = try process.run(["--reuid=nobody", "--regid=nogroup", "--clear-groups", binary, "config", "path"],
+                                     environment: ["GEOLOCATE_CONFIG": "", "XDG_CONFIG_HOME": "", "HOME": "/home/nobody-test"])
+        #expect(result.stdout == "/home/nobody-test/.config/geolocate/config.json\n", "\(result)")
+    }
+
+    @Test func stateDirChoosesTheStateDirectoryOverTheEnvironment() throws {
+        let chosen = geolocate.home.appendingPathComponent("chosen").path
+        _ = try geolocate.run(["config", "set", "permissions", "fine"])
+        let track = try geolocate.run(["track", "--replay", GeolocateProcess.example("kiosk-gnss.nmea"), "--state-dir", chosen])
+        #expect(track.status == 0, "\(track.stderr)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: chosen)
+        #expect(!kept.isEmpty, "the spool is in --state-dir")
+        #expect(!FileManager.default.fileExists(atPath: geolocate.stateDirectory), "the environment's directory is untouched")
+        let status = try geolocate.run(["status", "--json", "--state-dir", chosen])
+        let object = try status.json()
+        #expect(object["stateDirectory"] as? String == chosen, "\(status.stdout)")
+        let empty = try geolocate.run(["status", "--state-dir", ""])
+        #expect(empty.status == 64 && empty.stderr.contains("--state-dir"), "\(empty)")
+    }
+}
