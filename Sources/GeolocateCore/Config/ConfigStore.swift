@@ -281,7 +281,11 @@ public struct ConfigStore {
 
     private func save(_ document: JSONValue) throws {
         do {
-            try AtomicFile.replace(Data((document.prettyPrinted() + "\n").utf8), at: path, newFilePermissions: 0o600)
+            // SPEC §13: a system config root makes is root:geolocate 0640, as the package's is,
+            // so the services and a monitoring user in the group can read it.
+            let serviceGroup = path == Paths.systemConfigFile && geteuid() == 0 ? getgrnam("geolocate")?.pointee.gr_gid : nil
+            try AtomicFile.replace(Data((document.prettyPrinted() + "\n").utf8), at: path,
+                                   newFilePermissions: serviceGroup == nil ? 0o600 : 0o640, newFileGroup: serviceGroup)
         } catch {
             throw GeolocateError.configuration(file: path, line: nil, reason: "cannot write: \(ErrorText.plain(error))")
         }

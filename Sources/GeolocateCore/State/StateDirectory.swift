@@ -134,15 +134,17 @@ extension AtomicFile {
     /// symlink is written through (its target replaced, in the target's directory), and an
     /// existing file keeps its mode and owner; a new one gets `newFilePermissions`.
     ///
+    /// `newFileGroup` is the group of a new file (the service's, for the system config).
+    ///
     /// An admin who links the config into a managed directory, or opens it to 0644 for a PAM
     /// stack running as the user, must not find a private copy in its place after one `set`.
-    static func replace(_ data: Data, at path: String, newFilePermissions: Int) throws {
+    static func replace(_ data: Data, at path: String, newFilePermissions: Int, newFileGroup: gid_t? = nil) throws {
         let target = try linkTarget(of: path)
         var info = stat()
         if lstat(target, &info) == 0 {
             try write(data, to: target, permissions: Int(info.st_mode & 0o7777), owner: (info.st_uid, info.st_gid))
         } else {
-            try write(data, to: target, permissions: newFilePermissions)
+            try write(data, to: target, permissions: newFilePermissions, owner: newFileGroup.map { (geteuid(), $0) })
         }
     }
 
