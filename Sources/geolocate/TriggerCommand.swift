@@ -9,10 +9,8 @@ struct TriggerCommand: AsyncParsableCommand {
         commandName: "trigger",
         abstract: "Report the location for one risk event as a JSON record.",
         discussion: """
-            The mode and timeout come from the flag, else the configuration (actions.NAME.*), \
-            else the built-in table. Durations need a unit: 1500ms, 2s, 5m; a bare number is \
-            refused. Numbers in the record are JSON strings (jq: tonumber). Modes, fields, \
-            units and exit codes: man geolocate.
+            Mode and timeout: the flag, else actions.NAME.*, else built in. Durations need \
+            a unit (2s). Fields (numbers are strings), login gate, exits: man geolocate.
 
             Examples:
               geolocate trigger login
@@ -53,7 +51,7 @@ struct TriggerCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Exit 4 unless the policy allows (implies --policy).")
     var enforce = false
 
-    @Flag(name: .long, help: "Run as pam_exec's login gate: silent, syslog, exit 0 allow / 4 deny (implies --enforce).")
+    @Flag(name: .long, help: "The pam_exec login gate (silent; implies --enforce).")
     var pam = false
 
     @Flag(name: .long, help: "Log diagnostics on stderr (waits, lines rejected).")
