@@ -76,54 +76,54 @@ struct PAMEndToEndTests {
         }
     }
 
-    @Test func deniesOutsideTheZones() throws {
+    @Test(arguments: ["authenticate", "acct_mgmt"]) func deniesOutsideTheZones(_ operation: String) throws {
         try writeConfig()
-        let outcome = try login(replay: try outside)
+        let outcome = try login(replay: try outside, operation: operation)
         #expect(outcome.status != 0)
         let line = try decisionLine(outcome, priority: 4)
         #expect(line.contains(#"decision=deny reason="outsideAllowZones""#), "\(line)")
     }
 
-    @Test func deniesAStaleFix() throws {
+    @Test(arguments: ["authenticate", "acct_mgmt"]) func deniesAStaleFix(_ operation: String) throws {
         try writeConfig()
-        let outcome = try login(replay: Self.kiosk, ["--now", "2026-11-22T14:30:00Z"])
+        let outcome = try login(replay: Self.kiosk, ["--now", "2026-11-22T14:30:00Z"], operation: operation)
         #expect(outcome.status != 0)
         #expect(try decisionLine(outcome, priority: 4).contains(#"decision=deny reason="tooOld""#))
     }
 
-    @Test func deniesASpoofedFix() throws {
+    @Test(arguments: ["authenticate", "acct_mgmt"]) func deniesASpoofedFix(_ operation: String) throws {
         try writeConfig()
         let spoofed = geolocate.home.appendingPathComponent("spoofed.nmea").path
         try Tool.run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/spoof-nmea.py").path,
                       "--in", Self.kiosk, "--out", spoofed, "--from-epoch", "0", "--jump-km", "0"])
-        let outcome = try login(replay: spoofed)
+        let outcome = try login(replay: spoofed, operation: operation)
         #expect(outcome.status != 0)
         #expect(try decisionLine(outcome, priority: 4).contains(#"decision=deny reason="distrusted-spoofingSuspected""#))
     }
 
-    @Test func failsClosedOnABrokenConfigOrZonesFile() throws {
+    @Test(arguments: ["authenticate", "acct_mgmt"]) func failsClosedOnABrokenConfigOrZonesFile(_ operation: String) throws {
         try writeConfig()
         try Data(#"{"permissions": ["fine"], "policy": {"#.utf8).write(to: URL(fileURLWithPath: geolocate.configPath))
-        let broken = try login(replay: Self.kiosk)
+        let broken = try login(replay: Self.kiosk, operation: operation)
         #expect(broken.status != 0)
         let line = try decisionLine(broken, priority: 3)
         #expect(line.contains(#"decision=deny reason="cannot decide (policy.onError deny): "#), "\(line)")
 
         try writeConfig()
         try Data("not geojson".utf8).write(to: geolocate.home.appendingPathComponent("zones.geojson"))
-        let zones = try login(replay: Self.kiosk)
+        let zones = try login(replay: Self.kiosk, operation: operation)
         #expect(zones.status != 0)
         #expect(try decisionLine(zones, priority: 3).contains("zones.geojson"))
     }
 
-    @Test func onErrorAllowLetsABrokenConfigThrough() throws {
+    @Test(arguments: ["authenticate", "acct_mgmt"]) func onErrorAllowLetsABrokenConfigThrough(_ operation: String) throws {
         try writeConfig { config in
             var policy = config["policy"] as? [String: Any] ?? [:]
             policy["onError"] = "allow"
             config["policy"] = policy
             config["defaultInterval"] = "sometimes"
         }
-        let outcome = try login(replay: try outside)
+        let outcome = try login(replay: try outside, operation: operation)
         #expect(outcome.status == 0, "\(outcome.log)")
         let line = try decisionLine(outcome, priority: 4)
         #expect(line.contains(#"decision=allow reason="cannot decide (policy.onError allow): "#), "\(line)")
