@@ -70,9 +70,13 @@ public final class Spool: Sendable {
         path = StateFile.spool.path(in: stateDirectory)
         do {
             try Paths.makeDirectories(stateDirectory)
-            // Locations are personal: SQLite gives the -wal and -shm files the database file's mode.
+            // Locations are personal: SQLite gives the -wal and -shm files the database file's
+            // mode, and as root its owner, which is the state directory's (the service user's).
             let fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0o600)
-            if fd >= 0 { close(fd) }
+            if fd >= 0 {
+                Paths.adoptDirectoryOwner(fd, in: stateDirectory)
+                close(fd)
+            }
             // SQLite's blocking reads would wait on a FIFO in its place for ever.
             if case .notRegular(let kind)? = BoundedFile.problem(path, limit: .max) {
                 throw GeolocateError.stateNotWritable(path: path, reason: "it is \(kind), not a regular file")

@@ -32,6 +32,7 @@ public final class FileLock {
         guard fd >= 0 else {
             throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.posix(errno))
         }
+        Paths.adoptDirectoryOwner(fd, in: directory)
         while flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             close(fd)

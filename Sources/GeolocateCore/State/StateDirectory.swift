@@ -87,6 +87,17 @@ public enum Paths {
         }
     }
 
+    /// Gives the file open at `fd`, which root just created in `directory`, the directory's
+    /// owner and group when that is another user (the `geolocate` service user of
+    /// `/var/lib/geolocate`): root's `geolocate flush` in system mode must not leave a
+    /// root-owned 0600 lock or spool that the service then cannot open.
+    static func adoptDirectoryOwner(_ fd: Int32, in directory: String) {
+        guard geteuid() == 0 else { return }
+        var info = stat()
+        guard stat(directory, &info) == 0, info.st_uid != 0 else { return }
+        _ = fchown(fd, info.st_uid, info.st_gid)
+    }
+
     private static func home(_ environment: [String: String]) -> String {
         environment["HOME"] ?? NSHomeDirectory()
     }
@@ -114,6 +125,7 @@ enum AtomicFile {
             unlink(temporary)
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EPERM)
         }
+        if owner == nil { Paths.adoptDirectoryOwner(fd, in: directory) }
         fchmod(fd, mode_t(permissions))
         let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(fd) == 0 else {

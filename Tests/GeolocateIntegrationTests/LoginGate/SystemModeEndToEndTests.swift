@@ -49,3 +49,25 @@ import Glibc
         #expect(empty.status == 64 && empty.stderr.contains("--state-dir"), "\(empty)")
     }
 }
+
+/// Root working in a state directory that belongs to the service user (an admin's `geolocate
+/// flush` in system mode) leaves files the service can still open.
+@Suite struct ServiceStateDirectoryEndToEndTests {
+    @Test(.enabled(if: geteuid() == 0, "needs root")) func filesRootMakesThereBelongToTheDirectorysOwner() throws {
+        let geolocate = GeolocateProcess()
+        try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
+        let nobody = getpwnam("nobody").pointee
+        chown(geolocate.stateDirectory, nobody.pw_uid, nobody.pw_gid)
+        chmod(geolocate.stateDirectory, 0o750)
+        _ = try geolocate.run(["config", "set", "permissions", "fine"])
+        let track = try geolocate.run(["track", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")])
+        #expect(track.status == 0, "\(track.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: geolocate.stateDirectory)
+        #expect(names.contains("spool.sqlite") && names.contains("spool.lock"), "\(names)")
+        for name in names {
+            var info = stat()
+            #expect(stat(geolocate.stateDirectory + "/" + name, &info) == 0)
+            #expect(info.st_uid == nobody.pw_uid && info.st_gid == nobody.pw_gid, "\(name) belongs to \(info.st_uid):\(info.st_gid)")
+        }
+    }
+}
