@@ -178,6 +178,11 @@ struct PAMEndToEndTests {
         #expect(subject["user"] == "alice" && subject["remoteHost"] == "10.1.2.3" && subject["tty"] == "ssh")
         #expect(subject["service"]?.hasPrefix("pam-harness-") == true, "\(subject)")
         #expect((record["policy"] as? [String: Any])?["decision"] as? String == "allow")
+        var checker = GeolocateProcess()
+        checker.executable = GeolocateProcess.projectRoot.appendingPathComponent("scripts/check-schema")
+        let verdict = try checker.run([GeolocateProcess.projectRoot.appendingPathComponent("docs/schema/record.schema.json").path, "-"],
+                                      stdin: Data(request.body.utf8))
+        #expect(verdict.status == 0, "record.schema.json: \(verdict.stdout)\(verdict.stderr)")
     }
 
     /// pam_exec as the caller's shell would run it under `su`: the caller's environment chooses
