@@ -134,7 +134,7 @@ struct ConfigCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 if let backup = try ConfigStore(path: globalOptions.configPath).reset() {
-                    StandardError.write("geolocate: the previous configuration was kept as \(backup)")
+                    StandardError.write("geolocate: the previous configuration was kept as \(backup)", priority: .notice)
                 }
             }
         }
