@@ -24,6 +24,8 @@ public struct ConfigStore {
         switch BoundedFile.read(path, limit: ConfigStore.maximumBytes) {
         case .success(let contents): data = contents
         case .failure(.missing): return .object([:])
+        case .failure(.unreadable(let code)) where code == EACCES || code == EPERM:
+            throw GeolocateError.permissionDenied(path: path, writing: false, uid: geteuid())
         case .failure(.unreadable(let code)):
             throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: \(ErrorText.posix(code))")
         case .failure(let failure):
@@ -272,6 +274,8 @@ public struct ConfigStore {
     private func save(_ document: JSONValue) throws {
         do {
             try AtomicFile.replace(Data((document.prettyPrinted() + "\n").utf8), at: path, newFilePermissions: 0o600)
+        } catch let error as POSIXError where error.code == .EACCES || error.code == .EPERM {
+            throw GeolocateError.permissionDenied(path: path, writing: true, uid: geteuid())
         } catch {
             throw GeolocateError.configuration(file: path, line: nil, reason: "cannot write: \(ErrorText.plain(error))")
         }
