@@ -258,10 +258,12 @@ public struct ConfigStore {
     }
 
     /// The document with header values, passwords and URL credentials replaced by `***`.
+    ///
+    /// A `file:/PATH` value stays as it is: it names where the secret is, which is no secret.
     public static func redacted(_ document: JSONValue) -> JSONValue {
         var copy = document
         for (keyPath, value) in document.leaves() {
-            guard case .string(let text) = value else { continue }
+            guard case .string(let text) = value, SecretFile.path(in: text) == nil else { continue }
             if keyPath.count >= 2 && keyPath[keyPath.count - 2] == "headers" || keyPath.last == "password" {
                 copy.set(keyPath, to: .string("***"))
             } else if redactedURL(text) != text {
