@@ -161,7 +161,29 @@ public enum ConfigKey {
         all.contains { $0.pattern.count > path.count && $0.startsWith(path) }
     }
 
-    /// The valid keys, for error messages.
+    /// The keys shell completion offers: every key of the table, each `NAME` filled with the
+    /// names `document` (the configuration in force) gives there, and for actions also the
+    /// built-in ones (`actions.login.mode`); `NAME` stays where no name is known yet.
+    ///
+    /// `config get endpoints.` then completes to the endpoints the file has, not to the
+    /// literal `endpoints.NAME.url`. A `nil` document (a file that does not load) gives the
+    /// table's keys as they are: completion never fails loudly.
+    public static func completions(in document: JSONValue?) -> [String] {
+        func names(at path: [String]) -> [String] {
+            var found: Set<String> = []
+            if case .object(let members)? = document?[path] { found.formUnion(members.keys) }
+            if document != nil, path == ["actions"] { found.formUnion(CollectionMode.builtInModes.keys) }
+            return found.isEmpty ? ["NAME"] : found.sorted()
+        }
+        return all.flatMap { setting in
+            setting.pattern.reduce(into: [[String]]([[]])) { prefixes, part in
+                prefixes = prefixes.flatMap { prefix in
+                    (part == "*" ? names(at: prefix) : [part]).map { prefix + [$0] }
+                }
+            }.map { $0.joined(separator: ".") }
+        }
+    }
+
     /// The values shell completion offers for `key` (dotted, names filled in).
     public static func choices(forKey key: String) -> [String] {
         setting(for: key.split(separator: ".").map(String.init))?.choices ?? []
