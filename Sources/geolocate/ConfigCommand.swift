@@ -20,8 +20,11 @@ struct ConfigCommand: ParsableCommand {
         subcommands: [Show.self, Get.self, Set.self, Unset.self, Keys.self, PathCommand.self, Validate.self, Reset.self]
     )
 
-    /// Shell completion of a key: every key of the settings table.
-    static let keys = CompletionKind.list(ConfigKey.all.map(\.key))
+    /// Shell completion of a key: every key of the settings table, with the endpoint and
+    /// action names of the configuration in force (a file that does not load gives the table).
+    static let keys = CompletionKind.custom { words, _, _ in
+        ConfigKey.completions(in: try? ConfigStore(path: GlobalOptions.configPath(completing: words)).load())
+    }
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the configuration file as JSON, secrets redacted.")
@@ -134,7 +137,7 @@ struct ConfigCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 if let backup = try ConfigStore(path: globalOptions.configPath).reset() {
-                    StandardError.write("geolocate: the previous configuration was kept as \(backup)")
+                    StandardError.write("geolocate: the previous configuration was kept as \(backup)", priority: .notice)
                 }
             }
         }

@@ -11,6 +11,7 @@ struct FlushCommand: AsyncParsableCommand {
             Each endpoint (endpoints.NAME.url: http(s), mqtt or mqtts) gets what it has not \
             acknowledged; failures are retried with backoff and the rest stays spooled. Exit \
             0 all delivered, 75 records still pending, 78 an endpoint is misconfigured. \
+            Quiet when all went well (for cron): --verbose prints a summary per endpoint. \
             Times in --json are epoch milliseconds. More: man geolocate.
 
             Examples:
@@ -43,7 +44,7 @@ struct FlushCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Dead letters to requeue (default all).", valueName: "id"))
     var ids: [String] = []
 
-    @Flag(name: .long, help: "Log diagnostics on stderr (retries, waits).")
+    @Flag(name: .long, help: "Log a summary per endpoint and diagnostics on stderr (retries, waits).")
     var verbose = false
 
     @OptionGroup var globalOptions: GlobalOptions
@@ -80,7 +81,8 @@ struct FlushCommand: AsyncParsableCommand {
                 if endpoint.parked, let notBefore = endpoint.nextRetryAt {
                     // Said with --json too: a run that passed an endpoint over is not silent.
                     logger.notice("\(endpoint.name): skipped until \(TimeText.iso8601(notBefore)), as a Retry-After or backoff asked after: \(endpoint.lastError ?? "a failure"); \(endpoint.pending) pending (flush --ignore-retry-after tries now)")
-                } else if !json {
+                } else if !json, verbose || endpoint.pending > 0 || endpoint.deadLettered > 0 {
+                    // Quiet on success (SPEC §14): cron mails whatever a run prints.
                     let why = endpoint.pending > 0 ? endpoint.lastError.map { " (\($0))" } ?? "" : ""
                     logger.notice("\(endpoint.name): \(endpoint.sent) sent, \(endpoint.pending) pending\(why), \(endpoint.deadLettered) dead-lettered, \(endpoint.expired) expired")
                 }

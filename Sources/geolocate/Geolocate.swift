@@ -51,7 +51,7 @@ struct Geolocate: AsyncParsableCommand {
             guard code != .success, !full.isEmpty else { exit(withError: error) }
             let short = Geolocate.flagMessage(message(for: error))
             guard code == .validationFailure, !short.isEmpty else {
-                FileHandleOutput.stderr(full.replacingOccurrences(of: short, with: StandardError.oneLine(short)) + "\n")
+                StandardError.write(lines: full.replacingOccurrences(of: short, with: StandardError.oneLine(short)) + "\n")
                 Foundation.exit(code.rawValue)
             }
             let help = full.range(of: "See '").flatMap { start in
@@ -142,8 +142,34 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
 
 /// Writes diagnostics to stderr, one line each, never to stdout.
 enum StandardError {
-    static func write(_ line: String) {
-        FileHandleOutput.stderr(oneLine(line) + "\n")
+    /// A line's sd-daemon(3) priority, which the journal files it under.
+    enum Priority: Int {
+        case critical = 2, error, warning, notice, info, debug
+    }
+
+    /// Whether stderr is the journal (`JOURNAL_STREAM`, SPEC §14): then each line starts with
+    /// its priority (`<4>`), so `journalctl -p warning` finds the warnings.
+    static let isJournal = JournalStream.isConnected(2, environment: ProcessInfo.processInfo.environment)
+
+    /// Writes `line` as one line; a failure, by default, so its priority is error.
+    static func write(_ line: String, priority: Priority = .error) {
+        FileHandleOutput.stderr(prefix(priority) + oneLine(line) + "\n")
+    }
+
+    /// Writes `text` of one or more lines (a usage error and its synopsis), each with the
+    /// journal's prefix when stderr is the journal.
+    static func write(lines text: String, priority: Priority = .error) {
+        guard isJournal else { return FileHandleOutput.stderr(text) }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let prefixed = lines.enumerated().map { index, line in
+            index == lines.count - 1 && line.isEmpty ? "" : prefix(priority) + line + "\n"
+        }
+        FileHandleOutput.stderr(prefixed.joined())
+    }
+
+    /// `<N>` when stderr is the journal, else nothing.
+    private static func prefix(_ priority: Priority) -> String {
+        isJournal ? "<\(priority.rawValue)>" : ""
     }
 
     /// `text` with its control characters escaped (`\n`, `\r`, `\t`, `\u{1B}`): a path, URL or
@@ -178,7 +204,19 @@ struct StderrLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let label = event.level == .notice ? "note" : event.level.rawValue
-        StandardError.write("geolocate: \(label): \(event.message)")
+        StandardError.write("geolocate: \(label): \(event.message)", priority: StderrLogHandler.priority(of: event.level))
+    }
+
+    /// The sd-daemon priority of a swift-log level (trace is debug, critical is crit).
+    static func priority(of level: Logger.Level) -> StandardError.Priority {
+        switch level {
+        case .trace, .debug: return .debug
+        case .info: return .info
+        case .notice: return .notice
+        case .warning: return .warning
+        case .error: return .error
+        case .critical: return .critical
+        }
     }
 }
 

@@ -13,8 +13,26 @@ struct GlobalOptions: ParsableArguments {
             completion: .directory)
     var stateDir: String?
 
-    var configPath: String {
-        Paths.configFile(flag: config, environment: ProcessInfo.processInfo.environment)
+    var configPath: String { GlobalOptions.configPath(flag: config) }
+
+    /// The configuration file in force with `flag` as `--config`.
+    static func configPath(flag: String?) -> String {
+        Paths.configFile(flag: flag, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// The configuration file in force for a command line being completed: its `--config`
+    /// (`--config FILE` or `--config=FILE`, which bash splits into three words), else as
+    /// without the flag.
+    static func configPath(completing words: [String]) -> String {
+        var flag: String?
+        for (index, word) in words.enumerated() {
+            if word.hasPrefix("--config=") {
+                flag = String(word.dropFirst("--config=".count))
+            } else if word == "--config", index + 1 < words.count {
+                flag = index + 2 < words.count && words[index + 1] == "=" ? words[index + 2] : words[index + 1]
+            }
+        }
+        return configPath(flag: flag)
     }
 
     /// The environment the command works in: the process's, with `--state-dir` in

@@ -50,6 +50,9 @@ struct TrackCommand: ParsableCommand {
     @Flag(name: .long, help: "Also print each record as a JSON line.")
     var stdout = false
 
+    @Option(name: .long, help: ArgumentHelp("--stdout format.", valueName: "format"))
+    var format: RecordFormat = .mosaic
+
     @Flag(name: .customLong("no-spool"), help: "Do not write records to the spool (needs --stdout).")
     var noSpool = false
 
@@ -74,6 +77,7 @@ struct TrackCommand: ParsableCommand {
         if noSpool && !stdout {
             throw ValidationError("--no-spool without --stdout would keep nothing; add --stdout")
         }
+        if format != .mosaic && !stdout { throw ValidationError("--format sets how --stdout prints records; add --stdout") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let distance, !(distance.isFinite && distance > 0) { throw ValidationError("--distance must be a number of metres above 0") }
     }
@@ -119,10 +123,13 @@ struct TrackCommand: ParsableCommand {
                                   },
                                   openSource: SourceOpener.withGPSD.open,
                                   transmission: transmission(settings: settings, environment: environment, logger: logger))
-            _ = try tracker.run(TrackRequest(
+            var request = TrackRequest(
                 policy: policy, source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed,
                 permission: permission?.granted,
-                toStdout: stdout, toSpool: !noSpool))
+                toStdout: stdout, toSpool: !noSpool)
+            request.format = format
+            if format.namesTheDevice { request.sender = try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) }
+            _ = try tracker.run(request)
             // A reader that went away (`track --stdout | head`) stops track as a signal does, as
             // does a stop while stdout's reader is not reading; any other failure (a full disk)
             // lost records, which must not look like success.

@@ -63,16 +63,16 @@ public enum CollectionMode: Sendable, Equatable, CustomStringConvertible {
 
     /// The built-in per-action defaults (SPEC §3); `nil` for actions not in the table.
     public static func builtInDefault(for action: String) -> CollectionMode? {
-        switch action {
-        case "login", "register", "transaction", "checkout", "password_reset",
-             "account_details_change", "account_auth_change", "credits_change":
-            return .forceCurrent
-        case "logout", "withdraw":
-            return .forceLastKnown
-        default:
-            return nil
-        }
+        builtInModes[action]
     }
+
+    /// The actions Mosaic names, each with its built-in mode.
+    static let builtInModes: [String: CollectionMode] = [
+        "login": .forceCurrent, "register": .forceCurrent, "transaction": .forceCurrent, "checkout": .forceCurrent,
+        "password_reset": .forceCurrent, "account_details_change": .forceCurrent, "account_auth_change": .forceCurrent,
+        "credits_change": .forceCurrent,
+        "logout": .forceLastKnown, "withdraw": .forceLastKnown,
+    ]
 }
 
 /// Parses and prints durations such as `1500ms`, `2s`, `30m`, `2h`.

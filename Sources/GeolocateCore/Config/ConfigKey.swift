@@ -41,7 +41,7 @@ public enum ConfigKey {
     public static let endpointURL = Setting<String?>("endpoints.NAME.url", SettingKind<String>.endpointURL.optional, default: nil,
                                             help: "where flush sends records for endpoint NAME: an http(s) URL, or mqtt://HOST[:PORT]/TOPIC or mqtts://... ({deviceId} in the topic is replaced)")
     public static let endpointHeader = Setting<String?>("endpoints.NAME.headers.NAME", SettingKind<String>.headerValue.optional, default: nil,
-                                               help: "a header sent to endpoint NAME (shown redacted)")
+                                               help: "a header sent to endpoint NAME (shown redacted); file:/PATH reads the value from that file when sending")
     public static let endpointFormat = Setting<EndpointFormat>("endpoints.NAME.format", SettingKind<EndpointFormat>.choice(), default: .openlocate,
                                                help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, mosaic (one record per request), owntracks (one OwnTracks location message per record) or osmand (Traccar's OsmAnd query, one request per record, HTTP only)")
     public static let endpointBatchSize = Setting<Int>("endpoints.NAME.batchSize", .integer(1...100_000), default: 500,
@@ -52,8 +52,8 @@ public enum ConfigKey {
                                             help: "MQTT: 0 at most once, 1 at least once, 2 exactly once (per connection)")
     public static let endpointUsername = Setting<String?>("endpoints.NAME.username", SettingKind<String>.plainText.optional, default: nil,
                                                  help: "MQTT: the user name")
-    public static let endpointPassword = Setting<String?>("endpoints.NAME.password", SettingKind<String>.plainText.optional, default: nil,
-                                                 help: "MQTT: the password (shown redacted)")
+    public static let endpointPassword = Setting<String?>("endpoints.NAME.password", SettingKind<String>.secretText.optional, default: nil,
+                                                 help: "MQTT: the password (shown redacted); file:/PATH reads it from that file when sending")
     public static let endpointCAFile = Setting<String?>("endpoints.NAME.caFile", SettingKind<String>.path.optional, default: nil,
                                                help: "mqtts: the CA certificates (PEM) the broker's certificate is checked against (none: the system's)")
     public static let endpointCertFile = Setting<String?>("endpoints.NAME.certFile", SettingKind<String>.path.optional, default: nil,
@@ -165,7 +165,29 @@ public enum ConfigKey {
         all.contains { $0.pattern.count > path.count && $0.startsWith(path) }
     }
 
-    /// The valid keys, for error messages.
+    /// The keys shell completion offers: every key of the table, each `NAME` filled with the
+    /// names `document` (the configuration in force) gives there, and for actions also the
+    /// built-in ones (`actions.login.mode`); `NAME` stays where no name is known yet.
+    ///
+    /// `config get endpoints.` then completes to the endpoints the file has, not to the
+    /// literal `endpoints.NAME.url`. A `nil` document (a file that does not load) gives the
+    /// table's keys as they are: completion never fails loudly.
+    public static func completions(in document: JSONValue?) -> [String] {
+        func names(at path: [String]) -> [String] {
+            var found: Set<String> = []
+            if case .object(let members)? = document?[path] { found.formUnion(members.keys) }
+            if document != nil, path == ["actions"] { found.formUnion(CollectionMode.builtInModes.keys) }
+            return found.isEmpty ? ["NAME"] : found.sorted()
+        }
+        return all.flatMap { setting in
+            setting.pattern.reduce(into: [[String]]([[]])) { prefixes, part in
+                prefixes = prefixes.flatMap { prefix in
+                    (part == "*" ? names(at: prefix) : [part]).map { prefix + [$0] }
+                }
+            }.map { $0.joined(separator: ".") }
+        }
+    }
+
     /// The values shell completion offers for `key` (dotted, names filled in).
     public static func choices(forKey key: String) -> [String] {
         setting(for: key.split(separator: ".").map(String.init))?.choices ?? []

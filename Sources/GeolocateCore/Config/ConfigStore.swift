@@ -24,6 +24,8 @@ public struct ConfigStore {
         switch BoundedFile.read(path, limit: ConfigStore.maximumBytes) {
         case .success(let contents): data = contents
         case .failure(.missing): return .object([:])
+        case .failure(.unreadable(let code)) where code == EACCES || code == EPERM:
+            throw GeolocateError.permissionDenied(path: path, writing: false, uid: geteuid())
         case .failure(.unreadable(let code)):
             throw GeolocateError.configuration(file: path, line: nil, reason: "cannot read the file: \(ErrorText.posix(code))")
         case .failure(let failure):
@@ -266,10 +268,12 @@ public struct ConfigStore {
     }
 
     /// The document with header values, passwords and URL credentials replaced by `***`.
+    ///
+    /// A `file:/PATH` value stays as it is: it names where the secret is, which is no secret.
     public static func redacted(_ document: JSONValue) -> JSONValue {
         var copy = document
         for (keyPath, value) in document.leaves() {
-            guard case .string(let text) = value else { continue }
+            guard case .string(let text) = value, SecretFile.path(in: text) == nil else { continue }
             if keyPath.count >= 2 && keyPath[keyPath.count - 2] == "headers" || keyPath.last == "password" {
                 copy.set(keyPath, to: .string("***"))
             } else if redactedURL(text) != text {
@@ -286,6 +290,8 @@ public struct ConfigStore {
             let serviceGroup = path == Paths.systemConfigFile && geteuid() == 0 ? getgrnam("geolocate")?.pointee.gr_gid : nil
             try AtomicFile.replace(Data((document.prettyPrinted() + "\n").utf8), at: path,
                                    newFilePermissions: serviceGroup == nil ? 0o600 : 0o640, newFileGroup: serviceGroup)
+        } catch let error as POSIXError where error.code == .EACCES || error.code == .EPERM {
+            throw GeolocateError.permissionDenied(path: path, writing: true, uid: geteuid())
         } catch {
             throw GeolocateError.configuration(file: path, line: nil, reason: "cannot write: \(ErrorText.plain(error))")
         }

@@ -168,6 +168,15 @@ extension SettingKind where Value == String {
         }, format: { $0 })
     }
 
+    /// A password: text without control characters, or `file:/PATH` naming the file that
+    /// holds it (`SecretFile`).
+    static var secretText: SettingKind {
+        .text("text without control characters, or file:/PATH", parse: { text in
+            if let problem = SecretFile.problem(in: text) { throw GeolocateError.usage(problem) }
+            return try plainText.parse(text)
+        }, format: { $0 })
+    }
+
     /// OwnTracks' tracker id: one to three letters or digits, as its apps show them.
     static var trackerID: SettingKind {
         .text("one to three letters or digits, such as JD", parse: { text in
@@ -181,7 +190,8 @@ extension SettingKind where Value == String {
     /// An HTTP header value: no control characters (a CR from a CRLF token file would split
     /// the request), never echoed in messages since it is a secret.
     static var headerValue: SettingKind {
-        .text("a header value without control characters", parse: { text in
+        .text("a header value without control characters, or file:/PATH", parse: { text in
+            if let problem = SecretFile.problem(in: text) { throw GeolocateError.usage(problem) }
             let bad = text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }
             if bad {
                 throw GeolocateError.usage("a header value cannot hold control characters such as CR or LF (was it read from a file with CRLF line ends?)")

@@ -77,7 +77,7 @@ public enum Delivery {
                             environment: [String: String], logger: Logger,
                             transport: HTTPTransport = AsyncHTTPTransport(), mqtt: MQTTTransport? = nil,
                             clock: WallClock = SystemClock(), timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
-        let endpoint: Endpoint
+        var endpoint: Endpoint
         switch target {
         case .url(let url):
             endpoint = .post(to: url)
@@ -89,7 +89,10 @@ public enum Delivery {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         let sender = try Sender(settings: settings, stateDirectory: stateDirectory)
         let broker: MQTTBroker?
-        do { broker = try endpoint.broker(as: sender) } catch let error as GeolocateError {
+        do {
+            endpoint = try endpoint.readingSecretFiles()
+            broker = try endpoint.broker(as: sender)
+        } catch let error as GeolocateError {
             throw GeolocateError.missingSetting("endpoint \(endpoint.name): \(error.description)")
         }
         if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("endpoint \(endpoint.name): this build of geolocate has no MQTT") }

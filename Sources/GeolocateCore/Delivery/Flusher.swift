@@ -175,13 +175,13 @@ public struct Flusher: Sendable {
     }
 
     /// Delivers the records up to `horizon` to `endpoint`.
-    private func flush(_ endpoint: Endpoint, batchSize: Int, through horizon: Int64, dryRun: Bool) async throws -> EndpointReport {
+    private func flush(_ configured: Endpoint, batchSize: Int, through horizon: Int64, dryRun: Bool) async throws -> EndpointReport {
         // A --post URL is its own name; reports never show its secrets.
-        var report = EndpointReport(name: endpoint.displayName, url: endpoint.redactedURL)
-        let label = endpoint.isPostDestination ? "the --post URL \(endpoint.redactedURL)" : "endpoint \(endpoint.name) (\(endpoint.redactedURL))"
+        var report = EndpointReport(name: configured.displayName, url: configured.redactedURL)
+        let label = configured.isPostDestination ? "the --post URL \(configured.redactedURL)" : "endpoint \(configured.name) (\(configured.redactedURL))"
         report.expired = try spool.expiredCount()
-        report.pending = try spool.pendingCount(for: endpoint.name, through: horizon)
-        var state = try spool.state(of: endpoint.name)
+        report.pending = try spool.pendingCount(for: configured.name, through: horizon)
+        var state = try spool.state(of: configured.name)
         if dryRun {
             report.lastError = state.lastError
             return report
@@ -189,15 +189,18 @@ public struct Flusher: Sendable {
         // A stored time past the longest wait an endpoint can ask for (another program's
         // value) parks it for that long at most.
         if !ignoresRetryAt, let stored = state.retryAt, case let retryAt = min(stored, clock.nowMilliseconds + RetryAfter.maximumMilliseconds),
-           retryAt > clock.nowMilliseconds, state.retryURL == nil || state.retryURL == endpoint.url {
+           retryAt > clock.nowMilliseconds, state.retryURL == nil || state.retryURL == configured.url {
             report.lastError = state.lastError
             report.nextRetryAt = retryAt
             report.parked = true
             return report
         }
         let all = endpoints.map(\.name)
+        let endpoint: Endpoint
         let broker: MQTTBroker?
         do {
+            // Secrets in files are read when sending, so a rotated token is used at once.
+            endpoint = try configured.readingSecretFiles()
             broker = try endpoint.broker(as: sender)
             if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("this build of geolocate has no MQTT") }
         } catch let error as GeolocateError {

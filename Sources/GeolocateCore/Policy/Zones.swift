@@ -141,6 +141,8 @@ enum ZoneFile {
         switch BoundedFile.read(path, limit: maximumBytes) {
         case .success(let data):
             return try parse(data, path: path)
+        case .failure(.unreadable(let code)) where code == EACCES || code == EPERM:
+            throw GeolocateError.permissionDenied(path: path, writing: false, uid: geteuid())
         case .failure(let failure):
             throw GeolocateError.configuration(file: path, line: nil, reason: "the policy.zones file \(failure.text(limit: maximumBytes))")
         }

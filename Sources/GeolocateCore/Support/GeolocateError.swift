@@ -14,6 +14,10 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case notImplemented(String)
     /// A configuration file that is corrupt or invalid, or a value `config set` refuses (exit 78).
     case configuration(file: String, line: Int?, reason: String)
+    /// A configuration or zones file the system does not let this user read, or the
+    /// configuration not write (exit 78): its permissions are what to fix, not its contents,
+    /// so the advice names the user (`uid`) and never says to move the file away.
+    case permissionDenied(path: String, writing: Bool, uid: UInt32)
     /// A state file (last known location) that cannot be written (exit 73, EX_CANTCREAT).
     case stateNotWritable(path: String, reason: String)
     /// Another process held the spool's write lock past the busy timeout; nothing was
@@ -52,7 +56,7 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .sourceUnavailable, .notImplemented: return 69
         case .stateNotWritable, .uncommitted, .fileNotWritable: return 73
         case .spoolLocked: return 75
-        case .configuration, .permissionRequired, .missingSetting, .endpointRefused: return 78
+        case .configuration, .permissionDenied, .permissionRequired, .missingSetting, .endpointRefused: return 78
         case .locationRequired: return 3
         case .outputFailed: return 74
         case .policyDenied: return 4
@@ -74,6 +78,10 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .configuration(let file, let line, let reason):
             let place = line.map { "\(file):\($0)" } ?? file
             return "\(place): \(reason) (fix the file, or move it away to start over)"
+        case .permissionDenied(let path, let writing, let uid):
+            return writing
+                ? "cannot write \(path): permission denied (make it and its directory writable by UID \(uid), the user running geolocate)"
+                : "cannot read \(path): permission denied (make it readable by UID \(uid), the user running geolocate)"
         case .stateNotWritable(let path, let reason):
             return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
         case .spoolLocked(let path):

@@ -31,6 +31,10 @@ public struct TrackRequest: Sendable {
     public var permission: [Permission]?
     /// `--stdout`: NDJSON records on standard output.
     public var toStdout: Bool
+    /// `--format`: how each `--stdout` line writes its record (the spool keeps the record).
+    public var format: RecordFormat = .mosaic
+    /// Who sends, for the formats that name the device (owntracks, osmand).
+    public var sender = Sender()
     /// Not `--no-spool`.
     public var toSpool: Bool
 
@@ -287,7 +291,7 @@ public struct Tracker {
             }
             record = outputPolicy.applied(to: record)
             summary.records += 1
-            if request.toStdout { tracker.output(RecordFormat.mosaic.line(record, policy: .unrestricted) + "\n") }
+            if request.toStdout { tracker.output(request.format.line(record, policy: .unrestricted, sender: request.sender) + "\n") }
             // Spooled now by the wall clock, whatever the replay's time: retention counts from it.
             try writer?.add(SpoolEntry(record), now: tracker.clock.nowMilliseconds)
         }
