@@ -16,9 +16,8 @@ struct TrackCommand: ParsableCommand {
         abstract: "Collect locations continuously into the spool and/or NDJSON on stdout.",
         discussion: """
             A record for the first fix, then whenever --interval passed or the device moved \
-            --distance; records are committed to the spool within 200 ms, and SIGINT or \
-            SIGTERM commits what is pending and exits 0. Durations need a unit: 30s, 5m, 2h; \
-            a bare number is refused. More: man geolocate.
+            --distance; committed within 200 ms, and SIGINT or SIGTERM commits what is \
+            pending and exits 0. Durations need a unit (30s, 5m). More: man geolocate.
 
             Examples:
               geolocate track --interval 2m --distance 250
