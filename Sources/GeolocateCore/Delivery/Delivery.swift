@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOSSL
 
 /// The entry points the commands call: a whole flush, and one record POSTed at once.
 public enum Delivery {
@@ -88,7 +89,11 @@ public enum Delivery {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         let sender = try Sender(settings: settings, stateDirectory: stateDirectory)
         let broker: MQTTBroker?
-        do { broker = try endpoint.broker(as: sender) } catch let error as GeolocateError {
+        let tls: TLSConfiguration?
+        do {
+            broker = try endpoint.broker(as: sender)
+            tls = try endpoint.tlsConfiguration()
+        } catch let error as GeolocateError {
             throw GeolocateError.missingSetting("endpoint \(endpoint.name): \(error.description)")
         }
         if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("endpoint \(endpoint.name): this build of geolocate has no MQTT") }
@@ -114,7 +119,9 @@ public enum Delivery {
             }
         } else {
             verdict = DeliveryVerdict(await transport.post(endpoint.request(for: [record], policy: policy, sender: sender,
-                                                                            idempotencyKey: IdempotencyKey.of([record.id], to: endpoint))))
+                                                                            idempotencyKey: IdempotencyKey.of([record.id], to: endpoint),
+                                                                            tls: tls)),
+                                      from: endpoint)
         }
         switch verdict {
         case .delivered:
