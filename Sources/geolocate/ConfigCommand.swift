@@ -119,11 +119,15 @@ struct ConfigCommand: ParsableCommand {
                 let store = ConfigStore(path: globalOptions.configPath)
                 let settings = try store.settings()
                 try LocationPolicy.validate(settings)
-                // MQTT settings that only make sense together (osmand over MQTT, a key without its certificate).
+                // Settings that only make sense together (osmand over MQTT, a key without its
+                // certificate) and TLS files that cannot be read.
                 for endpoint in settings.endpoints {
-                    do { _ = try endpoint.broker(as: Sender(deviceID: "00000000-0000-0000-0000-000000000000")) } catch let error as GeolocateError {
+                    do { try endpoint.validate() } catch let error as GeolocateError {
                         throw GeolocateError.configuration(file: store.path, line: nil, reason: "endpoint \(endpoint.name): \(error.description)")
                     }
+                }
+                do { _ = try StreetGeocoder(settings: settings, stateDirectory: "")?.tlsConfiguration() } catch let error as GeolocateError {
+                    throw GeolocateError.configuration(file: store.path, line: nil, reason: error.description)
                 }
                 try FileHandleOutput.stdout("ok: \(store.path)\n")
             }

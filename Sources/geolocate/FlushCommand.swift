@@ -90,11 +90,13 @@ struct FlushCommand: AsyncParsableCommand {
             if let wrong = report.misconfigured.first {
                 let isPostURL = wrong.name.contains("://")
                 let place = isPostURL ? "the --post URL \(wrong.url)" : "endpoint \(wrong.name) (\(wrong.url))"
+                let error = wrong.endpointError ?? ""
                 let check = isPostURL ? "the URL given to trigger --post"
                     : wrong.url.hasPrefix("mqtt") ? "endpoints.\(wrong.name).url, its username, password and TLS files"
                     : "endpoints.\(wrong.name).url and its headers"
-                throw GeolocateError.endpointRefused(
-                    "\(place): \(wrong.endpointError ?? ""); its records stay pending (check \(check))")
+                // An error that names the setting to change (a TLS file) needs no other hint.
+                let hint = error.contains("endpoints.\(wrong.name).") || error.contains("--post URL") ? "" : " (check \(check))"
+                throw GeolocateError.endpointRefused("\(place): \(error); its records stay pending\(hint)")
             }
             if !report.allDelivered && !dryRun { throw ExitCode(75) }
         }

@@ -55,11 +55,11 @@ public enum ConfigKey {
     public static let endpointPassword = Setting<String?>("endpoints.NAME.password", SettingKind<String>.secretText.optional, default: nil,
                                                  help: "MQTT: the password (shown redacted); file:/PATH reads it from that file when sending")
     public static let endpointCAFile = Setting<String?>("endpoints.NAME.caFile", SettingKind<String>.path.optional, default: nil,
-                                               help: "mqtts: the CA certificates (PEM) the broker's certificate is checked against (none: the system's)")
+                                               help: "https and mqtts: the CA certificates (PEM) the server's certificate is checked against, instead of the system's (none: the system's)")
     public static let endpointCertFile = Setting<String?>("endpoints.NAME.certFile", SettingKind<String>.path.optional, default: nil,
-                                                 help: "mqtts: this device's certificate (PEM), for mutual TLS")
+                                                 help: "https and mqtts: this device's certificate (PEM), presented for mutual TLS; needs keyFile")
     public static let endpointKeyFile = Setting<String?>("endpoints.NAME.keyFile", SettingKind<String>.path.optional, default: nil,
-                                                help: "mqtts: the private key (PEM, unencrypted) of certFile")
+                                                help: "https and mqtts: the private key (PEM, unencrypted) of certFile")
     public static let owntracksTrackerID = Setting<String?>("owntracks.tid", SettingKind<String>.trackerID.optional, default: nil,
                                                    help: "the tid of owntracks messages: the initials OwnTracks and Home Assistant show (none: left out)")
     public static let transmissionInterval = Setting<Int64?>("transmissionInterval", .durationOrOff, default: 6 * 3_600_000,
@@ -78,6 +78,8 @@ public enum ConfigKey {
                                                     help: "at most one geocoder request this often")
     public static let geocoderTimeout = Setting<Int64>("geocoder.timeout", timeout, default: 2_000,
                                                 help: "the geocoder request timeout")
+    public static let geocoderCAFile = Setting<String?>("geocoder.caFile", SettingKind<String>.path.optional, default: nil,
+                                               help: "an https geocoder.url: the CA certificates (PEM) its certificate is checked against, instead of the system's (none: the system's)")
     public static let signalsEnabled = Setting<Bool>("signals.enabled", .boolean, default: true,
                                               help: "records with a location carry signals (impossible travel, country change, spoofing, ...)")
     public static let signalsMaxSpeed = Setting<Double>("signals.maxSpeed", .number(1...300_000_000, unit: "metres per second"), default: 300,
@@ -123,7 +125,7 @@ public enum ConfigKey {
         owntracksTrackerID.entry,
         transmissionInterval.entry, privacyPrecision.entry, privacyAccuracyThreshold.entry,
         privacyCountryCodeReplacement.entry, privacyLocationAttributeFilter.entry,
-        geocoderURL.entry, geocoderMinInterval.entry, geocoderTimeout.entry,
+        geocoderURL.entry, geocoderMinInterval.entry, geocoderTimeout.entry, geocoderCAFile.entry,
         signalsEnabled.entry, signalsMaxSpeed.entry, signalsCountryWindow.entry, signalsStaleAfter.entry,
         signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry,
         policyEnabled.entry, actionPolicy.entry, policyZones.entry, policyCountries.entry, policyUndetermined.entry,

@@ -108,9 +108,9 @@ public struct Settings: Sendable, Equatable {
             endpoint.mqtt.qos = self[ConfigKey.endpointQoS, name: name]
             endpoint.mqtt.username = self[ConfigKey.endpointUsername, name: name]
             endpoint.mqtt.password = self[ConfigKey.endpointPassword, name: name]
-            endpoint.mqtt.caFile = self[ConfigKey.endpointCAFile, name: name]
-            endpoint.mqtt.certFile = self[ConfigKey.endpointCertFile, name: name]
-            endpoint.mqtt.keyFile = self[ConfigKey.endpointKeyFile, name: name]
+            endpoint.tls = TLSFiles(caFile: self[ConfigKey.endpointCAFile, name: name].map(resolvedPath),
+                                    certFile: self[ConfigKey.endpointCertFile, name: name].map(resolvedPath),
+                                    keyFile: self[ConfigKey.endpointKeyFile, name: name].map(resolvedPath))
             return endpoint
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOSSL
 
 /// The entry points the commands call: a whole flush, and one record POSTed at once.
 public enum Delivery {
@@ -89,9 +90,11 @@ public enum Delivery {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         let sender = try Sender(settings: settings, stateDirectory: stateDirectory)
         let broker: MQTTBroker?
+        let tls: TLSConfiguration?
         do {
             endpoint = try endpoint.readingSecretFiles()
             broker = try endpoint.broker(as: sender)
+            tls = try endpoint.tlsConfiguration()
         } catch let error as GeolocateError {
             throw GeolocateError.missingSetting("endpoint \(endpoint.name): \(error.description)")
         }
@@ -118,9 +121,9 @@ public enum Delivery {
             }
         } else {
             var request = endpoint.request(for: [record], policy: policy, sender: sender,
-                                           idempotencyKey: IdempotencyKey.of([record.id], to: endpoint))
+                                           idempotencyKey: IdempotencyKey.of([record.id], to: endpoint), tls: tls)
             if let timeoutMilliseconds { request.timeoutMilliseconds = max(1, min(request.timeoutMilliseconds, timeoutMilliseconds)) }
-            verdict = DeliveryVerdict(await transport.post(request))
+            verdict = DeliveryVerdict(await transport.post(request), from: endpoint)
         }
         switch verdict {
         case .delivered:

@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 
 /// A configured destination (`endpoints.NAME.*`).
 public struct Endpoint: Sendable, Equatable {
@@ -8,17 +9,16 @@ public struct Endpoint: Sendable, Equatable {
     public var format: EndpointFormat
     public var batchSize: Int
     public var timeoutMilliseconds: Int64
-    /// MQTT: QoS, credentials and TLS files (`endpoints.NAME.qos`, …).
+    /// MQTT: QoS and credentials (`endpoints.NAME.qos`, …).
     public var mqtt = MQTTSettings()
+    /// `endpoints.NAME.caFile`, `.certFile` and `.keyFile`, for `https://` and `mqtts://`.
+    public var tls = TLSFiles()
 
     /// An MQTT endpoint's session settings; unused over HTTP.
     public struct MQTTSettings: Sendable, Equatable {
         public var qos = ConfigKey.endpointQoS.builtInValue
         public var username: String?
         public var password: String?
-        public var caFile: String?
-        public var certFile: String?
-        public var keyFile: String?
 
         public init() {}
     }
@@ -49,9 +49,6 @@ public struct Endpoint: Sendable, Equatable {
     /// The name for messages and reports: a `--post` URL without its secrets.
     package var displayName: String { isPostDestination ? redactedURL : name }
 
-    /// The largest CA, certificate or key file read: the system's whole CA bundle is a tenth of it.
-    static let maximumTLSFileBytes = 4 * 1024 * 1024
-
     /// Whether records go to an MQTT broker (`mqtt://`, `mqtts://`).
     public var isMQTT: Bool { (try? MQTTBroker.address(of: url)) != nil }
 
@@ -64,35 +61,64 @@ public struct Endpoint: Sendable, Equatable {
         do { address = try MQTTBroker.address(of: url) } catch let error as GeolocateError { throw wrong(error.description) }
         guard let address else { return nil }
         if format == .osmand { throw wrong("the osmand format is HTTP only; use owntracks, openlocate or mosaic over MQTT") }
-        if !address.tls, mqtt.caFile != nil || mqtt.certFile != nil || mqtt.keyFile != nil {
-            throw wrong("caFile, certFile and keyFile need an mqtts:// URL")
-        }
-        if (mqtt.certFile == nil) != (mqtt.keyFile == nil) { throw wrong("certFile and keyFile go together") }
+        if !address.tls, !tls.isEmpty { throw wrong("caFile, certFile and keyFile need an mqtts:// URL") }
+        if (tls.certFile == nil) != (tls.keyFile == nil) { throw wrong("certFile and keyFile go together") }
         // libmosquitto opens these itself, blocking: a FIFO would hang this flush and every later
         // one on the flush lock. A missing or unreadable file is said when connecting.
-        for (name, file) in [("caFile", mqtt.caFile), ("certFile", mqtt.certFile), ("keyFile", mqtt.keyFile)] {
-            guard let file, let problem = BoundedFile.problem(file, limit: Endpoint.maximumTLSFileBytes) else { continue }
+        for (name, file) in [("caFile", tls.caFile), ("certFile", tls.certFile), ("keyFile", tls.keyFile)] {
+            guard let file, let problem = BoundedFile.problem(file, limit: TLSFiles.maximumBytes) else { continue }
             switch problem {
             case .missing, .unreadable: continue
-            case .notRegular, .tooLarge: throw wrong("\(name) \(file) \(problem.text(limit: Endpoint.maximumTLSFileBytes))")
+            case .notRegular, .tooLarge: throw wrong("\(name) \(file) \(problem.text(limit: TLSFiles.maximumBytes))")
             }
         }
         guard let clientID = sender.deviceID else { throw wrong("MQTT needs the device id (the state directory's device-id file)") }
         let topic = address.topic.replacingOccurrences(of: "{deviceId}", with: clientID)
         return MQTTBroker(host: address.host, port: address.port, tls: address.tls, topic: topic, qos: mqtt.qos, clientID: clientID,
                           username: mqtt.username ?? address.username, password: mqtt.password ?? address.password,
-                          caFile: mqtt.caFile, certFile: mqtt.certFile, keyFile: mqtt.keyFile,
+                          caFile: tls.caFile, certFile: tls.certFile, keyFile: tls.keyFile,
                           timeoutMilliseconds: timeoutMilliseconds)
     }
 
+    /// The HTTPS client configuration of the endpoint's TLS files (`caFile`, `certFile`,
+    /// `keyFile`), read once for a flush or a `trigger --post`; `nil` for the system's CAs, and
+    /// for MQTT, whose library reads the files itself.
+    /// - Throws: `GeolocateError.missingSetting` saying what is wrong (78): TLS files for a
+    ///   plain `http://` URL, a certificate without its key, a file that cannot be read or
+    ///   holds no PEM, a key that is not the certificate's.
+    public func tlsConfiguration() throws -> TLSConfiguration? {
+        guard !isMQTT, !tls.isEmpty else { return nil }
+        guard url.lowercased().hasPrefix("https://") else {
+            throw GeolocateError.missingSetting("caFile, certFile and keyFile need an https:// URL")
+        }
+        return try tls.clientConfiguration(keys: "endpoints.\(name)")
+    }
+
+    /// Checks the settings that only make sense together, as sending would (`config validate`):
+    /// the MQTT session and the TLS files.
+    /// - Throws: `GeolocateError.missingSetting` saying what is wrong (78).
+    public func validate() throws {
+        _ = try broker(as: Sender(deviceID: "00000000-0000-0000-0000-000000000000"))
+        _ = try tlsConfiguration()
+    }
+
+    /// A TLS failure in words naming the host and the setting that fixes it.
+    func text(of failure: TLSFailure) -> String {
+        let host = URLComponents(string: url)?.host ?? redactedURL
+        return failure.text(host: host, for: isPostDestination ? .postURL : .endpoint(name, tls))
+    }
+
     /// The request carrying `records` in this endpoint's format, under `policy`: a POST of the
-    /// body, or for `osmand` the query added to the URL.
-    func request(for records: [Record], policy: OutputPolicy, sender: Sender, idempotencyKey: String) -> DeliveryRequest {
+    /// body, or for `osmand` the query added to the URL; over HTTPS with `tls`
+    /// (`tlsConfiguration()`).
+    func request(for records: [Record], policy: OutputPolicy, sender: Sender, idempotencyKey: String,
+                 tls: TLSConfiguration? = nil) -> DeliveryRequest {
         var target = url
         if format == .osmand, let record = records.first {
             target += (url.contains("?") ? "&" : "?") + OsmAndEncoder.query(policy.applied(to: record), sender: sender)
         }
         return DeliveryRequest(url: target, headers: headers, contentType: format.contentType, idempotencyKey: idempotencyKey,
-                               body: format.body(for: records, policy: policy, sender: sender), timeoutMilliseconds: timeoutMilliseconds)
+                               body: format.body(for: records, policy: policy, sender: sender), timeoutMilliseconds: timeoutMilliseconds,
+                               tls: tls)
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import NIOSSL
 
 /// What one flush did for one endpoint, as `flush --json` prints it.
 public struct EndpointReport: Sendable, Equatable, Encodable {
@@ -28,8 +29,8 @@ public struct EndpointReport: Sendable, Equatable, Encodable {
     /// Whether this run passed the endpoint over, parked by an earlier one.
     public var parked = false
     /// Set when the endpoint answered that it, not the records, is wrong (401, 403, 404, 405,
-    /// 407, a redirect, a broker refusing the credentials) or is configured wrongly: its
-    /// records stay pending and flush exits 78.
+    /// 407, a redirect, a broker refusing the credentials, a failed TLS handshake) or is
+    /// configured wrongly: its records stay pending and flush exits 78.
     public var endpointError: String?
 }
 
@@ -57,13 +58,14 @@ enum DeliveryVerdict: Equatable {
     case delivered
     /// Network errors, timeouts, 408, 429, 5xx: keep the records and try again later.
     case retry(String, retryAfterMilliseconds: Int64?)
-    /// 401, 403, 404, 405, 407 or a redirect: the endpoint or its credentials are wrong, not
-    /// the records, which stay pending.
+    /// 401, 403, 404, 405, 407, a redirect or a failed TLS handshake: the endpoint, its
+    /// credentials or its TLS files are wrong, not the records, which stay pending.
     case endpointRefused(String)
     /// Any other 4xx: some of the records are refused.
     case recordsRefused(Int)
 
-    init(_ response: DeliveryResponse) {
+    /// What `response` from `endpoint` means (a TLS failure is said naming its settings).
+    init(_ response: DeliveryResponse, from endpoint: Endpoint) {
         switch response {
         case .status(let code, _, _) where (200..<300).contains(code):
             self = .delivered
@@ -80,6 +82,8 @@ enum DeliveryVerdict: Equatable {
             self = .retry(reason, retryAfterMilliseconds: nil)
         case .unusableURL(let reason):
             self = .endpointRefused(reason)
+        case .tlsFailed(let failure):
+            self = .endpointRefused(endpoint.text(of: failure))
         }
     }
 }
@@ -198,27 +202,32 @@ public struct Flusher: Sendable {
         let all = endpoints.map(\.name)
         let endpoint: Endpoint
         let broker: MQTTBroker?
+        let tls: TLSConfiguration?
         do {
             // Secrets in files are read when sending, so a rotated token is used at once.
             endpoint = try configured.readingSecretFiles()
             broker = try endpoint.broker(as: sender)
             if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("this build of geolocate has no MQTT") }
+            tls = try endpoint.tlsConfiguration()
         } catch let error as GeolocateError {
+            // Kept as the last error with no retry time, as an endpoint's refusal is: `status`
+            // shows it, and it is a configuration error, not a temporary one.
+            try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: error.description, retryAt: nil)
             report.lastError = error.description
             report.endpointError = error.description
             return report
         }
         let limit = broker == nil && endpoint.format.sendsOneRecordPerRequest ? 1 : max(batchSize, 1)
-        var next = try prepare(for: endpoint, broker: broker, after: state.deliveredThrough, through: horizon, limit: limit)
+        var next = try prepare(for: endpoint, broker: broker, tls: tls, after: state.deliveredThrough, through: horizon, limit: limit)
         while let batch = next {
             // The next batch is read and rendered while this one is on the wire: it starts
             // after this one's last record, whatever the answer, so the spool and the network
             // overlap instead of taking turns.
-            async let following = prepare(for: endpoint, broker: broker, after: batch.lastSeq, through: horizon, limit: limit)
+            async let following = prepare(for: endpoint, broker: broker, tls: tls, after: batch.lastSeq, through: horizon, limit: limit)
             var outcome: Outcome
             switch batch.payload {
             case nil: outcome = Outcome()
-            case .http(let request): outcome = await send(batch.sendable[...], to: endpoint, request: request)
+            case .http(let request): outcome = await send(batch.sendable[...], to: endpoint, request: request, tls: tls)
             case .mqtt(let messages): outcome = await publish(batch.sendable[...], messages: messages[...], to: broker!, endpoint: endpoint)
             }
             // Damaged records go to the dead letters unsent, and skipped ones pass, with the
@@ -284,7 +293,8 @@ public struct Flusher: Sendable {
     }
 
     /// Up to `limit` of the endpoint's records after `seq`, rendered; `nil` when none are left.
-    private func prepare(for endpoint: Endpoint, broker: MQTTBroker?, after seq: Int64, through horizon: Int64, limit: Int) throws -> Batch? {
+    private func prepare(for endpoint: Endpoint, broker: MQTTBroker?, tls: TLSConfiguration?, after seq: Int64, through horizon: Int64,
+                         limit: Int) throws -> Batch? {
         let records = try spool.records(for: endpoint.name, after: seq, through: horizon, limit: limit)
         guard let last = records.last else { return nil }
         let whole = records.filter { $0.damage == nil }
@@ -292,16 +302,16 @@ public struct Flusher: Sendable {
         let sendable = zip(whole, carried).filter(\.1).map(\.0)
         var payload: Payload?
         if !sendable.isEmpty {
-            payload = broker == nil ? .http(request(for: sendable[...], to: endpoint))
+            payload = broker == nil ? .http(request(for: sendable[...], to: endpoint, tls: tls))
                 : .mqtt(sendable.map { endpoint.format.message(for: $0.record, policy: policy, sender: sender) })
         }
         return Batch(sendable: sendable, payload: payload, damaged: records.filter { $0.damage != nil },
                      skipped: zip(whole, carried).filter { !$0.1 }.map(\.0.seq), lastSeq: last.seq)
     }
 
-    private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint) -> DeliveryRequest {
+    private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint, tls: TLSConfiguration?) -> DeliveryRequest {
         let key = IdempotencyKey.of(records.map(\.record.id), to: endpoint)
-        return endpoint.request(for: records.map(\.record), policy: policy, sender: sender, idempotencyKey: key)
+        return endpoint.request(for: records.map(\.record), policy: policy, sender: sender, idempotencyKey: key, tls: tls)
     }
 
     /// Publishes `records` (as `messages`) to `broker`: what the broker acknowledged is
@@ -340,18 +350,19 @@ public struct Flusher: Sendable {
         }
     }
 
-    private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint, request: DeliveryRequest? = nil) async -> Outcome {
-        let request = request ?? self.request(for: records, to: endpoint)
+    private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint, request: DeliveryRequest? = nil,
+                      tls: TLSConfiguration?) async -> Outcome {
+        let request = request ?? self.request(for: records, to: endpoint, tls: tls)
         var attempt = 1
         var waited: Int64 = 0
         while true {
             let message: String
             let retryAfter: Int64?
-            switch DeliveryVerdict(await transport.post(request)) {
+            switch DeliveryVerdict(await transport.post(request), from: endpoint) {
             case .delivered:
                 return Outcome(handledThrough: records.last?.seq, delivered: records.count)
             case .recordsRefused(let code):
-                return await isolate(records, status: code, to: endpoint)
+                return await isolate(records, status: code, to: endpoint, tls: tls)
             case .endpointRefused(let reason):
                 return Outcome(failure: (reason, nil))
             case .retry(let reason, let after):
@@ -384,14 +395,14 @@ public struct Flusher: Sendable {
     }
 
     /// A refused batch split in halves until each refused record is alone; the rest is delivered.
-    private func isolate(_ records: ArraySlice<PendingRecord>, status: Int, to endpoint: Endpoint) async -> Outcome {
+    private func isolate(_ records: ArraySlice<PendingRecord>, status: Int, to endpoint: Endpoint, tls: TLSConfiguration?) async -> Outcome {
         guard records.count > 1 else {
             return Outcome(handledThrough: records.last?.seq, deadLetters: records.map { ($0, status, "HTTP \(status)") })
         }
         let middle = records.startIndex + records.count / 2
-        var outcome = await send(records[..<middle], to: endpoint)
+        var outcome = await send(records[..<middle], to: endpoint, tls: tls)
         guard outcome.failure == nil else { return outcome }
-        let second = await send(records[middle...], to: endpoint)
+        let second = await send(records[middle...], to: endpoint, tls: tls)
         outcome.handledThrough = second.handledThrough ?? outcome.handledThrough
         outcome.delivered += second.delivered
         outcome.deadLetters += second.deadLetters

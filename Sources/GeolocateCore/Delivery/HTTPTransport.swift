@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// One POST of a batch.
 public struct DeliveryRequest: Sendable {
@@ -10,12 +11,15 @@ public struct DeliveryRequest: Sendable {
     public var headers: [(String, String)]
     public var body: [UInt8]
     public var timeoutMilliseconds: Int64
+    /// The endpoint's TLS files (`Endpoint.tlsConfiguration()`); `nil`: the system's CAs.
+    public var tls: TLSConfiguration?
 
-    public init(url: String, headers: [(String, String)], body: [UInt8], timeoutMilliseconds: Int64) {
+    public init(url: String, headers: [(String, String)], body: [UInt8], timeoutMilliseconds: Int64, tls: TLSConfiguration? = nil) {
         self.url = url
         self.headers = headers
         self.body = body
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.tls = tls
     }
 }
 
@@ -23,13 +27,13 @@ extension DeliveryRequest {
     /// A POST with geolocate's headers: the endpoint's own (sorted), then `Content-Type`,
     /// `Idempotency-Key` and `User-Agent`.
     init(url: String, headers: [String: String] = [:], contentType: String, idempotencyKey: String,
-         body: [UInt8], timeoutMilliseconds: Int64) {
+         body: [UInt8], timeoutMilliseconds: Int64, tls: TLSConfiguration? = nil) {
         self.init(url: url,
                   headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [
                       ("Content-Type", contentType), ("Idempotency-Key", idempotencyKey),
                       ("User-Agent", "geolocate/\(Defaults.version)"),
                   ],
-                  body: body, timeoutMilliseconds: timeoutMilliseconds)
+                  body: body, timeoutMilliseconds: timeoutMilliseconds, tls: tls)
     }
 }
 
@@ -42,6 +46,9 @@ public enum DeliveryResponse: Sendable, Equatable {
     case failed(String)
     /// The URL cannot be used at all (a port beyond 65535): nothing was sent.
     case unusableURL(String)
+    /// The TLS handshake failed: the server's certificate, or this device's, or the URL is
+    /// wrong; nothing was sent.
+    case tlsFailed(TLSFailure)
 }
 
 /// What came back from a GET.
@@ -50,13 +57,23 @@ public enum FetchResponse: Sendable, Equatable {
     case status(Int, body: [UInt8])
     /// No answer: connection refused or reset, timeout, DNS; the text says which.
     case failed(String)
+    /// The TLS handshake failed: the server's certificate, or this device's, or the URL is wrong.
+    case tlsFailed(TLSFailure)
 }
 
 /// Sends batches over HTTP and asks HTTP services (the street geocoder); the seam tests and
 /// benchmarks share with production.
 public protocol HTTPTransport: Sendable {
     func post(_ request: DeliveryRequest) async -> DeliveryResponse
-    func get(_ url: String, headers: [(String, String)], timeoutMilliseconds: Int64) async -> FetchResponse
+    /// A GET of `url`, over HTTPS with `tls` (`nil`: the system's CAs).
+    func get(_ url: String, headers: [(String, String)], timeoutMilliseconds: Int64, tls: TLSConfiguration?) async -> FetchResponse
+}
+
+extension HTTPTransport {
+    /// A GET of `url`, trusting the system's CAs.
+    public func get(_ url: String, headers: [(String, String)], timeoutMilliseconds: Int64) async -> FetchResponse {
+        await get(url, headers: headers, timeoutMilliseconds: timeoutMilliseconds, tls: nil)
+    }
 }
 
 /// `HTTPTransport` on AsyncHTTPClient.
@@ -87,6 +104,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
         let (url, basic) = AsyncHTTPTransport.credentials(in: request.url)
         var http = HTTPClientRequest(url: url)
         http.method = .POST
+        http.tlsConfiguration = request.tls
         for (name, value) in request.headers { http.headers.add(name: name, value: value) }
         if let basic, !http.headers.contains(name: "Authorization") { http.headers.add(name: "Authorization", value: basic) }
         http.body = .bytes(ByteBuffer(bytes: request.body))
@@ -104,6 +122,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
             return .status(Int(response.status.code), retryAfterMilliseconds: retryAfter,
                            location: response.headers.first(name: "Location"))
         } catch {
+            if let failure = TLSFailure(error) { return .tlsFailed(failure) }
             return .failed(AsyncHTTPTransport.plain(error, url: url))
         }
     }
@@ -195,10 +214,11 @@ public struct AsyncHTTPTransport: HTTPTransport {
         }
     }
 
-    public func get(_ url: String, headers: [(String, String)], timeoutMilliseconds: Int64) async -> FetchResponse {
+    public func get(_ url: String, headers: [(String, String)], timeoutMilliseconds: Int64, tls: TLSConfiguration?) async -> FetchResponse {
         if let problem = AsyncHTTPTransport.problem(with: url) { return .failed(problem) }
         var http = HTTPClientRequest(url: url)
         http.method = .GET
+        http.tlsConfiguration = tls
         for (name, value) in headers { http.headers.add(name: name, value: value) }
         let deadline = NIODeadline.now() + .milliseconds(timeoutMilliseconds)
         do {
@@ -206,6 +226,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
             let body = try await AsyncHTTPTransport.collect(response.body, until: deadline)
             return .status(Int(response.status.code), body: Array(buffer: body))
         } catch {
+            if let failure = TLSFailure(error) { return .tlsFailed(failure) }
             return .failed(AsyncHTTPTransport.plain(error, url: url))
         }
     }

@@ -24,13 +24,7 @@ public struct RecordPrivacy: Sendable {
     /// The privacy settings of `settings`, with the geocoder's cache in `stateDirectory`.
     public init(settings: Settings, environment: [String: String], stateDirectory: String, logger: Logger) {
         self.init(policy: settings.privacy, environment: environment,
-                  streetGeocoder: settings[ConfigKey.geocoderURL].map {
-                      StreetGeocoder(baseURL: $0,
-                                     minIntervalMilliseconds: settings[ConfigKey.geocoderMinInterval],
-                                     timeoutMilliseconds: settings[ConfigKey.geocoderTimeout],
-                                     cache: GeocoderCache(stateDirectory: stateDirectory))
-                  },
-                  logger: logger)
+                  streetGeocoder: StreetGeocoder(settings: settings, stateDirectory: stateDirectory), logger: logger)
     }
 
     /// Whether records need the HTTP geocoder (a street part is allowed and one is configured).

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOSSL
 
 /// The street and house number at a point, as the HTTP geocoder tells them; both `nil` where
 /// it knows none (at sea, in a field).
@@ -25,6 +26,9 @@ public struct StreetGeocoder: Sendable {
     public var baseURL: String
     public var minIntervalMilliseconds: Int64
     public var timeoutMilliseconds: Int64
+    /// `geocoder.caFile`: the CAs (PEM) an `https://` service's certificate is checked
+    /// against; `nil` for the system's.
+    public var caFile: String?
     public var cache: GeocoderCache
     public var transport: HTTPTransport
     /// Wall-clock time for the throttle and the cache, also on a replay: they are about the
@@ -33,14 +37,36 @@ public struct StreetGeocoder: Sendable {
 
 
     public init(baseURL: String, minIntervalMilliseconds: Int64 = ConfigKey.geocoderMinInterval.builtInValue,
-                timeoutMilliseconds: Int64 = ConfigKey.geocoderTimeout.builtInValue, cache: GeocoderCache,
+                timeoutMilliseconds: Int64 = ConfigKey.geocoderTimeout.builtInValue, caFile: String? = nil, cache: GeocoderCache,
                 transport: HTTPTransport = AsyncHTTPTransport(), clock: WallClock = SystemClock()) {
         self.baseURL = baseURL
         self.minIntervalMilliseconds = minIntervalMilliseconds
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.caFile = caFile
         self.cache = cache
         self.transport = transport
         self.clock = clock
+    }
+
+    /// The geocoder of `settings` (`geocoder.*`), with its cache in `stateDirectory`; `nil`
+    /// when `geocoder.url` is not set.
+    public init?(settings: Settings, stateDirectory: String) {
+        guard let url = settings[ConfigKey.geocoderURL] else { return nil }
+        self.init(baseURL: url, minIntervalMilliseconds: settings[ConfigKey.geocoderMinInterval],
+                  timeoutMilliseconds: settings[ConfigKey.geocoderTimeout],
+                  caFile: settings[ConfigKey.geocoderCAFile].map(settings.resolvedPath),
+                  cache: GeocoderCache(stateDirectory: stateDirectory))
+    }
+
+    /// The HTTPS client configuration of `geocoder.caFile`; `nil` for the system's CAs.
+    /// - Throws: `GeolocateError.missingSetting` (78): a caFile for a plain `http://` URL, or
+    ///   one that cannot be read or holds no PEM certificate.
+    public func tlsConfiguration() throws -> TLSConfiguration? {
+        guard let caFile else { return nil }
+        guard baseURL.lowercased().hasPrefix("https://") else {
+            throw GeolocateError.missingSetting("geocoder.caFile needs an https:// geocoder.url")
+        }
+        return try TLSFiles(caFile: caFile).clientConfiguration(keys: "geocoder")
     }
 
     /// The street address at a point: from the cache, else from one request if the throttle allows.
@@ -61,12 +87,17 @@ public struct StreetGeocoder: Sendable {
         guard let url = StreetGeocoder.reverseURL(base: baseURL, latitude: latitude, longitude: longitude) else {
             throw GeocodingError.serviceFailed("\(ConfigStore.redactedURL(baseURL)) is not a URL that can be used")
         }
+        let tls: TLSConfiguration?
+        do { tls = try tlsConfiguration() } catch { throw GeocodingError.serviceFailed(ErrorText.plain(error)) }
         let response = await transport.get(url, headers: [("Accept", "application/json"), ("User-Agent", "geolocate/\(Defaults.version)")],
-                                           timeoutMilliseconds: timeoutMilliseconds)
+                                           timeoutMilliseconds: timeoutMilliseconds, tls: tls)
         let address: StreetAddress
         switch response {
         case .failed(let reason):
             throw GeocodingError.serviceFailed("\(ConfigStore.redactedURL(baseURL)): \(reason)")
+        case .tlsFailed(let failure):
+            let host = URLComponents(string: baseURL)?.host ?? ConfigStore.redactedURL(baseURL)
+            throw GeocodingError.serviceFailed("\(ConfigStore.redactedURL(baseURL)): \(failure.text(host: host, for: .geocoder(caFile: caFile)))")
         case .status(let status, _) where status != 200:
             throw GeocodingError.serviceFailed("\(ConfigStore.redactedURL(baseURL)) answered HTTP \(status)")
         case .status(_, let body):

@@ -67,6 +67,40 @@ import Testing
         #expect(collector.requests("/reverse").count == 1)
     }
 
+    /// An `https://` geocoder behind a private CA (SPEC §14): without `geocoder.caFile` its
+    /// certificate is not trusted, which is a geocoder failure said plainly (1053, the record
+    /// still out); with it, the street arrives.
+    @Test func anHTTPSGeocoderBehindAPrivateCANeedsItsCAFile() throws {
+        let pki = try TestCertificates()
+        let collector = try Collector(tls: pki.server())
+        defer { collector.stop() }
+        try collector.script(["/reverse": ["places": Self.places]])
+        try configure([("geocoder.url", collector.url("/")), ("geocoder.minInterval", "0s")])
+
+        let untrusted = try trigger(drive)
+        #expect(untrusted.status == 0, "\(untrusted.stderr)")
+        #expect(try untrusted.json()["errorCode"] as? Int == 1053)
+        #expect(untrusted.stderr.contains("TLS certificate not trusted (set geocoder.caFile to the CA that signed it)"), "\(untrusted.stderr)")
+        #expect(!untrusted.stderr.contains("NIOSSL") && !untrusted.stderr.contains(".build"), "\(untrusted.stderr)")
+        #expect(collector.requests("/reverse").isEmpty)
+
+        try configure([("geocoder.caFile", pki.path("ca.crt"))])
+        let validated = try geolocate.run(["config", "validate"])
+        #expect(validated.status == 0, "\(validated.stderr)")
+        let trusted = try trigger(drive)
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        let location = try #require(try trusted.json()["location"] as? [String: Any])
+        #expect(location["street"] as? String == "Straffan Road")
+        #expect(try trusted.json()["errorCode"] as? Int == 0)
+        #expect(collector.requests("/reverse").count == 1)
+
+        // A CA file that cannot be read is said by config validate, naming the key.
+        try configure([("geocoder.caFile", pki.path("no-such-ca.crt"))])
+        let missing = try geolocate.run(["config", "validate"])
+        #expect(missing.status == 78)
+        #expect(missing.stderr.contains("geocoder.caFile \(pki.path("no-such-ca.crt")) does not exist"), "\(missing.stderr)")
+    }
+
     /// A base URL with a path and its own query (an API key): `/reverse` goes after the path,
     /// and the key stays in the query (it used to be sent as `/base?key=K/reverse?format=…`).
     @Test func aBaseURLWithAPathAndAQueryKeepsBoth() throws {

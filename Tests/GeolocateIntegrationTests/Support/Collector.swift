@@ -6,8 +6,16 @@ import Glibc
 
 /// A real HTTP collector on 127.0.0.1 (`collector.py`) whose answers a test scripts per path:
 /// statuses, delays, `Retry-After`, dropped connections, poison records; it also answers
-/// `/reverse` as a Nominatim server does.
+/// `/reverse` as a Nominatim server does. Given TLS files it speaks HTTPS.
 final class Collector {
+    /// HTTPS: the server's certificate and key (PEM), and the CA a client certificate must be
+    /// signed by when one is required.
+    struct TLS {
+        var certificate: String
+        var key: String
+        var clientCA: String?
+    }
+
     struct Request {
         var path: String
         var status: Int?
@@ -26,16 +34,21 @@ final class Collector {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
     private(set) var port = 0
     private var pid: pid_t = 0
+    private let scheme: String
     private var rulesPath: String { directory.appendingPathComponent("rules.json").path }
     private var logPath: String { directory.appendingPathComponent("requests.jsonl").path }
 
-    init() throws {
+    init(tls: TLS? = nil) throws {
+        scheme = tls == nil ? "http" : "https"
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try script([:])
         let portFile = directory.appendingPathComponent("port").path
         let program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("collector.py").path
-        pid = try ProcessGroup.spawn(["python3", program, rulesPath, logPath, portFile],
-                                     outputPath: directory.appendingPathComponent("output").path)
+        var arguments = ["python3", program, rulesPath, logPath, portFile]
+        if let tls {
+            arguments += ["--tls-cert", tls.certificate, "--tls-key", tls.key] + (tls.clientCA.map { ["--tls-client-ca", $0] } ?? [])
+        }
+        pid = try ProcessGroup.spawn(arguments, outputPath: directory.appendingPathComponent("output").path)
         guard waitUntil(.seconds(10), { FileManager.default.fileExists(atPath: portFile) }),
               let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) else {
             stop()
@@ -44,7 +57,7 @@ final class Collector {
         self.port = port
     }
 
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)\(path)" }
 
     /// Sets the answers per path (see collector.py); takes effect from the next request.
     func script(_ rules: [String: Any]) throws {
@@ -68,6 +81,15 @@ final class Collector {
                            headers: entry["headers"] as? [String: String] ?? [:],
                            query: entry["query"] as? [String: String] ?? [:], body: entry["body"] as? String ?? "",
                            sent: (entry["n"] as? Int).map(sent.contains) ?? false)
+        }
+    }
+
+    /// Why each TLS handshake the collector refused failed, in OpenSSL's words
+    /// ("peer did not return a certificate").
+    func handshakeFailures() -> [String] {
+        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: \.isNewline).compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["reason"] as? String
         }
     }
 

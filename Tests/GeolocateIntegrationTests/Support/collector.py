@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """collector.py - a real HTTP collector on 127.0.0.1 for geolocate's delivery tests.
 
-Usage: collector.py RULES.json LOG.jsonl PORTFILE
+Usage: collector.py RULES.json LOG.jsonl PORTFILE [--tls-cert CERT --tls-key KEY [--tls-client-ca CA]]
 
 It listens on a free loopback port, writes the port to PORTFILE, and answers each POST by the
-rules in RULES.json, which it rereads on every request so a test can change them mid-run:
+rules in RULES.json, which it rereads on every request so a test can change them mid-run.
+With --tls-cert and --tls-key it speaks HTTPS with that certificate (PEM); with
+--tls-client-ca too, it requires a client certificate signed by that CA. A handshake that
+fails is logged as {"tls": "handshake failed", "reason": ...}, nothing else of it.
 
   {"/path": {"script": [{"status": 500}, {"status": 429, "retryAfter": "1"},
                         {"delay": 2.0, "status": 200}, {"close": true}],
@@ -25,9 +28,11 @@ nearest of the rules' "/reverse" "places" ([{"lat", "lon", "road", "house_number
 "country_code"}]) within 1 km, else {"error": "Unable to geocode"}; "script" and "default"
 work as for POST. The log entry has the query parameters under "query".
 """
+import argparse
 import json
 import math
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -35,6 +40,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl
 
 RULES, LOG, PORTFILE = sys.argv[1:4]
+options = argparse.ArgumentParser()
+options.add_argument("--tls-cert")
+options.add_argument("--tls-key")
+options.add_argument("--tls-client-ca")
+options = options.parse_args(sys.argv[4:])
+TLS = None
+if options.tls_cert:
+    TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    TLS.load_cert_chain(options.tls_cert, options.tls_key)
+    if options.tls_client_ca:
+        TLS.verify_mode = ssl.CERT_REQUIRED
+        TLS.load_verify_locations(options.tls_client_ca)
 lock = threading.Lock()
 used = {}
 counter = [0]
@@ -60,11 +77,47 @@ def record_ids(body):
     return ids
 
 
+def linger(connection):
+    """Ends a connection whose TLS handshake failed as servers do: the alert already sent,
+    no more writes, and the client's bytes read until it closes (at most 5 s), so that no
+    reset overtakes the alert on its way to the client."""
+    try:
+        connection.shutdown(socket.SHUT_WR)
+        connection.settimeout(5)
+        while socket.socket.recv(connection, 4096):
+            pass
+    except OSError:
+        pass
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args):
         pass
+
+    def setup(self):
+        self.handshake_failed = False
+        if TLS is not None:
+            try:
+                self.request.do_handshake()
+            except (ssl.SSLError, OSError) as error:
+                self.handshake_failed = True
+                with lock:
+                    with open(LOG, "a") as f:
+                        f.write(json.dumps({"tls": "handshake failed", "reason": str(error)}) + "\n")
+                linger(self.request)
+        super().setup()
+
+    def handle(self):
+        if not self.handshake_failed:
+            super().handle()
+
+    def finish(self):
+        try:
+            super().finish()
+        except OSError:
+            pass
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -165,7 +218,16 @@ def nominatim(rules, query):
             "boundingbox": [str(place["lat"]), str(place["lat"]), str(place["lon"]), str(place["lon"])]}
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+class Server(ThreadingHTTPServer):
+    def get_request(self):
+        connection, address = super().get_request()
+        if TLS is not None:
+            # The handshake is the handler thread's, so one stalled client stalls nobody else.
+            connection = TLS.wrap_socket(connection, server_side=True, do_handshake_on_connect=False)
+        return connection, address
+
+
+server = Server(("127.0.0.1", 0), Handler)
 with open(PORTFILE + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 import os
