@@ -11,7 +11,7 @@ enum SpoolColumns {
     /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
     /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
     /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries.
-    static let schemaVersion = 7
+    static let schemaVersion = 8
 
     /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
     static let definitions: [(name: String, type: String)] = [
