@@ -11,8 +11,10 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write records as GPX, GeoJSON or CSV for other tools.",
         discussion: """
-            Reads the spool, or with --input the NDJSON of track --stdout, and writes the \
-            points under privacy.* and fields.*, as flush sends them. --since and --until take \
+            Reads the spool (read-only: nothing in the state directory is created or changed), \
+            or with --input the NDJSON of track --stdout, and writes the points under privacy.* \
+            and fields.*, as flush sends them. GPX has events as waypoints, then the track, \
+            each by time. --since and --until take \
             ISO 8601, epoch milliseconds, or an age with a unit (24h). With --output, the file \
             appears only when complete, never in the state directory. More: man geolocate.
 
@@ -49,7 +51,7 @@ struct ExportCommand: ParsableCommand {
             var opened: Int32?
             switch input {
             case nil:
-                source = .spool(try Spool(stateDirectory: stateDirectory))
+                source = try Exporter.spoolInput(stateDirectory: stateDirectory)
             case "-"?:
                 source = .ndjson(fd: 0, name: "standard input")
             case let path?:

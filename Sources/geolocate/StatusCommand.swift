@@ -9,13 +9,17 @@ struct StatusCommand: ParsableCommand {
         abstract: "Say whether collection and delivery are healthy.",
         discussion: """
             The spool (pending, oldest, dead letters), each endpoint's last success and error, \
-            the last fix, gpsd and the geocoder cache. --check exits 0 OK, 1 WARNING (oldest \
-            pending or last fix over 1 h, records expired unsent in the last 24 h), 2 CRITICAL \
-            (over 24 h, dead letters, gpsd down), 3 UNKNOWN. More: man geolocate.
+            the last fix, gpsd and the geocoder cache. Read-only: it creates and changes \
+            nothing in the state directory, and a user who may only read it can run it. \
+            --check exits 0 OK, 1 WARNING (oldest pending or last fix older than -w, records \
+            expired unsent in the last 24 h), 2 CRITICAL (older than -c, dead letters, gpsd \
+            down, an endpoint refusing for its URL, credentials or TLS, a damaged spool), \
+            3 UNKNOWN (the spool or the config cannot be read). Without --check a damaged or \
+            unreadable spool is reported and status exits 65. More: man geolocate.
 
             Examples:
               geolocate status
-              geolocate status --check   # for Nagios, Icinga or Sensu
+              geolocate status --check -w 30m -c 6h   # for Nagios, Icinga or Sensu
             """
     )
 
@@ -25,10 +29,28 @@ struct StatusCommand: ParsableCommand {
     @Flag(name: .long, help: "One monitoring-plugins line, exit 0-3.")
     var check = false
 
+    /// `-w/--warning`, as monitoring plugins name it; a duration with a unit.
+    @Option(name: [.customShort("w"), .long], help: ArgumentHelp("--check: WARNING past this age (default 1h).", valueName: "age"),
+            transform: { try DurationFlag.positive($0, flag: "--warning") })
+    var warning: Int64?
+
+    /// `-c/--critical`; must be above `--warning`.
+    @Option(name: [.customShort("c"), .long], help: ArgumentHelp("--check: CRITICAL past this age (default 24h).", valueName: "age"),
+            transform: { try DurationFlag.positive($0, flag: "--critical") })
+    var critical: Int64?
+
     @OptionGroup var globalOptions: GlobalOptions
+
+    /// `-w` and `-c`, each else its default.
+    var thresholds: StatusReport.Thresholds {
+        StatusReport.Thresholds(warningMs: warning ?? StatusReport.warningAgeMs, criticalMs: critical ?? StatusReport.criticalAgeMs)
+    }
 
     func validate() throws {
         if json && check { throw ValidationError("--json and --check cannot be used together") }
+        if thresholds.warningMs >= thresholds.criticalMs {
+            throw ValidationError("--warning (\(DurationText.format(thresholds.warningMs))) must be below --critical (\(DurationText.format(thresholds.criticalMs)))")
+        }
     }
 
     func run() throws {
@@ -50,11 +72,13 @@ struct StatusCommand: ParsableCommand {
             throw ExitCode(3)
         }
         if check {
-            let verdict = report.check
+            let verdict = report.check(thresholds)
             try FileHandleOutput.stdout(verdict.line + "\n")
             if verdict.status != 0 { throw ExitCode(verdict.status) }
         } else {
             try FileHandleOutput.stdout((json ? report.json : report.text) + "\n")
+            if let problem = report.problemLine { StandardError.write("geolocate: \(StandardError.oneLine(problem))") }
+            if report.exitCode != 0 { throw ExitCode(report.exitCode) }
         }
     }
 }

@@ -132,7 +132,7 @@ public enum Delivery {
                 do { try spooled.spool.remove(seq: spooled.seq, now: clock.nowMilliseconds, limits: settings.spoolLimits) } catch { logger.debug("\(error)") }
             }
             return .delivered
-        case .retry(let reason, _), .endpointRefused(let reason):
+        case .retry(let reason, _, _), .endpointRefused(let reason):
             failure = reason
         case .recordsRefused(let code):
             failure = "HTTP \(code)"

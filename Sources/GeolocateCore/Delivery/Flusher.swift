@@ -56,8 +56,10 @@ public struct FlushReport: Sendable, Equatable, Encodable {
 enum DeliveryVerdict: Equatable {
     /// 2xx.
     case delivered
-    /// Network errors, timeouts, 408, 429, 5xx: keep the records and try again later.
-    case retry(String, retryAfterMilliseconds: Int64?)
+    /// Network errors, timeouts, 408, 429, 5xx: keep the records and try again later. `kind`
+    /// is `.configuration` for a refused connection or an unknown host, which status reports
+    /// at once although flush tries again.
+    case retry(String, retryAfterMilliseconds: Int64?, kind: EndpointErrorKind = .temporary)
     /// 401, 403, 404, 405, 407, a redirect or a failed TLS handshake: the endpoint, its
     /// credentials or its TLS files are wrong, not the records, which stay pending.
     case endpointRefused(String)
@@ -78,8 +80,8 @@ enum DeliveryVerdict: Equatable {
             self = .recordsRefused(code)
         case .status(let code, let retryAfter, _):
             self = .retry("HTTP \(code)", retryAfterMilliseconds: retryAfter)
-        case .failed(let reason):
-            self = .retry(reason, retryAfterMilliseconds: nil)
+        case .failed(let reason, let kind):
+            self = .retry(reason, retryAfterMilliseconds: nil, kind: kind)
         case .unusableURL(let reason):
             self = .endpointRefused(reason)
         case .tlsFailed(let failure):
@@ -212,7 +214,7 @@ public struct Flusher: Sendable {
         } catch let error as GeolocateError {
             // Kept as the last error with no retry time, as an endpoint's refusal is: `status`
             // shows it, and it is a configuration error, not a temporary one.
-            try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: error.description, retryAt: nil)
+            try spool.markFailed(endpoint: configured.name, url: configured.url, error: error.description, kind: .configuration, retryAt: nil)
             report.lastError = error.description
             report.endpointError = error.description
             return report
@@ -246,7 +248,7 @@ public struct Flusher: Sendable {
             }
             if let failure = outcome.failure {
                 _ = try? await following
-                try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: failure.message, retryAt: failure.retryAt)
+                try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: failure.message, kind: failure.kind, retryAt: failure.retryAt)
                 report.lastError = failure.message
                 report.nextRetryAt = failure.retryAt
                 if failure.retryAt == nil {
@@ -272,7 +274,7 @@ public struct Flusher: Sendable {
         var delivered = 0
         var deadLetters: [(record: PendingRecord, status: Int?, reason: String)] = []
         /// Why sending stopped; `retryAt` is `nil` when the endpoint itself is wrong.
-        var failure: (message: String, retryAt: Int64?)?
+        var failure: (message: String, retryAt: Int64?, kind: EndpointErrorKind)?
     }
 
     /// A batch read from the spool: the records to send and what carries them, the damaged
@@ -339,7 +341,7 @@ public struct Flusher: Sendable {
             case nil:
                 return outcome
             case .refused(let reason):
-                outcome.failure = (reason, nil)
+                outcome.failure = (reason, nil, .configuration)
                 return outcome
             case .unreachable(let reason):
                 if let failure = await backOff(after: reason, attempt: &attempt, waited: &waited, endpoint: endpoint) {
@@ -358,21 +360,23 @@ public struct Flusher: Sendable {
         while true {
             let message: String
             let retryAfter: Int64?
+            let kind: EndpointErrorKind
             switch DeliveryVerdict(await transport.post(request), from: endpoint) {
             case .delivered:
                 return Outcome(handledThrough: records.last?.seq, delivered: records.count)
             case .recordsRefused(let code):
                 return await isolate(records, status: code, to: endpoint, tls: tls)
             case .endpointRefused(let reason):
-                return Outcome(failure: (reason, nil))
-            case .retry(let reason, let after):
+                return Outcome(failure: (reason, nil, .configuration))
+            case .retry(let reason, let after, let failureKind):
                 message = reason
                 retryAfter = after
+                kind = failureKind
                 if after == RetryAfter.maximumMilliseconds {
                     logger.warning("endpoint \(endpoint.displayName) asked to wait a day or more (Retry-After); it is parked for 24 h at most (flush --ignore-retry-after tries at once)")
                 }
             }
-            if let failure = await backOff(after: message, attempt: &attempt, waited: &waited, retryAfter: retryAfter, endpoint: endpoint) {
+            if let failure = await backOff(after: message, kind: kind, attempt: &attempt, waited: &waited, retryAfter: retryAfter, endpoint: endpoint) {
                 return Outcome(failure: failure)
             }
         }
@@ -381,11 +385,11 @@ public struct Flusher: Sendable {
     /// Waits before the next attempt after a transient failure, with backoff (or the
     /// endpoint's `Retry-After`); returns the failure to report instead when the tries or the
     /// batch's waiting time are used up.
-    private func backOff(after message: String, attempt: inout Int, waited: inout Int64, retryAfter: Int64? = nil,
-                         endpoint: Endpoint) async -> (message: String, retryAt: Int64?)? {
+    private func backOff(after message: String, kind: EndpointErrorKind = .temporary, attempt: inout Int, waited: inout Int64,
+                         retryAfter: Int64? = nil, endpoint: Endpoint) async -> (message: String, retryAt: Int64?, kind: EndpointErrorKind)? {
         let wait = retryAfter ?? retry.delay(afterAttempt: attempt)
         if attempt >= retry.maxAttempts || waited + wait > retry.maxWaitMilliseconds {
-            return ("\(message) after \(attempt) attempt\(attempt == 1 ? "" : "s")", clock.nowMilliseconds + wait)
+            return ("\(message) after \(attempt) attempt\(attempt == 1 ? "" : "s")", clock.nowMilliseconds + wait, kind)
         }
         logger.debug("endpoint \(endpoint.displayName): \(message); attempt \(attempt + 1) in \(wait) ms")
         await sleep(wait)

@@ -42,8 +42,9 @@ public enum DeliveryResponse: Sendable, Equatable {
     /// The server answered with `status`; `retryAfter` is its `Retry-After` in milliseconds,
     /// `location` its `Location` (redirects are never followed).
     case status(Int, retryAfterMilliseconds: Int64?, location: String? = nil)
-    /// No answer: connection refused or reset, timeout, DNS; the text says which.
-    case failed(String)
+    /// No answer: connection refused or reset, timeout, DNS; the text says which, and `kind`
+    /// whether it is the endpoint's configuration (refused, unknown host, TLS) or may pass.
+    case failed(String, kind: EndpointErrorKind = .temporary)
     /// The URL cannot be used at all (a port beyond 65535): nothing was sent.
     case unusableURL(String)
     /// The TLS handshake failed: the server's certificate, or this device's, or the URL is
@@ -123,8 +124,20 @@ public struct AsyncHTTPTransport: HTTPTransport {
                            location: response.headers.first(name: "Location"))
         } catch {
             if let failure = TLSFailure(error) { return .tlsFailed(failure) }
-            return .failed(AsyncHTTPTransport.plain(error, url: url))
+            return .failed(AsyncHTTPTransport.plain(error, url: url), kind: AsyncHTTPTransport.kind(of: error))
         }
+    }
+
+    /// Whether `error` says the endpoint's configuration is wrong: a refused connection (no
+    /// server on that port) or a host no resolver knows. Anything else may pass by itself.
+    static func kind(of error: Error) -> EndpointErrorKind {
+        if let error = error as? IOError, error.errnoCode == ECONNREFUSED { return .configuration }
+        if error is SocketAddressError { return .configuration }
+        if let error = error as? NIOConnectionError {
+            if error.dnsAError != nil || error.dnsAAAAError != nil, error.connectionErrors.isEmpty { return .configuration }
+            if let first = error.connectionErrors.first { return kind(of: first.error) }
+        }
+        return .temporary
     }
 
     /// What went wrong with an exchange with `url`, in our words: "cannot connect to

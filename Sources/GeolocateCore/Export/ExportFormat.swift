@@ -6,8 +6,10 @@
 /// empty coordinates, which still tells its time and what the policy lets through (city,
 /// country). A field the record withholds is left out (GPX, GeoJSON) or empty (CSV).
 public enum ExportFormat: String, Sendable, CaseIterable {
-    /// `trk/trkseg/trkpt` with `ele` (metres above the WGS84 ellipsoid), `time`, `name` (the
-    /// record's id), `desc` (its action) and `fix`.
+    /// Events (trigger records: login, payment…) as `wpt` waypoints named by their action,
+    /// then one `trk/trkseg` of `trkpt` for track's records; each point with `ele` (metres
+    /// above the WGS84 ellipsoid), `time`, `desc` or `name` (the record's id) and `fix`.
+    /// GPX 1.1 puts every `wpt` before the `trk`, and the exporter sorts both by time.
     case gpx
     /// A FeatureCollection of Points `[lon, lat, alt]` whose properties are the record's fields.
     case geojson
@@ -23,7 +25,6 @@ public enum ExportFormat: String, Sendable, CaseIterable {
                 <gpx version="1.1" creator="geolocate \(Defaults.version)" xmlns="http://www.topografix.com/GPX/1/1" \
                 xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
                 xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd">
-                <trk><name>geolocate</name><trkseg>
 
                 """
         case .geojson:
@@ -36,11 +37,18 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     /// The end of the file.
     public var footer: String {
         switch self {
-        case .gpx: return "</trkseg></trk>\n</gpx>\n"
+        case .gpx: return "</gpx>\n"
         case .geojson: return "\n]}\n"
         case .csv: return ""
         }
     }
+
+    /// What opens and closes GPX's one track, around its `trkpt`s and after every `wpt`.
+    static let gpxTrackStart = "<trk><name>geolocate</name><trkseg>\n"
+    static let gpxTrackEnd = "</trkseg></trk>\n"
+
+    /// Whether `record` is an event, a waypoint in GPX: any record but track's.
+    public static func isEvent(_ record: Record) -> Bool { record.action != Record.trackAction }
 
     /// Whether the format has a point for a record whose coordinates are withheld: CSV only.
     public var keepsRecordsWithoutCoordinates: Bool { self == .csv }
@@ -59,14 +67,17 @@ public enum ExportFormat: String, Sendable, CaseIterable {
 
     private static func gpxPoint(_ record: Record, _ fix: Fix) -> String {
         let allowed = record.attributes
-        var text = "<trkpt lat=\"\(JSONWriter.decimal(fix.latitude, digits: 7))\" lon=\"\(JSONWriter.decimal(fix.longitude, digits: 7))\">"
+        let element = isEvent(record) ? "wpt" : "trkpt"
+        var text = "<\(element) lat=\"\(JSONWriter.decimal(fix.latitude, digits: 7))\" lon=\"\(JSONWriter.decimal(fix.longitude, digits: 7))\">"
         if allowed.contains(.altitude), let altitude = fix.altitudeHAE, altitude.isFinite {
             text += "<ele>\(JSONWriter.decimal(altitude, digits: 1))</ele>"
         }
         if allowed.contains(.recordTimestamp) { text += "<time>\(TimeText.iso8601WithMilliseconds(fix.timestamp))</time>" }
-        text += "<name>\(xmlEscaped(record.id))</name><desc>\(xmlEscaped(record.action))</desc>"
+        // A waypoint is named by its action (what happened there); a track point by its id.
+        text += element == "wpt" ? "<name>\(xmlEscaped(record.action))</name><desc>\(xmlEscaped(record.id))</desc>"
+            : "<name>\(xmlEscaped(record.id))</name><desc>\(xmlEscaped(record.action))</desc>"
         if allowed.contains(.fixMode) { text += "<fix>\(fix.mode == .threeD ? "3d" : "2d")</fix>" }
-        return text + "</trkpt>\n"
+        return text + "</\(element)>\n"
     }
 
     private static func feature(_ record: Record, _ fix: Fix) -> String {

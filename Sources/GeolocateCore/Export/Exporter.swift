@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 #if canImport(Glibc)
 import Glibc
@@ -11,6 +12,8 @@ public struct Exporter {
     public enum Input {
         /// The spool: pending records, and delivered ones kept for `spool.keepDelivered`.
         case spool(Spool)
+        /// No spool yet: the export has no records.
+        case nothing
         /// §3.1 records, one JSON object a line (`track --stdout`), from this descriptor.
         case ndjson(fd: Int32, name: String)
     }
@@ -29,6 +32,17 @@ public struct Exporter {
         self.policy = policy
         self.since = since
         self.until = until
+    }
+
+    /// The spool of `stateDirectory`, opened for reading only (SPEC §12): an export creates,
+    /// locks and migrates nothing, and works for a user who may only read the spool.
+    /// - Throws: `GeolocateError.spoolDamaged`, `.stateUnreadable` (65).
+    public static func spoolInput(stateDirectory: String) throws -> Input {
+        guard let spool = try Spool.openForReading(stateDirectory: stateDirectory) else { return .nothing }
+        guard spool.schemaVersion >= Spool.oldestExportableSchema else {
+            throw GeolocateError.stateUnreadable(path: spool.path, reason: "written by an older geolocate (schema version \(spool.schemaVersion)); a command that writes the spool, such as geolocate flush --dry-run, upgrades it")
+        }
+        return .spool(spool)
     }
 
     /// An export in the window `since`...`until` as typed (`--since`, `--until`).
@@ -155,6 +169,7 @@ public struct Exporter {
 
     private func write(from input: Input, to sink: ByteSink) throws -> Summary {
         var summary = Summary()
+        var trackOpen = false
         try sink.append(format.header)
         let take: (Record) throws -> Void = { record in
             guard let fix = record.fix else {
@@ -167,24 +182,77 @@ public struct Exporter {
             let record = policy.applied(to: record)
             if !record.attributes.isSuperset(of: [.latitude, .longitude]) { summary.coordinatesWithheld += 1 }
             guard let point = format.point(record, index: summary.points) else { return }
+            if format == .gpx && !trackOpen && !ExportFormat.isEvent(record) {
+                try sink.append(ExportFormat.gpxTrackStart)
+                trackOpen = true
+            }
             try sink.append(point)
             summary.points += 1
         }
         switch input {
         case .spool(let spool):
-            try spool.forEachExportable(since: since, until: until, take)
+            try spool.forEachExportable(since: since, until: until, eventsFirst: format == .gpx, take)
+        case .nothing:
+            break
+        case .ndjson(let fd, let name) where format == .gpx:
+            try Exporter.sorted(fd: fd, name: name, take)
         case .ndjson(let fd, let name):
-            try NDJSONLines.read(fd: fd, name: name) { line, number in
-                let record: Record
-                do { record = try MosaicLine.record(from: line, recordedAt: 0) } catch let error as MosaicLine.Unreadable {
-                    throw GeolocateError.unreadableInput(reason: "\(name) line \(number) is not a geolocate record: \(error.reason)")
-                }
-                try take(record)
-            }
+            try Exporter.records(fd: fd, name: name, take)
         }
+        if trackOpen { try sink.append(ExportFormat.gpxTrackEnd) }
         try sink.append(format.footer)
         try sink.flush()
         return summary
+    }
+
+    /// Calls `body` with each record of the NDJSON on `fd`, in input order.
+    /// - Throws: `GeolocateError.unreadableInput` (65) for a line that is not a record.
+    private static func records(fd: Int32, name: String, _ body: (Record) throws -> Void) throws {
+        try NDJSONLines.read(fd: fd, name: name) { line, number in
+            let record: Record
+            do { record = try MosaicLine.record(from: line, recordedAt: 0) } catch let error as MosaicLine.Unreadable {
+                throw GeolocateError.unreadableInput(reason: "\(name) line \(number) is not a geolocate record: \(error.reason)")
+            }
+            try body(record)
+        }
+    }
+
+    /// Calls `body` with each record of the NDJSON on `fd` in GPX's order: events, then
+    /// track's records, each by fix time (input order among equals).
+    ///
+    /// A stream cannot be read twice, and `track --stdout` interleaves logins with the track:
+    /// the lines are buffered in a temporary SQLite database in the temporary directory
+    /// (`$TMPDIR`), removed when done, so memory stays flat however long the input is.
+    private static func sorted(fd: Int32, name: String, _ body: (Record) throws -> Void) throws {
+        var template = Array((FileManager.default.temporaryDirectory.path + "/geolocate-export.XXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else {
+            throw GeolocateError.fileNotWritable(path: FileManager.default.temporaryDirectory.path, reason: ErrorText.posix(errno))
+        }
+        let directory = String(cString: template)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let queue = try DatabaseQueue(path: directory + "/sort.sqlite")
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE lines (line INTEGER PRIMARY KEY, event INTEGER NOT NULL, time INTEGER, text TEXT NOT NULL)")
+                let insert = try db.makeStatement(sql: "INSERT INTO lines (event, time, text) VALUES (?, ?, ?)")
+                try NDJSONLines.read(fd: fd, name: name) { line, number in
+                    let record: Record
+                    do { record = try MosaicLine.record(from: line, recordedAt: 0) } catch let error as MosaicLine.Unreadable {
+                        throw GeolocateError.unreadableInput(reason: "\(name) line \(number) is not a geolocate record: \(error.reason)")
+                    }
+                    try insert.execute(arguments: [ExportFormat.isEvent(record) ? 1 : 0, record.fix?.timestamp, line])
+                }
+            }
+            try queue.read { db in
+                let rows = try String.fetchCursor(db, sql: "SELECT text FROM lines ORDER BY event DESC, time, line")
+                while let line = try rows.next() {
+                    // Read once already: it is a record.
+                    if let record = try? MosaicLine.record(from: line, recordedAt: 0) { try body(record) }
+                }
+            }
+        } catch let error as DatabaseError {
+            throw GeolocateError.fileNotWritable(path: directory, reason: error.message ?? "\(error.resultCode)")
+        }
     }
 }
 

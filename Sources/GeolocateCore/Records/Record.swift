@@ -4,6 +4,8 @@ import Foundation
 public struct Record: Sendable, Equatable {
     /// A UUID that never changes, so receivers can drop duplicates.
     public var id: String
+    /// The action of the records `track` makes; any other is an event (a trigger's).
+    public static let trackAction = "track"
     public var action: String
     /// Milliseconds since 1970 when the event was decided ("now").
     public var triggeredAt: Int64

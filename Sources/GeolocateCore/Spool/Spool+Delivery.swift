@@ -23,7 +23,20 @@ public struct EndpointState: Sendable, Equatable {
     /// what the old one said. `nil` in states stored before it was kept.
     public var retryURL: String?
     public var lastError: String?
+    /// What kind of error `lastError` is; `nil` when stored before schema 8 kept it.
+    public var lastErrorKind: EndpointErrorKind?
     public var lastSuccessAt: Int64?
+}
+
+/// Whether an endpoint's failure is its own configuration's, which only a person fixes, or
+/// one that may pass by itself: what status --check needs to be CRITICAL at once or to wait.
+public enum EndpointErrorKind: String, Sendable, Equatable, Encodable {
+    /// The URL, credentials or certificates are wrong: HTTP 401, 403, 404, 405 or 407, a
+    /// redirect, an unusable URL, a TLS failure, a refused connection or an unknown host, a
+    /// broker that refuses the login or topic. Nothing gets through until it is fixed.
+    case configuration
+    /// A timeout, a reset, 408, 429 or 5xx: flush tries again later.
+    case temporary
 }
 
 extension Spool {
@@ -88,7 +101,9 @@ extension Spool {
             }
             return EndpointState(deliveredThrough: row.lenient("cursor") ?? 0, sent: row.lenient("sent") ?? 0,
                                  retryAt: row.lenient("retryAt"), retryURL: row.lenient("retryURL"),
-                                 lastError: row.lenient("lastError"), lastSuccessAt: row.lenient("lastSuccessAt"))
+                                 lastError: row.lenient("lastError"),
+                                 lastErrorKind: (row.lenient("lastErrorKind") as String?).flatMap(EndpointErrorKind.init(rawValue:)),
+                                 lastSuccessAt: row.lenient("lastSuccessAt"))
         }
     }
 
@@ -191,7 +206,7 @@ extension Spool {
             try db.cachedStatement(sql: """
                 INSERT INTO endpoints (name, deliveredThrough, sent, lastSuccessAt) VALUES (?, ?, ?, ?)
                 ON CONFLICT(name) DO UPDATE SET deliveredThrough = MAX(\(Spool.cursor), excluded.deliveredThrough),
-                    sent = sent + excluded.sent, lastSuccessAt = excluded.lastSuccessAt, retryAt = NULL, lastError = NULL
+                    sent = sent + excluded.sent, lastSuccessAt = excluded.lastSuccessAt, retryAt = NULL, lastError = NULL, lastErrorKind = NULL
                 """).execute(arguments: [endpoint, seq, delivered, now])
             // The record moves as stored, column for column.
             for letter in deadLetters {
@@ -204,14 +219,14 @@ extension Spool {
         }
     }
 
-    /// Records a failed attempt: the error to report, and when to try `url` again.
-    public func markFailed(endpoint: String, url: String, error: String, retryAt: Int64?) throws {
+    /// Records a failed attempt: the error to report and its kind, and when to try `url` again.
+    public func markFailed(endpoint: String, url: String, error: String, kind: EndpointErrorKind, retryAt: Int64?) throws {
         try write { db in
             try db.execute(sql: """
-                INSERT INTO endpoints (name, retryAt, retryURL, lastError) VALUES (?, ?, ?, ?)
+                INSERT INTO endpoints (name, retryAt, retryURL, lastError, lastErrorKind) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(name) DO UPDATE SET retryAt = excluded.retryAt, retryURL = excluded.retryURL,
-                    lastError = excluded.lastError
-                """, arguments: [endpoint, retryAt, url, error])
+                    lastError = excluded.lastError, lastErrorKind = excluded.lastErrorKind
+                """, arguments: [endpoint, retryAt, url, error, kind.rawValue])
         }
     }
 

@@ -55,7 +55,18 @@ public struct SpoolEntry: Sendable, Equatable {
 public final class Spool: Sendable {
     /// `spool.sqlite` in the state directory.
     public let path: String
-    private let database: DatabasePool
+    private let storage: Storage
+
+    /// How the spool is open: for writing by the commands that collect and deliver, or for
+    /// reading only by status and export.
+    private enum Storage: Sendable {
+        case writable(DatabasePool)
+        case readOnly(ReadOnlyDatabase)
+    }
+
+    /// The schema version of a spool opened for reading (`PRAGMA user_version`); that of this
+    /// geolocate for one opened for writing, which migrated it.
+    public let schemaVersion: Int
 
     /// Opens (or creates) the spool in `stateDirectory`.
     ///
@@ -91,17 +102,64 @@ public final class Spool: Sendable {
             }
             let lock = try FileLock(path: StateFile.spoolLock.path(in: stateDirectory))
             defer { withExtendedLifetime(lock) {} }
-            database = try DatabasePool(path: path, configuration: configuration)
+            let database = try DatabasePool(path: path, configuration: configuration)
+            storage = .writable(database)
+            schemaVersion = SpoolColumns.schemaVersion
             let migrator = Spool.migrator(upgradedAt: clock.nowMilliseconds)
             try database.read(SpoolColumns.checkVersion1)
             if try database.read(migrator.hasBeenSuperseded) {
                 throw GeolocateError.stateNotWritable(path: path, reason: "written by a newer geolocate (schema version above \(SpoolColumns.schemaVersion)); use that version")
             }
             try migrator.migrate(database)
+            // A migration of a schema rebuilt by hand (or by a test) may leave an earlier number.
+            if try database.read({ try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }) < SpoolColumns.schemaVersion {
+                try database.write { try $0.execute(sql: "PRAGMA user_version = \(SpoolColumns.schemaVersion)") }
+            }
         } catch {
             throw Spool.failure(error, path: path)
         }
     }
+
+    /// Opens the spool of `stateDirectory` for reading only, as status and export do (SPEC
+    /// §12): nothing in the directory is created, locked, migrated, chmod-ed or grown, and a
+    /// user who may only read it (the group of a 0750 directory and a 0640 spool) can.
+    ///
+    /// - Returns: `nil` when there is no spool yet (no directory, no file, or an empty file).
+    /// - Throws: `GeolocateError.spoolDamaged` (65) for a file that is not a spool or that
+    ///   SQLite finds malformed; `.stateUnreadable` (65) when it cannot be read, or was written
+    ///   by a newer geolocate. A spool of an older schema opens: `schemaVersion` says which,
+    ///   and the reads that need newer columns fail until a command that writes upgrades it.
+    public static func openForReading(stateDirectory: String) throws -> Spool? {
+        let path = StateFile.spool.path(in: stateDirectory)
+        do {
+            guard let database = try ReadOnlyDatabase.open(path) else { return nil }
+            let version = try database.read { db -> Int in
+                guard try db.tableExists("records") else {
+                    throw ReadOnlyDatabase.Failure.damaged("it has no records table, so it is not a geolocate spool")
+                }
+                return try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            }
+            guard version <= SpoolColumns.schemaVersion else {
+                throw GeolocateError.stateUnreadable(path: path, reason: "written by a newer geolocate (schema version \(version), above \(SpoolColumns.schemaVersion)); use that version")
+            }
+            return Spool(path: path, readOnly: database, schemaVersion: version)
+        } catch {
+            throw Spool.failure(error, path: path)
+        }
+    }
+
+    private init(path: String, readOnly: ReadOnlyDatabase, schemaVersion: Int) {
+        self.path = path
+        storage = .readOnly(readOnly)
+        self.schemaVersion = schemaVersion
+    }
+
+    /// The oldest schema status and export read: version 7 has every column they need but
+    /// the endpoints' error kind, which is then unknown.
+    public static let oldestReadableSchema = 7
+
+    /// The oldest schema export reads: it selects every record column, the subject's (9) too.
+    public static let oldestExportableSchema = 9
 
     /// The migrations, in order; `upgradedAt` is the time schema 7 gives the records already
     /// there as when they were spooled.
@@ -143,7 +201,15 @@ public final class Spool: Sendable {
             try db.execute(sql: "CREATE TABLE expiries (at INTEGER NOT NULL, count INTEGER NOT NULL)")
             try db.execute(sql: "PRAGMA user_version = 7")
         }
-        migrator.registerMigration("subject") { db in try SpoolColumns.addMissingColumns(db, version: 8) }
+        // Schema version 8: whether an endpoint's last error is its configuration's (status
+        // --check is CRITICAL at once) or may pass by itself. Earlier errors have none: they
+        // count as temporary until the next attempt says.
+        migrator.registerMigration("lastErrorKind") { db in
+            try db.execute(sql: "ALTER TABLE endpoints ADD COLUMN lastErrorKind TEXT")
+            try db.execute(sql: "PRAGMA user_version = 8")
+        }
+        // Schema version 9: the login hook's subject.
+        migrator.registerMigration("subject") { db in try SpoolColumns.addMissingColumns(db, version: 9) }
         return migrator
     }
 
@@ -155,16 +221,12 @@ public final class Spool: Sendable {
     /// - Returns: how many records were expired.
     @discardableResult
     public func append(_ entries: [SpoolEntry], now: Int64, limits: SpoolLimits) throws -> Int {
-        do {
-            return try database.write { db in
-                let insert = try db.cachedStatement(sql: Spool.insertSQL)
-                for entry in entries {
-                    try insert.execute(arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination, now]))
-                }
-                return try Spool.expire(db, now: now, limits: limits)
+        try write { db in
+            let insert = try db.cachedStatement(sql: Spool.insertSQL)
+            for entry in entries {
+                try insert.execute(arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination, now]))
             }
-        } catch {
-            throw Spool.failure(error, path: path)
+            return try Spool.expire(db, now: now, limits: limits)
         }
     }
 
@@ -205,16 +267,20 @@ public final class Spool: Sendable {
     }
 
     /// Calls `body` with each record, pending or kept after delivery, whose fix time is in the
-    /// window (all records when neither bound is given), in spool order; a record damaged in
-    /// the spool is passed over. One read, row by row: memory stays flat however many there are.
-    public func forEachExportable(since: Int64?, until: Int64?, _ body: (Record) throws -> Void) throws {
-        try read { db in
+    /// window (all records when neither bound is given), in spool order or, `eventsFirst`,
+    /// events (every record but track's) then track's, each by fix time; a record damaged in
+    /// the spool is passed over. One read, row by row (SQLite sorts in its temporary files,
+    /// not in the state directory): memory stays flat however many there are.
+    public func forEachExportable(since: Int64?, until: Int64?, eventsFirst: Bool = false, _ body: (Record) throws -> Void) throws {
+        // Not read again when a read-only read saw the file change: the records are already out.
+        try readOnce { db in
             let window = since == nil && until == nil ? "" : "WHERE fixTimestamp BETWEEN :since AND :until"
+            let order = eventsFirst ? "action = :track, fixTimestamp, seq" : "seq"
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT \(SpoolColumns.wrongTypeSQL), \(SpoolColumns.names) FROM
                     (SELECT seq, \(SpoolColumns.names) FROM records UNION ALL SELECT seq, \(SpoolColumns.names) FROM delivered)
-                \(window) ORDER BY seq
-                """, arguments: ["since": since ?? .min, "until": until ?? .max])
+                \(window) ORDER BY \(order)
+                """, arguments: ["since": since ?? .min, "until": until ?? .max, "track": Record.trackAction])
             while let row = try rows.next() {
                 let wrongType: String? = row.hasNull(atIndex: 0) ? nil : row[0] as String
                 let record = SpoolColumns.record(from: row, at: 1)
@@ -300,20 +366,49 @@ public final class Spool: Sendable {
         }
     }
 
+    /// Runs `body` in one read transaction. A spool opened for reading is read again, once,
+    /// when an immutable read saw the file change (`ReadOnlyDatabase`): `body` must then be
+    /// safe to run twice; export's, which streams, uses `readOnce`.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try database.read(body) } catch {
+        try read(again: true, body)
+    }
+
+    /// Runs `body` in one read transaction, never twice.
+    /// - Throws: `GeolocateError.spoolChanged` (75) when an immutable read saw the file change.
+    func readOnce<T>(_ body: (Database) throws -> T) throws -> T {
+        try read(again: false, body)
+    }
+
+    private func read<T>(again: Bool, _ body: (Database) throws -> T) throws -> T {
+        do {
+            switch storage {
+            case .writable(let database): return try database.read(body)
+            case .readOnly(let database): return try database.read(again: again, body)
+            }
+        } catch {
             throw Spool.failure(error, path: path)
         }
     }
 
     func write<T>(_ body: (Database) throws -> T) throws -> T {
+        guard case .writable(let database) = storage else {
+            throw GeolocateError.stateNotWritable(path: path, reason: "it was opened for reading only")
+        }
         do { return try database.write(body) } catch {
             throw Spool.failure(error, path: path)
         }
     }
 
-    /// `.spoolLocked` for a lock held by another process, else the 73 that names the file.
+    /// `.spoolLocked` for a lock held by another process, a read-only open's failures as
+    /// `.spoolDamaged`, `.stateUnreadable` and `.spoolChanged`, else the 73 that names the file.
     private static func failure(_ error: Error, path: String) -> Error {
+        if let error = error as? ReadOnlyDatabase.Failure {
+            switch error {
+            case .damaged(let reason): return GeolocateError.spoolDamaged(path: path, reason: reason)
+            case .unreadable(let reason): return GeolocateError.stateUnreadable(path: path, reason: reason)
+            case .changedWhileRead: return GeolocateError.spoolChanged(path: path)
+            }
+        }
         if let error = error as? DatabaseError {
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED { return GeolocateError.spoolLocked(path: path) }
             return GeolocateError.stateNotWritable(path: path, reason: error.message ?? error.description)

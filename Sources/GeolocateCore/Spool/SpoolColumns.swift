@@ -10,9 +10,9 @@ enum SpoolColumns {
     /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
     /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
     /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
-    /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries, 8 the
-    /// login hook's subject.
-    static let schemaVersion = 8
+    /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries, 8 each
+    /// endpoint's last error kind, 9 the login hook's subject.
+    static let schemaVersion = 9
 
     /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
     static let definitions: [(name: String, type: String)] = [
@@ -35,7 +35,7 @@ enum SpoolColumns {
         ("policyBoundaryDistance", "REAL"),
         // Schema version 5: the device context.
         ("isCharging", "INTEGER"), ("wifiSsid", "TEXT"), ("wifiBssid", "TEXT"), ("carrierName", "TEXT"),
-        // Schema version 8: the login hook's subject.
+        // Schema version 9: the login hook's subject.
         ("subjectUser", "TEXT"), ("subjectService", "TEXT"), ("subjectRemoteHost", "TEXT"), ("subjectTty", "TEXT"),
     ]
 

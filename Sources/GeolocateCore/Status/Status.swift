@@ -6,6 +6,8 @@ import Logging
 /// for which endpoint, the last fix, whether gpsd answers, and the geocoder cache.
 public struct StatusReport: Sendable, Encodable {
     public var stateDirectory: String
+    /// Whether the state directory exists: status reports a missing one, never makes it.
+    public var stateDirectoryExists: Bool
     public var configPath: String
     /// The source in force: `gpsd://HOST:PORT` or `nmea:FILE`.
     public var source: String
@@ -18,27 +20,57 @@ public struct StatusReport: Sendable, Encodable {
     public var geocoderCacheEntries: Int?
 
     public struct SpoolStatus: Sendable, Encodable {
+        /// Whether the spool could be read; the counts are there only when it could (0 when
+        /// there is no spool yet).
+        public var state: SpoolState
+        /// What is wrong with it, in words, when `state` is not `ok` or `none`.
+        public var problem: String?
+        /// Its schema version (`PRAGMA user_version`), when it could be opened.
+        public var schemaVersion: Int?
         /// Records waiting for at least one endpoint.
-        public var pending: Int
+        public var pending: Int?
         /// How old the oldest of them is (ms), by the time it was recorded.
         public var oldestPendingAgeMs: Int64?
-        public var deadLetters: Int
+        public var deadLetters: Int?
         /// Records expired unsent, ever.
-        public var expired: Int
+        public var expired: Int?
         /// Records expired unsent in the last 24 h: a WARNING for `--check`.
-        public var expiredLast24h: Int
+        public var expiredLast24h: Int?
         /// Delivered records kept for export (`spool.keepDelivered`).
-        public var keptDelivered: Int
+        public var keptDelivered: Int?
+
+        /// An empty spool's counts: no spool yet, or no state directory.
+        static let absent = SpoolStatus(state: .absent, pending: 0, deadLetters: 0, expired: 0, expiredLast24h: 0, keptDelivered: 0)
+    }
+
+    /// What status found of the spool.
+    public enum SpoolState: String, Sendable, Encodable {
+        /// Read.
+        case ok
+        /// No spool yet (no file, or no state directory): nothing was collected here.
+        case absent = "none"
+        /// Written by a geolocate older than the schema status reads; the next command that
+        /// writes the spool upgrades it. A WARNING.
+        case olderSchema
+        /// Not a SQLite database, or SQLite finds it malformed: its records are lost to
+        /// delivery. CRITICAL, and status exits 65.
+        case damaged
+        /// It cannot be read (permissions, a newer geolocate's schema): UNKNOWN, status exits 65.
+        case unreadable
     }
 
     public struct EndpointStatus: Sendable, Encodable {
         public var name: String
         /// The URL without credentials.
         public var url: String
-        public var pending: Int
+        /// Records waiting for it, when the spool could be read.
+        public var pending: Int?
         /// Epoch milliseconds of the last delivery, if any.
         public var lastSuccessAt: Int64?
         public var lastError: String?
+        /// Whether `lastError` is the endpoint's configuration (CRITICAL at once for `--check`)
+        /// or may pass; absent for an error stored by a geolocate that did not keep it.
+        public var lastErrorKind: EndpointErrorKind?
         /// Epoch milliseconds before which flush will not try it again (backoff, `Retry-After`).
         public var nextRetryAt: Int64?
     }
@@ -50,71 +82,148 @@ public struct StatusReport: Sendable, Encodable {
         public var recordTimestamp: Int64
     }
 
-    /// Gathers the report. `probe` asks gpsd (`GPSDSource.probe`) when it is the source.
-    /// - Throws: `GeolocateError` when the spool or the configuration cannot be read.
+    /// Gathers the report, reading the state directory without changing anything in it
+    /// (SPEC §12): the spool read-only (`Spool.openForReading`), the last known location and
+    /// the geocoder cache as they are; a missing directory or spool is reported, not made, and
+    /// a damaged or unreadable spool is a `SpoolStatus.state`, not a failure.
+    /// `probe` asks gpsd (`GPSDSource.probe`) when it is the source.
+    /// - Throws: `GeolocateError` when the configuration cannot be read.
     public static func gather(settings: Settings, configPath: String, environment: [String: String],
                               clock: WallClock = SystemClock(), logger: Logger,
                               probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
         let now = clock.nowMilliseconds
         let stateDirectory = Paths.stateDirectory(environment: environment)
-        let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: 2)
         let source = try settings.resolvedSource(flag: nil, environment: environment)
-        var endpoints: [EndpointStatus] = []
-        for endpoint in settings.endpoints {
-            let state = try spool.state(of: endpoint.name)
-            endpoints.append(EndpointStatus(name: endpoint.name, url: endpoint.redactedURL, pending: try spool.pendingCount(for: endpoint.name),
-                                            lastSuccessAt: state.lastSuccessAt, lastError: state.lastError,
-                                            nextRetryAt: state.retryAt.flatMap { $0 > now ? $0 : nil }))
+        var directory = stat()
+        let directoryExists = stat(stateDirectory, &directory) == 0
+        var spoolStatus = SpoolStatus.absent
+        var endpoints = settings.endpoints.map {
+            EndpointStatus(name: $0.name, url: $0.redactedURL, pending: 0, lastSuccessAt: nil, lastError: nil, lastErrorKind: nil, nextRetryAt: nil)
         }
-        let oldest = try spool.oldestRecordedAt()
+        do {
+            if let spool = try Spool.openForReading(stateDirectory: stateDirectory) {
+                spoolStatus = SpoolStatus(state: .ok, schemaVersion: spool.schemaVersion)
+                if spool.schemaVersion < Spool.oldestReadableSchema {
+                    spoolStatus.state = .olderSchema
+                    spoolStatus.problem = "written by an older geolocate (schema version \(spool.schemaVersion)); the next command that writes it (track, trigger, flush) upgrades it"
+                    for index in endpoints.indices { endpoints[index].pending = nil }
+                } else {
+                    for index in endpoints.indices {
+                        let state = try spool.state(of: endpoints[index].name)
+                        endpoints[index].pending = try spool.pendingCount(for: endpoints[index].name)
+                        endpoints[index].lastSuccessAt = state.lastSuccessAt
+                        endpoints[index].lastError = state.lastError
+                        endpoints[index].lastErrorKind = state.lastError == nil ? nil : state.lastErrorKind
+                        endpoints[index].nextRetryAt = state.retryAt.flatMap { $0 > now ? $0 : nil }
+                    }
+                    spoolStatus.pending = try spool.count()
+                    spoolStatus.oldestPendingAgeMs = try spool.oldestRecordedAt().map { max(0, now - $0) }
+                    spoolStatus.deadLetters = try spool.deadLetters().count
+                    spoolStatus.expired = try spool.expiredCount()
+                    spoolStatus.expiredLast24h = try spool.recentlyExpiredCount(now: now)
+                    spoolStatus.keptDelivered = try spool.keptDeliveredCount()
+                }
+            }
+        } catch let error as GeolocateError {
+            switch error {
+            case .spoolDamaged(_, let reason):
+                spoolStatus = SpoolStatus(state: .damaged, problem: reason)
+            default:
+                spoolStatus = SpoolStatus(state: .unreadable, problem: error.description)
+            }
+            for index in endpoints.indices { endpoints[index].pending = nil }
+        }
         let fix = LastKnownStore(stateDirectory: stateDirectory, kind: .live, logger: logger).load(now: now)
         var gpsd: GPSDHealth?
         if case .gpsd(let host, let port) = source { gpsd = probe(host, port) }
         return StatusReport(
-            stateDirectory: stateDirectory, configPath: configPath, source: source.description,
-            spool: SpoolStatus(pending: try spool.count(), oldestPendingAgeMs: oldest.map { max(0, now - $0) },
-                               deadLetters: try spool.deadLetters().count, expired: try spool.expiredCount(),
-                               expiredLast24h: try spool.recentlyExpiredCount(now: now),
-                               keptDelivered: try spool.keptDeliveredCount()),
-            endpoints: endpoints,
+            stateDirectory: stateDirectory, stateDirectoryExists: directoryExists, configPath: configPath, source: source.description,
+            spool: spoolStatus, endpoints: endpoints,
             lastFix: fix.map { LastFixStatus(ageMs: FixAge.of($0, at: now, boot: clock.boot) ?? 0, source: $0.provider.rawValue, recordTimestamp: $0.timestamp) },
             gpsd: gpsd, geocoderCacheEntries: GeocoderCache(stateDirectory: stateDirectory).entryCount())
     }
 
-    /// Past this age the oldest pending record or the last fix is a WARNING.
+    /// The exit code of `status` and `status --json` after the report is printed: 65 when
+    /// the spool is damaged or cannot be read (the report says why), else 0.
+    public var exitCode: Int32 {
+        spool.state == .damaged || spool.state == .unreadable ? 65 : 0
+    }
+
+    /// The one line for stderr when `exitCode` is not 0.
+    public var problemLine: String? {
+        switch spool.state {
+        case .damaged: return GeolocateError.spoolDamaged(path: StateFile.spool.path(in: stateDirectory), reason: spool.problem ?? "").description
+        case .unreadable: return spool.problem
+        default: return nil
+        }
+    }
+
+    /// The ages `--check` judges by: past `warningMs` the oldest pending record or the last
+    /// fix is a WARNING, past `criticalMs` CRITICAL (`-w`, `-c`).
+    public struct Thresholds: Sendable, Equatable {
+        public var warningMs: Int64
+        public var criticalMs: Int64
+
+        public init(warningMs: Int64 = StatusReport.warningAgeMs, criticalMs: Int64 = StatusReport.criticalAgeMs) {
+            self.warningMs = warningMs
+            self.criticalMs = criticalMs
+        }
+    }
+
+    /// Past this age the oldest pending record or the last fix is a WARNING, unless `-w` says.
     public static let warningAgeMs: Int64 = 3_600_000
-    /// Past this age it is CRITICAL.
+    /// Past this age it is CRITICAL, unless `-c` says.
     public static let criticalAgeMs: Int64 = 86_400_000
 
-    /// The monitoring-plugins verdict: exit 0 OK, 1 WARNING, 2 CRITICAL, and one line with
-    /// perfdata. The last fix is judged only when gpsd is the source: a replay has no device.
-    public var check: (status: Int32, line: String) {
-        var critical: [String] = [], warning: [String] = []
+    /// The monitoring-plugins verdict: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN, and one
+    /// line with perfdata. CRITICAL: an age past `critical`, dead letters, a damaged spool,
+    /// gpsd down when it is the source, or an endpoint whose last attempt failed for its
+    /// configuration (at once: waiting an hour would only pile records up). WARNING: an age
+    /// past `warning`, records expired unsent in the last 24 h, a spool of an older schema.
+    /// UNKNOWN: a spool status cannot read. The last fix is judged only when gpsd is the
+    /// source: a replay has no device.
+    public func check(_ thresholds: Thresholds = Thresholds()) -> (status: Int32, line: String) {
+        var critical: [String] = [], warning: [String] = [], unknown: [String] = []
         func judge(_ age: Int64?, _ what: String) {
             guard let age else { return }
-            if age > StatusReport.criticalAgeMs { critical.append("\(what) \(Self.ageText(age)) old") }
-            else if age > StatusReport.warningAgeMs { warning.append("\(what) \(Self.ageText(age)) old") }
+            if age > thresholds.criticalMs { critical.append("\(what) \(Self.ageText(age)) old") }
+            else if age > thresholds.warningMs { warning.append("\(what) \(Self.ageText(age)) old") }
+        }
+        switch spool.state {
+        case .ok, .absent: break
+        case .olderSchema: warning.append("spool \(spool.problem ?? "")")
+        case .damaged: critical.append("spool damaged: \(spool.problem ?? "")")
+        case .unreadable: unknown.append(spool.problem ?? "spool unreadable")
+        }
+        for endpoint in endpoints where endpoint.lastErrorKind == .configuration {
+            critical.append("endpoint \(endpoint.name) refused: \(endpoint.lastError ?? "")")
         }
         judge(spool.oldestPendingAgeMs, "oldest pending record")
-        if spool.deadLetters > 0 { critical.append("\(spool.deadLetters) dead letter\(spool.deadLetters == 1 ? "" : "s")") }
-        if spool.expiredLast24h > 0 {
-            warning.append("\(spool.expiredLast24h) record\(spool.expiredLast24h == 1 ? "" : "s") expired unsent in the last 24h")
+        let deadLetters = spool.deadLetters ?? 0, recentlyExpired = spool.expiredLast24h ?? 0
+        if deadLetters > 0 { critical.append("\(deadLetters) dead letter\(deadLetters == 1 ? "" : "s")") }
+        if recentlyExpired > 0 {
+            warning.append("\(recentlyExpired) record\(recentlyExpired == 1 ? "" : "s") expired unsent in the last 24h")
         }
         if let gpsd {
             if !gpsd.reachable { critical.append("gpsd unreachable (\(gpsd.error ?? "no answer"))") }
             if let lastFix { judge(lastFix.ageMs, "last fix") } else { warning.append("no fix recorded yet") }
         }
-        let status: Int32 = critical.isEmpty ? (warning.isEmpty ? 0 : 1) : 2
-        let label = ["OK", "WARNING", "CRITICAL"][Int(status)]
-        var summary = critical + warning
+        let status: Int32 = !unknown.isEmpty ? 3 : !critical.isEmpty ? 2 : !warning.isEmpty ? 1 : 0
+        let label = ["OK", "WARNING", "CRITICAL", "UNKNOWN"][Int(status)]
+        var summary = (status == 3 ? unknown : []) + critical + warning
         if summary.isEmpty {
-            summary = ["\(spool.pending) pending"] + (lastFix.map { ["last fix \(Self.ageText($0.ageMs)) ago"] } ?? [])
+            summary = [spool.state == .absent ? "no spool yet, 0 pending" : "\(spool.pending ?? 0) pending"]
+                + (lastFix.map { ["last fix \(Self.ageText($0.ageMs)) ago"] } ?? [])
         }
-        let warn = StatusReport.warningAgeMs / 1000, crit = StatusReport.criticalAgeMs / 1000
-        var perfdata = ["pending=\(spool.pending);;;0", "oldest_pending=\((spool.oldestPendingAgeMs ?? 0) / 1000)s;\(warn);\(crit);0",
-                        "dead_letters=\(spool.deadLetters);;0;0", "expired=\(spool.expired)c;;;0"]
+        let warn = thresholds.warningMs / 1000, crit = thresholds.criticalMs / 1000
+        var perfdata: [String] = []
+        if let pending = spool.pending {
+            perfdata += ["pending=\(pending);;;0", "oldest_pending=\((spool.oldestPendingAgeMs ?? 0) / 1000)s;\(warn);\(crit);0",
+                         "dead_letters=\(deadLetters);;0;0", "expired=\(spool.expired ?? 0)c;;;0"]
+        }
         if let lastFix { perfdata.append("last_fix_age=\(lastFix.ageMs / 1000)s;\(warn);\(crit);0") }
-        return (status, "GEOLOCATE \(label) - \(summary.joined(separator: ", ")) | \(perfdata.joined(separator: " "))")
+        let line = "GEOLOCATE \(label) - \(summary.joined(separator: ", ").replacingOccurrences(of: "|", with: "/"))"
+        return (status, perfdata.isEmpty ? line : line + " | " + perfdata.joined(separator: " "))
     }
 
     /// `90s`, `12m`, `5h`, `3d`: the largest whole unit.
@@ -128,13 +237,25 @@ public struct StatusReport: Sendable, Encodable {
 
     /// The report as aligned `key: value` lines.
     public var text: String {
-        var rows: [(String, String)] = [("state directory", stateDirectory), ("config", configPath), ("source", source)]
-        rows.append(("pending", "\(spool.pending)" + (spool.oldestPendingAgeMs.map { " (oldest \(Self.ageText($0)) old)" } ?? "")))
-        rows += [("dead letters", "\(spool.deadLetters)"), ("expired", "\(spool.expired) (\(spool.expiredLast24h) in the last 24h)"),
-                 ("kept delivered", "\(spool.keptDelivered)")]
+        var rows: [(String, String)] = [("state directory", stateDirectory + (stateDirectoryExists ? "" : " (does not exist yet)")),
+                                        ("config", configPath), ("source", source)]
+        switch spool.state {
+        case .ok, .olderSchema:
+            if let problem = spool.problem { rows.append(("spool", problem)) }
+        case .absent: rows.append(("spool", "none yet"))
+        case .damaged: rows.append(("spool", "damaged: \(spool.problem ?? "")"))
+        case .unreadable: rows.append(("spool", "unreadable: \(spool.problem ?? "")"))
+        }
+        func count(_ value: Int?) -> String { value.map(String.init) ?? "unknown" }
+        rows.append(("pending", count(spool.pending) + (spool.oldestPendingAgeMs.map { " (oldest \(Self.ageText($0)) old)" } ?? "")))
+        rows += [("dead letters", count(spool.deadLetters)),
+                 ("expired", count(spool.expired) + (spool.expiredLast24h.map { " (\($0) in the last 24h)" } ?? "")),
+                 ("kept delivered", count(spool.keptDelivered))]
         for endpoint in endpoints {
-            var parts = ["\(endpoint.pending) pending", "last success " + (endpoint.lastSuccessAt.map(TimeText.iso8601) ?? "never")]
-            if let error = endpoint.lastError { parts.append("last error: \(error)") }
+            var parts = ["\(count(endpoint.pending)) pending", "last success " + (endpoint.lastSuccessAt.map(TimeText.iso8601) ?? "never")]
+            if let error = endpoint.lastError {
+                parts.append((endpoint.lastErrorKind == .configuration ? "last error (configuration): " : "last error: ") + error)
+            }
             if let retry = endpoint.nextRetryAt { parts.append("next try after \(TimeText.iso8601(retry))") }
             rows.append(("endpoint \(endpoint.name)", "\(endpoint.url): " + parts.joined(separator: ", ")))
         }
@@ -187,11 +308,9 @@ extension Spool {
 
 extension GeocoderCache {
     /// How many answers the cache holds; `nil` when there is no cache (or it cannot be read).
+    /// Read only, creating nothing beside it (`ReadOnlyDatabase`).
     func entryCount() -> Int? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        var configuration = Configuration()
-        configuration.readonly = true
-        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
-        return try? queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM cells") }
+        guard let database = try? ReadOnlyDatabase.open(path) else { return nil }
+        return try? database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM cells") }
     }
 }

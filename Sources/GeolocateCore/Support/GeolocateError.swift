@@ -20,6 +20,14 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case permissionDenied(path: String, writing: Bool, uid: UInt32)
     /// A state file (last known location) that cannot be written (exit 73, EX_CANTCREAT).
     case stateNotWritable(path: String, reason: String)
+    /// A state file that exists but cannot be read: permissions, a FIFO in its place, a spool
+    /// of a newer geolocate (exit 65).
+    case stateUnreadable(path: String, reason: String)
+    /// The spool is not a SQLite database, or SQLite finds it malformed (exit 65).
+    case spoolDamaged(path: String, reason: String)
+    /// A read-only read of the spool saw a writer change it twice over; reading again sees
+    /// the new state (exit 75).
+    case spoolChanged(path: String)
     /// Another process held the spool's write lock past the busy timeout; nothing was
     /// written and the same write can be tried again (exit 75, EX_TEMPFAIL).
     case spoolLocked(path: String)
@@ -51,11 +59,11 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
     public var exitCode: Int32 {
         switch self {
         case .usage, .outputIsStateFile, .outputIsProtected: return 64
-        case .unreadableInput: return 65
+        case .unreadableInput, .stateUnreadable, .spoolDamaged: return 65
         case .inputMissing: return 66
         case .sourceUnavailable, .notImplemented: return 69
         case .stateNotWritable, .uncommitted, .fileNotWritable: return 73
-        case .spoolLocked: return 75
+        case .spoolLocked, .spoolChanged: return 75
         case .configuration, .permissionDenied, .permissionRequired, .missingSetting, .endpointRefused: return 78
         case .locationRequired: return 3
         case .outputFailed: return 74
@@ -84,6 +92,12 @@ public enum GeolocateError: Error, Equatable, CustomStringConvertible {
                 : "cannot read \(path): permission denied (make it readable by UID \(uid), the user running geolocate)"
         case .stateNotWritable(let path, let reason):
             return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
+        case .stateUnreadable(let path, let reason):
+            return "cannot read state file \(path): \(reason)"
+        case .spoolDamaged(let path, let reason):
+            return "the spool \(path) is damaged: \(reason) (its records cannot be read; move it away to start a new one)"
+        case .spoolChanged(let path):
+            return "\(path) changed while it was read; try again"
         case .spoolLocked(let path):
             return "\(path) is locked by another process; nothing was written, try again when it is free"
         case .uncommitted(let path, let count):

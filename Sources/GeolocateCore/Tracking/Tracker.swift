@@ -282,7 +282,7 @@ public struct Tracker {
                 device?.context = self.context?.value ?? DeviceContext()
             }
             var record = try privacy.applyWaiting(to: Record(
-                action: "track", triggeredAt: now, requestedMode: mode, collectionMode: mode,
+                action: Record.trackAction, triggeredAt: now, requestedMode: mode, collectionMode: mode,
                 fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
                 origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device))
             if signals != nil {

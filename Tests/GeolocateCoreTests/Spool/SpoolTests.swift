@@ -57,7 +57,7 @@ import Testing
         let (version, kept) = try DatabaseQueue(path: state + "/spool.sqlite").read {
             (try Int.fetchOne($0, sql: "PRAGMA user_version"), try $0.columns(in: "delivered").map(\.name))
         }
-        #expect(version == 7)
+        #expect(version == 9)
         #expect(kept.starts(with: ["seq", "deliveredAt"]) && kept.contains("carrierName"))
         #expect(try spool.records().map(\.signals) == [nil, signals])
     }
@@ -106,7 +106,7 @@ import Testing
         let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"), try db.columns(in: "records").map(\.name))
         }
-        #expect(columns.0 == 8 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
+        #expect(columns.0 == 9 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
         #expect(try spool.mosaicLines() == Array(lines[0..<12]))
         #expect(try spool.pendingCount(for: "primary") == 11)
         let letters = try spool.deadLetters(for: "primary")
@@ -248,7 +248,7 @@ import Testing
         let (version, spooledAt) = try DatabaseQueue(path: state + "/spool.sqlite").read {
             (try Int.fetchOne($0, sql: "PRAGMA user_version"), try Int64.fetchAll($0, sql: "SELECT spooledAt FROM records"))
         }
-        #expect(version == 7 && spooledAt == [Self.now, Self.now, Self.now])
+        #expect(version == 9 && spooledAt == [Self.now, Self.now, Self.now])
         #expect(try spool.expire(now: Self.now + 9 * 86_400_000, limits: limits) == 0)
         #expect(try spool.mosaicLines() == old.map { RecordFormat.mosaic.line($0, policy: .unrestricted) })
         #expect(try spool.expire(now: Self.now + 11 * 86_400_000, limits: limits) == 3)

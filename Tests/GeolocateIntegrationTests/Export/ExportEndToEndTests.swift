@@ -62,6 +62,72 @@ import Glibc
         }
     }
 
+    /// gpsbabel's rows of `file`: `-w` waypoints or `-t` track points, as unicsv
+    /// (No,Latitude,Longitude,Name,Altitude,Notes,FIX,Date,Time).
+    func gpsbabel(_ kind: String, _ file: String) throws -> [[String]] {
+        try Tool.run(["gpsbabel", kind, "-i", "gpx", "-f", file, "-o", "unicsv,utc=0", "-F", "-"])
+            .split(whereSeparator: \.isNewline).dropFirst()
+            .map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } }
+    }
+
+    /// The GPX's top-level elements in order, as Python's XML parser reads them.
+    func topLevelElements(_ file: String) throws -> [String] {
+        try Tool.run(["python3", "-c", "import sys, xml.etree.ElementTree as E; print(' '.join(e.tag.split('}')[1] for e in E.parse(sys.argv[1]).getroot()))", file])
+            .split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    /// A login record on the same drive, as `trigger` prints it: one line of NDJSON.
+    func login(_ extra: [String] = []) throws -> String {
+        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--timeout", "10s"] + extra)
+        try #require(result.status == 0, "\(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .newlines)
+    }
+
+    @Test func gpxFromAStreamHasEventsAsWaypointsThenTheTrackByTime() throws {
+        let (points, ndjson) = try spoolDrive()
+        let login = try login()
+        // Out of order, with the login in the middle, as a merged log may be.
+        var lines = ndjson.split(separator: "\n").map(String.init).reversed().map { $0 }
+        lines.insert(login, at: 60)
+        let result = try geolocate.run(["export", "--format", "gpx", "--input", "-", "--output", path("stream.gpx")],
+                                       stdin: Data((lines.joined(separator: "\n") + "\n").utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try topLevelElements(path("stream.gpx")) == ["wpt", "trk"])
+        let waypoints = try gpsbabel("-w", path("stream.gpx"))
+        #expect(waypoints.count == 1 && waypoints.first?[3] == "login", "\(waypoints)")
+        let track = try gpsbabel("-t", path("stream.gpx"))
+        #expect(track.map { $0[3] } == points.sorted { $0.time < $1.time }.map(\.id))
+        #expect(track.map { $0[7] + "," + $0[8] } == points.map(\.time).sorted().map(Self.seconds))
+    }
+
+    @Test func gpxFromTheSpoolHasEventsAsWaypointsBeforeTheTrack() throws {
+        let (points, _) = try spoolDrive()
+        // Refused at once, so spooled after the track, for its URL.
+        _ = try login(["--post", "http://127.0.0.1:1/refused"])
+        let result = try geolocate.run(["export", "--format", "gpx", "--output", path("spool.gpx")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try topLevelElements(path("spool.gpx")) == ["wpt", "trk"])
+        #expect(try gpsbabel("-w", path("spool.gpx")).map { $0[3] } == ["login"])
+        #expect(try gpsbabel("-t", path("spool.gpx")).map { $0[3] } == points.sorted { $0.time < $1.time }.map(\.id))
+    }
+
+    /// REFERENCE's ogr2ogr line, run as it is written (GDAL 3.6 needs `CSV:` before
+    /// `/vsistdin/`: from a pipe it cannot guess the driver).
+    @Test func theDocumentedOgr2ogrLineWorks() throws {
+        let (points, _) = try spoolDrive()
+        let reference = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("docs/REFERENCE.md"), encoding: .utf8)
+        let documented = try #require(reference.split(separator: "\n").first { $0.hasPrefix("$ geolocate export --format csv | ogr2ogr") })
+        let command = documented.dropFirst(2).replacingOccurrences(of: "geolocate export", with: "'\(GeolocateProcess.binary.path)' export")
+            .replacingOccurrences(of: "points.gpkg", with: "'\(path("points.gpkg"))'")
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        var shell = geolocate
+        shell.executable = URL(fileURLWithPath: "/bin/sh")
+        let result = try shell.run(["-c", command])
+        #expect(result.status == 0, "\(command): \(result.stderr)")
+        let info = try Tool.run(["ogrinfo", "-so", "-al", path("points.gpkg")])
+        #expect(info.contains("Feature Count: \(points.count)") && info.contains("Geometry: Point"), "\(info)")
+    }
+
     @Test func geoJSONReadsBackWithOgr2ogr() throws {
         let (points, _) = try spoolDrive()
         let result = try geolocate.run(["export", "--format", "geojson", "--output", path("track.geojson")])

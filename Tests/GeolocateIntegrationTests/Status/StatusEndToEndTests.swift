@@ -41,7 +41,7 @@ import Glibc
         try set("source", "nmea:" + GeolocateProcess.example("kiosk-gnss.nmea"))
         let (status, line) = try check()
         #expect(status == 0)
-        #expect(line.hasPrefix("GEOLOCATE OK - 0 pending | ") && line.contains("pending=0;;;0") && line.contains("dead_letters=0;;0;0"), "\(line)")
+        #expect(line.hasPrefix("GEOLOCATE OK - no spool yet, 0 pending | ") && line.contains("pending=0;;;0") && line.contains("dead_letters=0;;0;0"), "\(line)")
         let text = try geolocate.run(["status"])
         #expect(text.status == 0 && text.stdout.contains("pending:") && text.stdout.contains(geolocate.stateDirectory))
     }
@@ -113,13 +113,66 @@ import Glibc
         #expect((gpsd["device"] as? String)?.hasPrefix("/") == true, "\(gpsd)")
     }
 
-    @Test func unreadableStateIsUnknown() throws {
-        try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
-        try Data("this is not SQLite".utf8).write(to: URL(fileURLWithPath: geolocate.stateDirectory + "/spool.sqlite"))
+    @Test func anEndpointRefusingTheCredentialsIsCriticalAtOnce() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/in": ["default": ["status": 401]]])
+        try set("source", "nmea:" + GeolocateProcess.example("kiosk-gnss.nmea"))
+        try set("endpoints.main.url", collector.url("/in"))
+        try spool(hoursAgo: 0.05, epochs: 3)
+        let flush = try geolocate.run(["flush"])
+        try #require(flush.status == 78, "\(flush.stderr)")
+        // The records are minutes old: only the endpoint's answer makes this CRITICAL.
         let (status, line) = try check()
-        #expect(status == 3)
-        #expect(line.hasPrefix("GEOLOCATE UNKNOWN - "), "\(line)")
-        let plain = try geolocate.run(["status"])
-        #expect(plain.status == 73 && plain.stderr.hasPrefix("geolocate: "), "\(plain.status) \(plain.stderr)")
+        #expect(status == 2)
+        #expect(line.hasPrefix("GEOLOCATE CRITICAL - endpoint main refused: HTTP 401"), "\(line)")
+        let endpoint = try #require((try json()["endpoints"] as? [[String: Any]])?.first)
+        #expect(endpoint["lastErrorKind"] as? String == "configuration", "\(endpoint)")
+    }
+
+    @Test func aRefusedConnectionIsCriticalAtOnce() throws {
+        let (port, fd) = try Loopback.refusingPort()
+        defer { close(fd) }
+        try set("source", "nmea:" + GeolocateProcess.example("kiosk-gnss.nmea"))
+        try set("endpoints.main.url", "http://127.0.0.1:\(port)/in")
+        try spool(hoursAgo: 0.05, epochs: 3)
+        let flush = try geolocate.run(["flush"])
+        try #require(flush.status == 75, "\(flush.stderr)")
+        let (status, line) = try check()
+        #expect(status == 2)
+        #expect(line.hasPrefix("GEOLOCATE CRITICAL - endpoint main refused: cannot connect to 127.0.0.1:\(port): connection refused"), "\(line)")
+    }
+
+    @Test func aServerErrorWaitsForTheAges() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/in": ["default": ["status": 503]]])
+        try set("source", "nmea:" + GeolocateProcess.example("kiosk-gnss.nmea"))
+        try set("endpoints.main.url", collector.url("/in"))
+        try spool(hoursAgo: 0.05, epochs: 3)
+        let flush = try geolocate.run(["flush"])
+        try #require(flush.status == 75, "\(flush.stderr)")
+        let (status, line) = try check()
+        #expect(status == 0 && line.hasPrefix("GEOLOCATE OK - 3 pending"), "\(line)")
+        let endpoint = try #require((try json()["endpoints"] as? [[String: Any]])?.first)
+        #expect(endpoint["lastErrorKind"] as? String == "temporary", "\(endpoint)")
+    }
+
+    @Test func warningAndCriticalAgesAreSetByTheFlags() throws {
+        try set("source", "nmea:" + GeolocateProcess.example("kiosk-gnss.nmea"))
+        try set("endpoints.main.url", "http://127.0.0.1:9/in")
+        // The ages are the records' own times: 90 s, then 3 min before now.
+        try spool(hoursAgo: 90.0 / 3600, epochs: 3)
+        let warned = try geolocate.run(["status", "--check", "-w", "1m", "-c", "2m"])
+        #expect(warned.status == 1 && warned.stdout.hasPrefix("GEOLOCATE WARNING - oldest pending record 9"), "\(warned.stdout)")
+        #expect(warned.stdout.contains("oldest_pending=9") && warned.stdout.contains(";60;120;0"), "\(warned.stdout)")
+        #expect(try check().status == 0, "the defaults are 1h and 24h")
+        try spool(hoursAgo: 3.0 / 60, epochs: 3)
+        let critical = try geolocate.run(["status", "--check", "--warning", "1m", "--critical", "2m"])
+        #expect(critical.status == 2 && critical.stdout.hasPrefix("GEOLOCATE CRITICAL - oldest pending record 3m old"), "\(critical.stdout)")
+        let reversed = try geolocate.run(["status", "--check", "-w", "2h", "-c", "1h"])
+        #expect(reversed.status == 64 && reversed.stderr.contains("--warning (2h) must be below --critical (1h)"), "\(reversed.stderr)")
+        let bare = try geolocate.run(["status", "--check", "-w", "10"])
+        #expect(bare.status == 64, "\(bare.stderr)")
     }
 }
