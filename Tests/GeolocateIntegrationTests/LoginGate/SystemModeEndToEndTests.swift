@@ -16,6 +16,13 @@ import Glibc
         #expect(system.stdout == "/etc/geolocate/config.json\n", "\(system)")
         let xdg = try geolocate.run(["config", "path"], environment: ["GEOLOCATE_CONFIG": "", "XDG_CONFIG_HOME": "/srv/xdg"])
         #expect(xdg.stdout == "/srv/xdg/geolocate/config.json\n", "\(xdg)")
+        // status shows the services' spool, and (read-only) makes no directory for it.
+        let existed = FileManager.default.fileExists(atPath: "/var/lib/geolocate")
+        let status = try geolocate.run(["status", "--json"], environment: ["GEOLOCATE_CONFIG": "", "XDG_CONFIG_HOME": "", "GEOLOCATE_STATE_DIR": ""])
+        let object = try status.json()
+        #expect(object["stateDirectory"] as? String == "/var/lib/geolocate" && object["configPath"] as? String == "/etc/geolocate/config.json",
+                "\(status.stdout)")
+        #expect(FileManager.default.fileExists(atPath: "/var/lib/geolocate") == existed)
     }
 
     /// Another user is never in system mode: its files are its own, under its home.
