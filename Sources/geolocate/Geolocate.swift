@@ -192,10 +192,12 @@ enum StandardError {
     }
 }
 
-/// swift-log handler printing `geolocate: LEVEL: message` lines on stderr.
-struct StderrLogHandler: LogHandler {
+/// swift-log handler printing `geolocate: LEVEL: message` lines on stderr, or, for
+/// `trigger --pam` (whose stderr reaches the person logging in), writing them to the system log.
+struct DiagnosticLogHandler: LogHandler {
     var logLevel: Logger.Level = .notice
     var metadata: Logger.Metadata = [:]
+    var toSystemLog = false
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -203,8 +205,12 @@ struct StderrLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
+        if toSystemLog {
+            SystemLog.write(event.level >= .error ? .error : .warning, "\(event.message)")
+            return
+        }
         let label = event.level == .notice ? "note" : event.level.rawValue
-        StandardError.write("geolocate: \(label): \(event.message)", priority: StderrLogHandler.priority(of: event.level))
+        StandardError.write("geolocate: \(label): \(event.message)", priority: DiagnosticLogHandler.priority(of: event.level))
     }
 
     /// The sd-daemon priority of a swift-log level (trace is debug, critical is crit).
@@ -222,8 +228,15 @@ struct StderrLogHandler: LogHandler {
 
 enum DiagnosticLog {
     static func logger(verbose: Bool = false) -> Logger {
-        var logger = Logger(label: "geolocate") { _ in StderrLogHandler() }
+        var logger = Logger(label: "geolocate") { _ in DiagnosticLogHandler() }
         logger.logLevel = verbose ? .debug : .notice
+        return logger
+    }
+
+    /// Warnings and errors to the system log (authpriv), nothing on stderr: `trigger --pam`.
+    static func systemLogger() -> Logger {
+        var logger = Logger(label: "geolocate") { _ in DiagnosticLogHandler(toSystemLog: true) }
+        logger.logLevel = .warning
         return logger
     }
 }

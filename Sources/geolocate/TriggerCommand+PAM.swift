@@ -46,7 +46,7 @@ extension TriggerCommand {
         let configPath = globalOptions.config ?? Paths.systemConfigFile
         let stateDirectory = globalOptions.stateDir ?? Paths.systemStateDirectory
         let environment = PAMHook.environment(from: callers, stateDirectory: stateDirectory)
-        let logger = SyslogLogHandler.logger()
+        let logger = DiagnosticLog.systemLogger()
         // A file others could change must not choose even policy.onError.
         if let problem = TrustedPath.problem(configPath) { return failure("\(configPath) is not safe: \(problem)") }
         let store = ConfigStore(path: configPath)
@@ -126,27 +126,5 @@ final class ErrorPolicyChoice: Sendable {
     var value: ErrorPolicy {
         get { choice.withLock { $0 } }
         set { choice.withLock { $0 = newValue } }
-    }
-}
-
-/// swift-log handler writing warnings and errors to the system log (authpriv), for `--pam`,
-/// where stderr reaches the person logging in.
-struct SyslogLogHandler: LogHandler {
-    var logLevel: Logger.Level = .warning
-    var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        SystemLog.write(event.level >= .error ? .error : .warning, "\(event.message)")
-    }
-
-    static func logger() -> Logger {
-        var logger = Logger(label: "geolocate") { _ in SyslogLogHandler() }
-        logger.logLevel = .warning
-        return logger
     }
 }
