@@ -40,14 +40,17 @@ public enum Paths {
 
     /// Makes an existing state directory private: locations are personal.
     ///
-    /// Only a directory that is plainly geolocate's own is tightened to 0700: ours, not sticky,
-    /// and holding nothing but our files. A shared directory (`/tmp`, a sticky or a busy one
+    /// A directory others may read or enter, or its group write, is open; one only its group
+    /// may read (0750) is not. Only a directory that is plainly geolocate's own is tightened
+    /// to 0700: ours, not sticky, and holding nothing but our files. A shared directory (`/tmp`, a sticky or a busy one
     /// someone pointed `GEOLOCATE_STATE_DIR` at) keeps its mode, because changing it would break
     /// whatever else lives there. Either way `warn` gets one line.
     public static func secureStateDirectory(_ path: String, warn: (String) -> Void) {
         var info = stat()
         // stat, not lstat: a state directory reached through a symlink is judged by what it is.
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_mode & 0o077 != 0 else { return }
+        // A group that may read but not write (the packaged 0750 /var/lib/geolocate, for a
+        // monitoring user in the group geolocate) is a choice, not an exposure.
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_mode & 0o027 != 0 else { return }
         let mode = String(info.st_mode & 0o7777, radix: 8)
         let sticky = info.st_mode & S_ISVTX != 0
         let shared = sticky || !holdsOnlyStateFiles(path)
