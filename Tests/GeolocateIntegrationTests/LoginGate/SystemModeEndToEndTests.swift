@@ -69,6 +69,8 @@ import Glibc
         _ = try geolocate.run(["config", "set", "permissions", "fine"])
         let track = try geolocate.run(["track", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")])
         #expect(track.status == 0, "\(track.stderr)")
+        #expect(!track.stderr.contains("open to other users"), "0750 is the package's choice: \(track.stderr)")
+        #expect(try FileManager.default.attributesOfItem(atPath: geolocate.stateDirectory)[.posixPermissions] as? Int == 0o750)
         let names = try FileManager.default.contentsOfDirectory(atPath: geolocate.stateDirectory)
         #expect(names.contains("spool.sqlite") && names.contains("spool.lock"), "\(names)")
         for name in names {
