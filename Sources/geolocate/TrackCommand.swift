@@ -120,7 +120,7 @@ struct TrackCommand: ParsableCommand {
                                       outputFailure = outputFailure ?? code
                                       stop.request()
                                   },
-                                  openSource: SourceOpener.withGPSD.open,
+                                  openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open,
                                   transmission: transmission(settings: settings, environment: environment, logger: logger))
             var request = TrackRequest(
                 policy: policy, source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed,

@@ -14,7 +14,7 @@ import Synchronization
 extension TriggerCommand {
     /// The margin kept from the 200 ms SPEC §14 allows beyond the timeout, for starting the
     /// process and ending it.
-    static let pamSlackSeconds = 0.12
+    static let pamSlackSeconds = 0.1
 
     func runAsPAMHook() async -> Int32 {
         let callers = ProcessInfo.processInfo.environment
@@ -69,6 +69,12 @@ extension TriggerCommand {
             if let problem = TrustedPath.problem(path, owners: owners) {
                 return failure("\(path) is not safe: \(problem)")
             }
+        }
+        // Without its state the hook would decide on no last known location and no signals.
+        do {
+            try Paths.makeDirectories(stateDirectory)
+        } catch {
+            return failure("the state directory \(stateDirectory) is unusable: \(ErrorText.plain(error))")
         }
         let record: Record
         do {

@@ -82,8 +82,9 @@ struct TriggerCommand: AsyncParsableCommand {
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
             // An unknown endpoint is refused before any record is printed.
             if let endpoint { _ = try settings.endpoint(named: endpoint, configPath: globalOptions.configPath) }
-            let trigger = Trigger(settings: settings, environment: ProcessInfo.processInfo.environment, logger: logger,
-                                  openSource: SourceOpener.withGPSD.open)
+            let environment = globalOptions.environment
+            let trigger = Trigger(settings: settings, environment: environment, logger: logger,
+                                  openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
             let record = try await trigger.run(TriggerRequest(
                 action: action,
                 mode: mode,
@@ -94,7 +95,6 @@ struct TriggerCommand: AsyncParsableCommand {
                 replaySpeed: sourceOptions.replaySpeed,
                 policy: policy || enforce))
             // The record is still sent when stdout cannot take it; the failure is the exit code.
-            let environment = ProcessInfo.processInfo.environment
             let sender = format.namesTheDevice ? try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) : Sender()
             let printed = Result { try FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings), sender: sender) + "\n") }
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint) {

@@ -80,9 +80,11 @@ public struct ConfigStore {
     /// The typed settings of the file.
     /// `policy.onError` as the file spells it, even when another value in the file is invalid
     /// (a login hook that cannot use the file still follows the administrator's choice);
-    /// `nil` when the file cannot be read or does not set it.
+    /// `nil` when the file cannot be read, does not set it, or has a key twice.
     public func errorPolicy() -> ErrorPolicy? {
+        // A key given twice may mean allow to one reader and deny to another: none is taken.
         guard let data = BoundedFile.contents(path, limit: ConfigStore.maximumBytes),
+              (try? JSONScanner.parse([UInt8](data))) != nil,
               case .object(let root)? = try? JSONValue(parsing: data), case .object(let policy)? = root["policy"],
               case .string(let text)? = policy["onError"] else { return nil }
         return ErrorPolicy(rawValue: text)

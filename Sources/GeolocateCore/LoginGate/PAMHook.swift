@@ -177,20 +177,83 @@ public enum PortListener {
 }
 
 extension SourceOpener {
-    /// This opener, refusing a gpsd on this machine whose port another user listens on
-    /// (SPEC §14): such a source is unavailable, so the decision rests on no fix at all.
+    /// This opener, refusing a gpsd on this machine whose port a user other than root,
+    /// `gpsd` or the one running geolocate listens on (SPEC §14): such a source is
+    /// unavailable, so nothing it serves is reported, remembered as the last known location
+    /// or weighed by a login gate.
     ///
-    /// A remote gpsd cannot be checked this way and is opened as before.
+    /// Port 2947 is unprivileged: while gpsd is down any local user could listen there. The
+    /// host counts as this machine when any address it resolves to is a loopback, unspecified
+    /// or local interface address (`localhost`, `[::ffff:127.0.0.1]`, the host name, `0.0.0.0`);
+    /// a remote gpsd cannot be checked this way and is opened as before.
     public func trustingOnlySystemListeners() -> SourceOpener {
         let inner = self
         return SourceOpener { host, port, opening in
-            if ["localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"].contains(host) || host.hasPrefix("127.") {
-                let trusted = Set([0] + [TrustedPath.uid(ofUser: "gpsd"), TrustedPath.uid(ofUser: "_gpsd")].compactMap { $0 })
+            if PortListener.isThisMachine(host) {
+                let trusted = Set([0, geteuid()] + [TrustedPath.uid(ofUser: "gpsd"), TrustedPath.uid(ofUser: "_gpsd")].compactMap { $0 })
                 if let stranger = PortListener.owners(port: port).subtracting(trusted).min() {
-                    throw SourceError.unavailable("gpsd://\(host):\(port): the port is held by uid \(stranger), not root or gpsd, so its fixes are not trusted")
+                    throw SourceError.unavailable("gpsd://\(host):\(port): the port is held by uid \(stranger), not root, gpsd or this user, so its fixes are not trusted")
                 }
             }
             return try inner.gpsd(host, port, opening)
         }
+    }
+}
+
+extension PortListener {
+    /// Whether `host` names this machine: any address it resolves to is a loopback or
+    /// unspecified address or one of this machine's interfaces. A name that does not resolve
+    /// counts as this machine, so the check errs on the side of looking.
+    public static func isThisMachine(_ host: String) -> Bool {
+        let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(name, nil, &hints, &result) == 0, let first = result else { return true }
+        defer { freeaddrinfo(result) }
+        let local = interfaceAddresses()
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let current = entry {
+            if let address = current.pointee.ai_addr, let bytes = addressBytes(address) {
+                let unspecified = bytes.allSatisfy { $0 == 0 }
+                let loopback = (bytes.count == 4 && bytes[0] == 127) || bytes == Array(repeating: 0, count: 15) + [1]
+                if unspecified || loopback || local.contains(bytes) { return true }
+            }
+            entry = current.pointee.ai_next
+        }
+        return false
+    }
+
+    /// The address in `socketAddress` as 4 (IPv4, an IPv4-mapped IPv6 address included) or
+    /// 16 bytes; `nil` for other families.
+    private static func addressBytes(_ socketAddress: UnsafeMutablePointer<sockaddr>) -> [UInt8]? {
+        switch Int32(socketAddress.pointee.sa_family) {
+        case AF_INET:
+            return socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) }
+            }
+        case AF_INET6:
+            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) }
+            }
+            let mapped = bytes.prefix(10).allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+            return mapped ? Array(bytes.suffix(4)) : bytes
+        default:
+            return nil
+        }
+    }
+
+    /// The addresses of this machine's interfaces.
+    private static func interfaceAddresses() -> Set<[UInt8]> {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var addresses: Set<[UInt8]> = []
+        var entry = list
+        while let current = entry {
+            if let address = current.pointee.ifa_addr, let bytes = addressBytes(address) { addresses.insert(bytes) }
+            entry = current.pointee.ifa_next
+        }
+        return addresses
     }
 }

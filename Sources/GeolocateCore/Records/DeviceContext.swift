@@ -36,6 +36,9 @@ public struct DeviceContextReader: Sendable {
     /// Where commands are looked for: `PATH`, or `ROOT/bin` under a fake root.
     let searchPath: [String]
     let fields: RecordFields
+    /// The environment the commands run with: the command's (under `--pam` the system `PATH`
+    /// only, never the caller's `LD_PRELOAD` or the like), with `LC_ALL=C`.
+    let commandEnvironment: [String: String]
 
     /// The longest a command may take before its answer is given up (it is then killed).
     static let commandTimeoutMilliseconds = 500
@@ -49,6 +52,9 @@ public struct DeviceContextReader: Sendable {
             searchPath = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").map(String.init)
         }
         self.fields = fields
+        var commandEnvironment = environment
+        commandEnvironment["LC_ALL"] = "C"
+        self.commandEnvironment = commandEnvironment
     }
 
     /// Whether records ask for any of the context.
@@ -150,9 +156,7 @@ public struct DeviceContextReader: Sendable {
         posix_spawnattr_setpgroup(&attributes, 0)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        var environment = ProcessInfo.processInfo.environment
-        environment["LC_ALL"] = "C"
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let envp = commandEnvironment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)

@@ -156,9 +156,11 @@ public struct Tracker {
         var lastSource: LocationSource?
         while !stop.isRequested {
             guard let source = try connection.source() else {
-                // gpsd is away: what was emitted before it went still commits on time.
+                // gpsd is away: what was emitted before it went still commits on time, and
+                // --duration still ends the run.
                 now = clock.nowMilliseconds
                 try run.tick(now: now)
+                if run.isFinished(now: now) { break }
                 continue
             }
             var wait = SourceWait.timedOut

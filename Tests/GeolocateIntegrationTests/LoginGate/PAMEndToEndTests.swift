@@ -229,16 +229,43 @@ struct PAMEndToEndTests {
         #expect(pending.stdout.contains("\"pending\""), "\(pending.stdout)")
     }
 
+    /// A key given twice (jq keeps the last, Foundation one of them) never chooses onError.
+    @Test func aConfigWithADuplicateKeyFailsClosed() throws {
+        try writeConfig()
+        let text = try String(contentsOfFile: geolocate.configPath, encoding: .utf8)
+        let policy = try #require(text.range(of: #""policy":{"#))
+        try (text[..<policy.upperBound] + #""onError":"allow","onError":"deny","# + text[policy.upperBound...])
+            .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        let outcome = try login(replay: Self.kiosk)
+        #expect(outcome.status != 0)
+        #expect(try decisionLine(outcome, priority: 3).contains(#"decision=deny reason="cannot decide (policy.onError deny): "#))
+    }
+
+    @Test func anUnusableStateDirectoryFailsClosed() throws {
+        try writeConfig()
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8))
+        let outcome = try login(replay: Self.kiosk)
+        #expect(outcome.status != 0)
+        #expect(try decisionLine(outcome, priority: 3).contains("the state directory"), "\(outcome.log)")
+    }
+
     /// SPEC §14: while gpsd is down any user may listen on its port; such a listener is not a
-    /// source, so the login is denied (no location) and the log says why.
-    @Test func aGpsdPortHeldByAnotherUserIsNoSource() throws {
+    /// source, so the login is denied (no location) and the log says why, however the host is
+    /// spelled; and track never remembers what it serves.
+    @Test(arguments: ["127.0.0.1", "[::ffff:127.0.0.1]", "0.0.0.0", "localhost"])
+    func aGpsdPortHeldByAnotherUserIsNoSource(_ host: String) throws {
         let fake = try ScriptedGPSD(["poll": [ScriptedGPSD.tpv(time: "2026-11-21T14:30:00.000Z", ["lat": 45.7640, "lon": 4.8357, "mode": 3])],
                                      "stream": [ScriptedGPSD.tpv(time: "2026-11-21T14:30:00.000Z", ["lat": 45.7640, "lon": 4.8357, "mode": 3])]],
                                     user: "nobody")
         defer { fake.stop() }
         try writeConfig()
+        let source = "gpsd://\(host):\(fake.port)"
+        let track = try geolocate.run(["track", "--source", source, "--count", "1", "--every-fix", "--stdout", "--no-spool", "--duration", "2s"])
+        #expect(track.stdout.isEmpty && track.stderr.contains("not trusted"), "\(track)")
+        #expect(!FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known.json"))
         let arguments = ["trigger", "login", "--pam", "--config", geolocate.configPath, "--state-dir", geolocate.stateDirectory,
-                         "--source", fake.source]
+                         "--source", source]
         let service = PAMStack.service(binary: GeolocateProcess.binary.path, arguments: arguments)
         let outcome = try PAMStack.run(service: service, user: "alice", operation: "acct_mgmt", items: Self.items, in: geolocate.home)
         #expect(outcome.status != 0)

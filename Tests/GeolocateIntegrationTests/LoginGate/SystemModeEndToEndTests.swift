@@ -48,6 +48,10 @@ import Glibc
         #expect(track.status == 0, "\(track.stderr)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: chosen)
         #expect(!kept.isEmpty, "the spool is in --state-dir")
+        let triggerChosen = geolocate.home.appendingPathComponent("trigger-chosen").path
+        let trigger = try geolocate.run(["trigger", "login", "--replay", GeolocateProcess.example("kiosk-gnss.nmea"), "--state-dir", triggerChosen])
+        #expect(trigger.status == 0, "\(trigger.stderr)")
+        #expect(FileManager.default.fileExists(atPath: triggerChosen + "/last-known-replay.json"), "trigger keeps its state in --state-dir")
         #expect(!FileManager.default.fileExists(atPath: geolocate.stateDirectory), "the environment's directory is untouched")
         let status = try geolocate.run(["status", "--json", "--state-dir", chosen])
         let object = try status.json()
