@@ -20,14 +20,10 @@ struct PAMStack {
 
     static let harness = GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/pam-harness.sh").path
 
-    /// Whether this machine can run the stack: root, pamtester and pam_exec present.
-    static var isAvailable: Bool {
-        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/pamtester")
-            && ["/lib/x86_64-linux-gnu/security/pam_exec.so", "/usr/lib/x86_64-linux-gnu/security/pam_exec.so",
-                "/lib/security/pam_exec.so", "/usr/lib/security/pam_exec.so",
-                "/lib/aarch64-linux-gnu/security/pam_exec.so", "/usr/lib/aarch64-linux-gnu/security/pam_exec.so"]
-                .contains { FileManager.default.fileExists(atPath: $0) }
-    }
+    /// Whether this run can use the stack: root (mount namespaces, /etc/pam.d). As root the
+    /// tests run and fail when pamtester is missing (`make test` installs it), so CI never
+    /// skips them in silence.
+    static var isAvailable: Bool { getuid() == 0 }
 
     /// The pam.d service: `geolocate` (with `arguments`) in the auth and the account stacks,
     /// each followed by pam_permit, as `Examples/pam/geolocate.pam` puts it in a real one.
