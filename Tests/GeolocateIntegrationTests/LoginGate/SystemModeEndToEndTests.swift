@@ -36,8 +36,14 @@ import Glibc
         try FileManager.default.copyItem(atPath: GeolocateProcess.binary.path, toPath: binary)
         var process = GeolocateProcess()
         process.executable = URL(fileURLWithPath: "/usr/bin/setpriv")
-        let result = try process.run(["--reuid=nobody", "--regid=nogroup", "--clear-groups", binary, "config", "path"],
+        // A process another test forks while the copy is being written holds it open for
+        // writing until it execs (ETXTBSY): run again until that has passed.
+        var result = GeolocateProcess.Result(status: -1, stdout: "", stderr: "")
+        _ = try waitUntil(.seconds(10)) {
+            result = try process.run(["--reuid=nobody", "--regid=nogroup", "--clear-groups", binary, "config", "path"],
                                      environment: ["GEOLOCATE_CONFIG": "", "XDG_CONFIG_HOME": "", "HOME": "/home/nobody-test"])
+            return !result.stderr.contains("Text file busy")
+        }
         #expect(result.stdout == "/home/nobody-test/.config/geolocate/config.json\n", "\(result)")
     }
 
