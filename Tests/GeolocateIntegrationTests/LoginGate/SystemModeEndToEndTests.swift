@@ -33,7 +33,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: directory) }
         chmod(directory.path, 0o755)
         let binary = directory.appendingPathComponent("geolocate").path
-        try FileManager.default.copyItem(atPath: GeolocateProcess.binary.path, toPath: binary)
+        try Tool.run(["cp", GeolocateProcess.binary.path, binary])
         var process = GeolocateProcess()
         process.executable = URL(fileURLWithPath: "/usr/bin/setpriv")
         // A process another test forks while the copy is being written holds it open for

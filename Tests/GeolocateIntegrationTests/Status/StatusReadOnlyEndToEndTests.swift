@@ -53,7 +53,8 @@ import Glibc
         let copy = bin.appendingPathComponent("geolocate").path
         if !FileManager.default.fileExists(atPath: copy) {
             try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: GeolocateProcess.binary.path, toPath: copy)
+            // By cp, not in this process: a parallel test forking while the copy is open for writing would hold it and make its exec fail with ETXTBSY.
+            try Tool.run(["cp", GeolocateProcess.binary.path, copy])
             chmod(bin.path, 0o755)
             chmod(copy, 0o755)
         }
