@@ -82,6 +82,8 @@ public struct AsyncHTTPTransport: HTTPTransport {
     private let client: HTTPClient
     /// "Now" for a `Retry-After` given as a date.
     private let clock: WallClock
+    /// The clock request deadlines are read from: NIO's deadlines are monotonic uptime.
+    private let elapsed: MonotonicClock
 
     /// A client that fails at once when a connection is refused (delivery retries with its own
     /// backoff) instead of retrying until the request's deadline, and never follows a
@@ -95,9 +97,22 @@ public struct AsyncHTTPTransport: HTTPTransport {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    public init(client: HTTPClient = AsyncHTTPTransport.client, clock: WallClock = SystemClock()) {
+    public init(client: HTTPClient = AsyncHTTPTransport.client, clock: WallClock = SystemClock(),
+                elapsed: MonotonicClock = SystemMonotonicClock()) {
         self.client = client
         self.clock = clock
+        self.elapsed = elapsed
+    }
+
+    /// The NIO deadline `milliseconds` from now on `elapsed`.
+    private func deadline(in milliseconds: Int64) -> NIODeadline {
+        .uptimeNanoseconds(UInt64(max(0, elapsed.nowSeconds) * 1e9)) + .milliseconds(milliseconds)
+    }
+
+    /// The nanoseconds left before `deadline` on `elapsed` (0 when past).
+    private func nanosecondsLeft(until deadline: NIODeadline) -> UInt64 {
+        let now = UInt64(max(0, elapsed.nowSeconds) * 1e9)
+        return deadline.uptimeNanoseconds > now ? deadline.uptimeNanoseconds - now : 0
     }
 
     public func post(_ request: DeliveryRequest) async -> DeliveryResponse {
@@ -110,14 +125,14 @@ public struct AsyncHTTPTransport: HTTPTransport {
         if let basic, !http.headers.contains(name: "Authorization") { http.headers.add(name: "Authorization", value: basic) }
         http.body = .bytes(ByteBuffer(bytes: request.body))
         // The timeout bounds the whole exchange: AsyncHTTPClient's deadline ends with the head.
-        let deadline = NIODeadline.now() + .milliseconds(request.timeoutMilliseconds)
+        let deadline = deadline(in: request.timeoutMilliseconds)
         do {
             let response = try await client.execute(http, deadline: deadline)
             // The status decides; the body is drained only so the connection can be reused,
             // and only while the deadline lasts (a server trickling it must not stall us).
             // An empty answer (most collectors' 2xx) needs no drain, which costs two tasks.
             if response.headers.first(name: "Content-Length") != "0" {
-                await AsyncHTTPTransport.drain(response.body, until: deadline)
+                await drain(response.body, until: deadline)
             }
             let retryAfter = response.headers.first(name: "Retry-After").flatMap { RetryAfter.milliseconds($0, nowMilliseconds: clock.nowMilliseconds) }
             return .status(Int(response.status.code), retryAfterMilliseconds: retryAfter,
@@ -200,12 +215,12 @@ public struct AsyncHTTPTransport: HTTPTransport {
 
     /// Up to 1 MiB of `body`.
     /// - Throws: `HTTPClientError.deadlineExceeded` when it is not all there by `deadline`.
-    private static func collect(_ body: HTTPClientResponse.Body, until deadline: NIODeadline) async throws -> ByteBuffer {
-        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+    private func collect(_ body: HTTPClientResponse.Body, until deadline: NIODeadline) async throws -> ByteBuffer {
+        let left = nanosecondsLeft(until: deadline)
+        return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
             group.addTask { try await body.collect(upTo: 1 << 20) }
             group.addTask {
-                let left = deadline - NIODeadline.now()
-                if left.nanoseconds > 0 { try await Task.sleep(nanoseconds: UInt64(left.nanoseconds)) }
+                if left > 0 { try await Task.sleep(nanoseconds: left) }
                 return nil
             }
             defer { group.cancelAll() }
@@ -215,12 +230,12 @@ public struct AsyncHTTPTransport: HTTPTransport {
     }
 
     /// Reads and drops up to 64 KiB of `body`, giving up at `deadline`.
-    private static func drain(_ body: HTTPClientResponse.Body, until deadline: NIODeadline) async {
+    private func drain(_ body: HTTPClientResponse.Body, until deadline: NIODeadline) async {
+        let left = nanosecondsLeft(until: deadline)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { _ = try? await body.collect(upTo: 64 * 1024) }
             group.addTask {
-                let left = deadline - NIODeadline.now()
-                if left.nanoseconds > 0 { try? await Task.sleep(nanoseconds: UInt64(left.nanoseconds)) }
+                if left > 0 { try? await Task.sleep(nanoseconds: left) }
             }
             await group.next()
             group.cancelAll()
@@ -233,10 +248,10 @@ public struct AsyncHTTPTransport: HTTPTransport {
         http.method = .GET
         http.tlsConfiguration = tls
         for (name, value) in headers { http.headers.add(name: name, value: value) }
-        let deadline = NIODeadline.now() + .milliseconds(timeoutMilliseconds)
+        let deadline = deadline(in: timeoutMilliseconds)
         do {
             let response = try await client.execute(http, deadline: deadline)
-            let body = try await AsyncHTTPTransport.collect(response.body, until: deadline)
+            let body = try await collect(response.body, until: deadline)
             return .status(Int(response.status.code), body: Array(buffer: body))
         } catch {
             if let failure = TLSFailure(error) { return .tlsFailed(failure) }

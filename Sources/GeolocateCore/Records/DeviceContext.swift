@@ -36,6 +36,8 @@ public struct DeviceContextReader: Sendable {
     /// Where commands are looked for: `PATH`, or `ROOT/bin` under a fake root.
     let searchPath: [String]
     let fields: RecordFields
+    /// The clock a command's time limit is read from.
+    let clock: MonotonicClock
     /// The environment the commands run with: the command's (under `--pam` the system `PATH`
     /// only, never the caller's `LD_PRELOAD` or the like), with `LC_ALL=C`.
     let commandEnvironment: [String: String]
@@ -43,7 +45,8 @@ public struct DeviceContextReader: Sendable {
     /// The longest a command may take before its answer is given up (it is then killed).
     static let commandTimeoutMilliseconds = 500
 
-    public init(environment: [String: String], fields: RecordFields) {
+    public init(environment: [String: String], fields: RecordFields, clock: MonotonicClock = SystemMonotonicClock()) {
+        self.clock = clock
         if let root = environment["GEOLOCATE_DEVICE_ROOT"], !root.isEmpty {
             self.root = root
             searchPath = [root + "/bin"]
@@ -165,12 +168,12 @@ public struct DeviceContextReader: Sendable {
 
         let fd = pipeEnds[0]
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        let deadline = ContinuousClock.now + .milliseconds(Self.commandTimeoutMilliseconds)
+        let deadline = clock.nowSeconds + Double(Self.commandTimeoutMilliseconds) / 1000
         var collected: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         var status: Int32 = 0
         var exited = false
-        while ContinuousClock.now < deadline, collected.count <= Self.maximumOutput {
+        while clock.nowSeconds < deadline, collected.count <= Self.maximumOutput {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count > 0 {
                 collected.append(contentsOf: chunk[..<count])
