@@ -2,6 +2,7 @@ import CGPS
 import GeolocateCore
 import Foundation
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -315,32 +316,31 @@ public final class GPSDSource: LocationSource {
 }
 
 /// A flag the first caller claims, once per process.
-private final class OnceFlag: @unchecked Sendable {
-    // @unchecked: `claimed` is only read and written under `lock`.
-    private let lock = NSLock()
-    private var claimed = false
+private final class OnceFlag: Sendable {
+    private let claimed = Atomic(false)
 
     /// `true` for the first call only.
     func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        defer { claimed = true }
-        return !claimed
+        !claimed.exchange(true, ordering: .acquiringAndReleasing)
     }
 }
 
 /// A `gps_open` with a deadline: it runs on its own thread, because libgps connects with a
 /// blocking `connect` that can hang for minutes on an unreachable host.
 private final class PendingConnection: @unchecked Sendable {
-    // @unchecked: `result` and `abandoned` are only read and written under `lock`, and `data`
-    // belongs to the connecting thread until `result` is set, then to whoever `abandoned` names.
-    private let lock = NSLock()
+    // @unchecked: `data` belongs to the connecting thread until `state.result` is set, then to
+    // whoever `state.abandoned` names; the rest is a Mutex and a semaphore.
+    private struct State {
+        /// 0 once connected, else libgps's error code; `nil` while connecting.
+        var result: Int32?
+        /// Set when the caller stopped waiting: the thread then closes and frees `data` itself.
+        var abandoned = false
+    }
+
+    private let state = Mutex(State())
+    /// Signalled by the connecting thread: the caller's wait is bounded by its deadline.
     private let finished = DispatchSemaphore(value: 0)
     private let data: UnsafeMutablePointer<gps_data_t>
-    /// 0 once connected, else libgps's error code; `nil` while connecting.
-    private var result: Int32?
-    /// Set when the caller stopped waiting: the thread then closes and frees `data` itself.
-    private var abandoned = false
 
     private init(data: UnsafeMutablePointer<gps_data_t>) { self.data = data }
 
@@ -352,17 +352,18 @@ private final class PendingConnection: @unchecked Sendable {
         let pending = PendingConnection(data: memory.bindMemory(to: gps_data_t.self, capacity: 1))
         let thread = Thread { pending.connect(host: host, port: port) }
         thread.start()
-        _ = pending.finished.wait(timeout: .now() + .microseconds(Int(max(deadline.remainingMicroseconds, 0))))
-        pending.lock.lock()
-        defer { pending.lock.unlock() }
-        switch pending.result {
+        _ = deadline.wait(for: pending.finished)
+        let result = pending.state.withLock { state in
+            if state.result == nil { state.abandoned = true }
+            return state.result
+        }
+        switch result {
         case 0?:
             return pending.data
         case let code?:
             free(pending.data)
             throw SourceError.unavailable("\(name): \(connectionFailure(code)) (is gpsd running and listening there?)")
         case nil:
-            pending.abandoned = true
             throw SourceError.unavailable("\(name): no connection within \(timeoutMilliseconds) ms (host unreachable?)")
         }
     }
@@ -383,10 +384,10 @@ private final class PendingConnection: @unchecked Sendable {
     private func connect(host: String, port: String) {
         let status = gps_open(host, port, data)
         let code = status == 0 ? 0 : (errno == 0 ? -1 : errno)
-        lock.lock()
-        let late = abandoned
-        if !late { result = code }
-        lock.unlock()
+        let late = state.withLock { state in
+            if !state.abandoned { state.result = code }
+            return state.abandoned
+        }
         if late {
             if status == 0 { _ = gps_close(data) }
             free(data)

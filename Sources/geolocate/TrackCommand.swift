@@ -10,7 +10,7 @@ import Logging
 import Glibc
 #endif
 
-struct TrackCommand: ParsableCommand {
+struct TrackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "track",
         abstract: "Collect locations continuously into the spool and/or NDJSON on stdout.",
@@ -102,8 +102,8 @@ struct TrackCommand: ParsableCommand {
         return policy
     }
 
-    func run() throws {
-        try runReportingErrors {
+    func run() async throws {
+        try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
             var policy = policy(warn: { logger.warning("\($0)") })
@@ -128,7 +128,10 @@ struct TrackCommand: ParsableCommand {
                 toStdout: stdout, toSpool: !noSpool)
             request.format = format
             if format.namesTheDevice { request.sender = try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) }
-            _ = try tracker.run(request)
+            // The loop blocks on the source and waits for the geocoder: a thread of its own,
+            // never one of the cooperative pool's, which the flushes beside it need.
+            let track = tracker
+            _ = try await SourceThread.run { try track.run(request) }
             // A reader that went away (`track --stdout | head`) stops track as a signal does, as
             // does a stop while stdout's reader is not reading; any other failure (a full disk)
             // lost records, which must not look like success.

@@ -58,25 +58,15 @@ public struct Trigger {
     public func run(_ request: TriggerRequest) async throws -> Record {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
-        let privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
         // A bad zones file is refused before anything is collected.
         let policy = try LocationPolicy.applies(to: request.action, flag: request.policy, settings: settings)
             ? LocationPolicy(settings: settings) : nil
-        let collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory, policy: policy) }
-        var record = await privacy.apply(to: collected)
-        let country = record.fix == nil ? nil : privacy.signalCountry(for: record)
-        // A policy weighs the signals (policy.distrust) even where records do not carry them.
-        let signalsShown = SignalDetector.isEnabled(settings)
-        if signalsShown || policy != nil, let fix = record.fix {
-            let replay = fix.provider == .nmeaReplay
-            var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay,
-                                          clockSynchronized: replay ? nil : clock.isSynchronized, clock: elapsed, logger: logger)
-            record = detector.annotateAndSave(record, country: country, now: clock.nowMilliseconds)
-        }
-        if let policy { record.policy = policy.decide(record: record, country: country) }
-        if !signalsShown { record.signals = nil }
-        record.subject = request.subject
-        return OutputPolicy(settings: settings).applied(to: record)
+        var collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory, policy: policy) }
+        collected.subject = request.subject
+        var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: policy,
+                                      replay: collected.fix?.provider == .nmeaReplay, reports: .eachRecord,
+                                      clock: clock, elapsed: elapsed, logger: logger)
+        return await pipeline.make(collected)
     }
 
     /// The record as the collection mode decides it, before privacy.
@@ -114,7 +104,7 @@ public struct Trigger {
             _ = try opened.startTime()
             replay = opened
         }
-        guard let permission = Permission.effective(permissions) else {
+        guard Permission.effective(permissions) != nil else {
             logger.notice("no location permission is granted, so the record has no location; to consent, run: geolocate config set permissions fine")
             return Record(action: request.action, triggeredAt: request.now ?? replay?.currentTime ?? clock.nowMilliseconds,
                           requestedMode: request.mode.description, collectionMode: mode.description, fix: nil, permissions: [],
@@ -129,10 +119,8 @@ public struct Trigger {
             wallStart: boundsWallTime ? wallStart : nil, logger: logger)
         let decision = try resolver.decide(mode: mode, timeoutMilliseconds: timeout)
         if let read = replay?.readSummary { logger.debug("\(read)") }
-        var fix = decision.fix
-        if permission == .coarse, let precise = fix { fix = CoarseLocation.coarsen(precise) }
         var record = Record(action: request.action, triggeredAt: decision.now, requestedMode: request.mode.description,
-                            collectionMode: mode.description, fix: fix, permissions: permissions,
+                            collectionMode: mode.description, fix: decision.fix, permissions: permissions,
                             origin: decision.origin, fallbackReason: decision.fallbackReason,
                             errorCode: decision.errorCode)
         record.measuredAge = decision.age

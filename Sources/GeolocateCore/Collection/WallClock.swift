@@ -111,4 +111,20 @@ public struct Deadline: Sendable {
     public var remainingMilliseconds: Int64 { remainingMicroseconds / 1000 }
 
     public var hasPassed: Bool { remainingMicroseconds == 0 }
+
+    /// Waits until `semaphore` is signalled or the deadline passes; whether it was signalled.
+    ///
+    /// Dispatch measures the wait on its own clock, from what is left on this one: the one
+    /// place outside the clocks above where time is read.
+    public func wait(for semaphore: DispatchSemaphore) -> Bool {
+        semaphore.wait(timeout: .now() + .microseconds(Int(remainingMicroseconds))) == .success
+    }
+}
+
+/// Suspends the calling task for `milliseconds` of the system's monotonic time: the async
+/// counterpart of `SystemMonotonicClock.sleep`, for waits inside tasks (flush's backoff, an
+/// HTTP answer's deadline); a cancelled task wakes at once.
+public func systemTaskSleep(milliseconds: Int64) async {
+    guard milliseconds > 0 else { return }
+    try? await Task.sleep(for: .milliseconds(milliseconds))
 }

@@ -140,7 +140,7 @@ public struct Flusher: Sendable {
     public init(spool: Spool, endpoints: [Endpoint], transport: HTTPTransport, limits: SpoolLimits = SpoolLimits(),
                 retry: RetryPolicy = RetryPolicy(),
                 clock: WallClock = SystemClock(), logger: Logger,
-                sleep: @escaping @Sendable (Int64) async -> Void = { try? await Task.sleep(for: .milliseconds($0)) }) {
+                sleep: @escaping @Sendable (Int64) async -> Void = { await systemTaskSleep(milliseconds: $0) }) {
         self.spool = spool
         self.endpoints = endpoints
         self.transport = transport

@@ -220,7 +220,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
         return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
             group.addTask { try await body.collect(upTo: 1 << 20) }
             group.addTask {
-                if left > 0 { try await Task.sleep(nanoseconds: left) }
+                await systemTaskSleep(milliseconds: Int64((left + 999_999) / 1_000_000))
                 return nil
             }
             defer { group.cancelAll() }
@@ -235,7 +235,7 @@ public struct AsyncHTTPTransport: HTTPTransport {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { _ = try? await body.collect(upTo: 64 * 1024) }
             group.addTask {
-                if left > 0 { try? await Task.sleep(nanoseconds: left) }
+                await systemTaskSleep(milliseconds: Int64((left + 999_999) / 1_000_000))
             }
             await group.next()
             group.cancelAll()

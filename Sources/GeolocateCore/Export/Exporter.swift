@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -261,10 +262,8 @@ public struct Exporter {
 ///
 /// Creating, renaming into place and removing each happen under one lock, so a signal lands
 /// either before the file exists, while it may be removed, or after it has its final name.
-public final class PendingFile: @unchecked Sendable {
-    // @unchecked: `path` is only read and written under `lock`.
-    private let lock = NSLock()
-    private var path: String?
+public final class PendingFile: Sendable {
+    private let path = Mutex<String?>(nil)
 
     public init() {}
 
@@ -272,31 +271,31 @@ public final class PendingFile: @unchecked Sendable {
     /// name, `O_EXCL`, mode 0600.
     /// - Returns: its descriptor, or -1 with `errno` set.
     func create(_ template: String) -> Int32 {
-        lock.lock()
-        defer { lock.unlock() }
-        var bytes = Array(template.utf8CString)
-        let fd = mkstemp(&bytes)
-        if fd >= 0 { path = bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
-        return fd
+        path.withLock { path in
+            var bytes = Array(template.utf8CString)
+            let fd = mkstemp(&bytes)
+            if fd >= 0 { path = bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
+            return fd
+        }
     }
 
     /// Renames the file to `target`; it is no longer removed after that.
     /// - Returns: whether the rename succeeded (else `errno` says why).
     func commit(to target: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let path, rename(path, target) == 0 else { return false }
-        self.path = nil
-        return true
+        path.withLock { path in
+            guard let written = path, rename(written, target) == 0 else { return false }
+            path = nil
+            return true
+        }
     }
 
     /// Removes the file being written, if any; a signal handler's last step before the
     /// process ends.
     public func abandon() {
-        lock.lock()
-        defer { lock.unlock() }
-        if let path { unlink(path) }
-        path = nil
+        path.withLock { path in
+            if let written = path { unlink(written) }
+            path = nil
+        }
     }
 }
 

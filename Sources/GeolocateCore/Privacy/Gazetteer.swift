@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -96,16 +97,15 @@ public final class Gazetteer: @unchecked Sendable {
     /// (where `make install` puts it), else the copy in the source tree it was built from.
     public static func shared(environment: [String: String]) throws -> Gazetteer {
         let override = environment["GEOLOCATE_GAZETTEER"].flatMap { $0.isEmpty ? nil : $0 }
-        sharedLock.lock()
-        defer { sharedLock.unlock() }
-        if let opened = sharedInstances[override ?? ""] { return opened }
-        let opened = try Gazetteer(path: override ?? defaultLocation())
-        sharedInstances[override ?? ""] = opened
-        return opened
+        return try sharedInstances.withLock { instances in
+            if let opened = instances[override ?? ""] { return opened }
+            let opened = try Gazetteer(path: override ?? defaultLocation())
+            instances[override ?? ""] = opened
+            return opened
+        }
     }
 
-    private static let sharedLock = NSLock()
-    nonisolated(unsafe) private static var sharedInstances: [String: Gazetteer] = [:]
+    private static let sharedInstances = Mutex<[String: Gazetteer]>([:])
 
     private static func defaultLocation() -> String {
         let relative = "share/geolocate/gazetteer.bin"

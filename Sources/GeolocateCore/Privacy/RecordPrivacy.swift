@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Applies `privacy.*` to records as they are made, before anything is printed, spooled or
 /// sent: finds the address parts the precision asks for and limits the location object to
@@ -121,15 +122,13 @@ public struct RecordPrivacy: Sendable {
 }
 
 /// Remembers what was already logged, so a track logs each kind of event once.
-private final class FirstOccurrences: @unchecked Sendable {
-    // @unchecked: `seen` is only read and written under `lock`.
+private final class FirstOccurrences: Sendable {
     enum Event {
         case opened
         case failed(GeocodingError)
     }
 
-    private let lock = NSLock()
-    private var seen: Set<String> = []
+    private let seen = Mutex<Set<String>>([])
 
     /// Whether this is the first event of its kind (a failure's case, not its details).
     func first(_ event: Event) -> Bool {
@@ -141,6 +140,6 @@ private final class FirstOccurrences: @unchecked Sendable {
         case .failed(.serviceFailed): kind = "service"
         case .failed(.cacheNotWritable): kind = "cache"
         }
-        return lock.withLock { seen.insert(kind).inserted }
+        return seen.withLock { $0.insert(kind).inserted }
     }
 }

@@ -4,8 +4,8 @@ import Foundation
 /// thread of its own and resumes the calling task with its result, so no thread of Swift's
 /// cooperative pool blocks on a source while other tasks (a geocoder request, a flush) wait
 /// for one.
-enum SourceThread {
-    static func run<T: Sendable>(_ work: @escaping () throws -> T) async throws -> T {
+public enum SourceThread {
+    public static func run<T: Sendable>(_ work: @escaping () throws -> T) async throws -> T {
         let handOver = HandOver(work: work)
         return try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try handOver.work() }) }.start()

@@ -1,24 +1,21 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// A request to stop, set from a signal handler and read by the tracking loop.
-public final class StopFlag: @unchecked Sendable {
-    // @unchecked: `requested` is only read and written under `lock`.
-    private let lock = NSLock()
-    private var requested = false
+///
+/// An atomic, not a lock: a signal handler may interrupt the loop while it holds a lock.
+public final class StopFlag: Sendable {
+    private let requested = Atomic(false)
 
     public init() {}
 
     public func request() {
-        lock.lock()
-        requested = true
-        lock.unlock()
+        requested.store(true, ordering: .releasing)
     }
 
     public var isRequested: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return requested
+        requested.load(ordering: .acquiring)
     }
 }
 
@@ -130,7 +127,7 @@ public struct Tracker {
             throw GeolocateError.inputMissing(path: path)
         }
         let permissions = settings.permissionsInForce(flag: request.permission)
-        guard let permission = Permission.effective(permissions) else {
+        guard Permission.effective(permissions) != nil else {
             throw GeolocateError.permissionRequired(
                 "no location permission is granted, so track would collect nothing; to consent, run: geolocate config set permissions fine (or pass --permission fine)")
         }
@@ -145,11 +142,9 @@ public struct Tracker {
         var connection = SourceConnection(name: specifier.description, clock: elapsed, logger: logger) {
             try openSource(specifier, opening)
         }
-        var run = Run(tracker: self, request: request, permissions: permissions, coarse: permission == .coarse,
-                      device: device, writer: writer,
-                      privacy: RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger),
+        var run = Run(tracker: self, request: request, permissions: permissions, device: device, writer: writer,
+                      pipeline: pipeline(stateDirectory: stateDirectory, source: specifier),
                       lastKnown: LastKnownStore(stateDirectory: stateDirectory, for: specifier, logger: logger),
-                      signals: signalDetector(stateDirectory: stateDirectory, source: specifier),
                       context: DeviceContextReader(environment: environment, fields: settings.fields))
         defer { logger.debug("track: \(run.summary)") }
         var now = clock.nowMilliseconds
@@ -189,16 +184,15 @@ public struct Tracker {
         return run.summary
     }
 
-    /// The signals of the run's records, compared first with the report the state directory
-    /// keeps; `nil` when `signals.enabled` is false.
-    private func signalDetector(stateDirectory: String, source: SourceSpecifier) -> SignalDetector? {
-        guard SignalDetector.isEnabled(settings) else { return nil }
+    /// The run's record pipeline, whose signals compare the first record with the report the
+    /// state directory keeps.
+    private func pipeline(stateDirectory: String, source: SourceSpecifier) -> RecordPipeline {
         var replay = false
         if case .nmea = source { replay = true }
-        var detector = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay,
-                                      clockSynchronized: replay ? nil : clock.isSynchronized, clock: elapsed, logger: logger)
-        detector.loadPrevious(now: clock.nowMilliseconds)
-        return detector
+        var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: nil,
+                                      replay: replay, reports: .byCaller, clock: clock, elapsed: elapsed, logger: logger)
+        pipeline.loadPreviousReport()
+        return pipeline
     }
 
     /// The device fields; without a spool, a state directory that cannot keep the device id
@@ -217,13 +211,10 @@ public struct Tracker {
         let tracker: Tracker
         let request: TrackRequest
         let permissions: [Permission]
-        let coarse: Bool
         let device: DeviceInfo?
         let writer: SpoolWriter?
-        let privacy: RecordPrivacy
-        let outputPolicy: OutputPolicy
+        var pipeline: RecordPipeline
         let lastKnown: LastKnownStore
-        var signals: SignalDetector?
         let contextReader: DeviceContextReader
         /// The device context last read, and when (elapsed seconds): read at most once a
         /// second, since asking NetworkManager and ModemManager takes milliseconds.
@@ -237,19 +228,15 @@ public struct Tracker {
         var lastKnownFailed = false
         var lastTransmission: Double
 
-        init(tracker: Tracker, request: TrackRequest, permissions: [Permission], coarse: Bool,
-             device: DeviceInfo?, writer: SpoolWriter?, privacy: RecordPrivacy, lastKnown: LastKnownStore,
-             signals: SignalDetector?, context: DeviceContextReader) {
+        init(tracker: Tracker, request: TrackRequest, permissions: [Permission], device: DeviceInfo?, writer: SpoolWriter?,
+             pipeline: RecordPipeline, lastKnown: LastKnownStore, context: DeviceContextReader) {
             self.tracker = tracker
             self.request = request
             self.permissions = permissions
-            self.coarse = coarse
             self.device = device
             self.writer = writer
-            self.privacy = privacy
-            outputPolicy = OutputPolicy(settings: tracker.settings)
+            self.pipeline = pipeline
             self.lastKnown = lastKnown
-            self.signals = signals
             contextReader = context
             emission = EmissionFilter(policy: request.policy)
             lastTransmission = tracker.elapsed.nowSeconds
@@ -275,7 +262,6 @@ public struct Tracker {
 
         private mutating func emit(_ fix: Fix, context: LocationContext, now: Int64) throws {
             let mode = CollectionMode.forceCurrent.description
-            // Privacy first: the country code depends on the accuracy, which fields.* may drop.
             var device = self.device
             if device != nil, contextReader.wantsAny {
                 if self.context.map({ tracker.elapsed.milliseconds(since: $0.at) >= 1000 }) ?? true {
@@ -283,15 +269,10 @@ public struct Tracker {
                 }
                 device?.context = self.context?.value ?? DeviceContext()
             }
-            var record = try privacy.applyWaiting(to: Record(
+            let record = try pipeline.makeWaiting(Record(
                 action: Record.trackAction, triggeredAt: now, requestedMode: mode, collectionMode: mode,
-                fix: coarse ? CoarseLocation.coarsen(fix) : fix, permissions: permissions,
+                fix: fix, permissions: permissions,
                 origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device))
-            if signals != nil {
-                let country = privacy.signalCountry(for: record)
-                if let annotated = signals?.annotate(record, country: country, now: now) { record = annotated }
-            }
-            record = outputPolicy.applied(to: record)
             summary.records += 1
             if request.toStdout { tracker.output(request.format.line(record, policy: .unrestricted, sender: request.sender) + "\n") }
             // Spooled now by the wall clock, whatever the replay's time: retention counts from it.
@@ -305,7 +286,7 @@ public struct Tracker {
             let elapsed = tracker.elapsed
             if let latestFix, lastKnownSaved.map({ elapsed.milliseconds(since: $0) >= 1000 }) ?? true {
                 saveLastKnown(latestFix, now: now)
-                signals?.saveLatest()
+                pipeline.saveLatestReport()
                 lastKnownSaved = elapsed.nowSeconds
             }
             if let transmission = tracker.transmission,
@@ -334,7 +315,7 @@ public struct Tracker {
 
         mutating func finish(now: Int64) throws {
             if let latestFix { saveLastKnown(latestFix, now: now) }
-            signals?.saveLatest()
+            pipeline.saveLatestReport()
             // A locked spool is waited for, until a stop asks to give up (after a last try).
             var stopSeen: Double?
             let elapsed = tracker.elapsed

@@ -198,11 +198,12 @@ final class ScriptedSource: LocationSource {
         #expect(throws: GeolocateError.self) { try ReplaySpeed(parsing: "nanx") }
     }
 
-    /// `realtime`-style pacing really waits: 4 s of log at 20x takes at least 0.2 s of wall time.
-    @Test func pacedReplayFollowsTheWallClock() throws {
-        let source = try NMEAReplaySource(path: TestPaths.fixture("nofix-only.nmea").path, speed: .factor(20))
-        let start = Date()
+    /// `realtime`-style pacing really waits: 4 s of log at 20x sleeps 0.2 s on the pacing clock.
+    @Test func pacedReplayFollowsItsClock() throws {
+        let clock = ManualMonotonicClock()
+        let source = try NMEAReplaySource(path: TestPaths.fixture("nofix-only.nmea").path, speed: .factor(20), pacingClock: clock)
+        let start = clock.nowSeconds
         #expect(try source.waitForFix(timeoutMilliseconds: 4000) == .timedOut)
-        #expect(Date().timeIntervalSince(start) >= 0.2)
+        #expect(abs(clock.nowSeconds - start - 0.2) < 0.01)
     }
 }

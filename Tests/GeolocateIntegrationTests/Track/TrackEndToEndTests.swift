@@ -254,10 +254,14 @@ import Glibc
         // Blocked on stdout: records in the pipe, and track's main thread (its loop) waiting in
         // write(2) on fd 1 or in poll(2), where it waits for room; a regular file is read
         // without poll, so nothing else puts it there.
+        // Any of its threads: track's loop runs on a thread of its own.
         func waitsOnStdout() -> Bool {
-            guard let text = try? String(contentsOfFile: "/proc/\(running.pid)/syscall", encoding: .utf8) else { return false }
-            let fields = text.split(separator: " ")
-            return fields.first == "7" || (fields.first == "1" && fields.dropFirst().first == "0x1")
+            let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(running.pid)/task")) ?? []
+            return threads.contains { thread in
+                guard let text = try? String(contentsOfFile: "/proc/\(running.pid)/task/\(thread)/syscall", encoding: .utf8) else { return false }
+                let fields = text.split(separator: " ")
+                return fields.first == "7" || (fields.first == "1" && fields.dropFirst().first == "0x1")
+            }
         }
         #expect(waitUntil(.seconds(20)) { buffered() > 0 && waitsOnStdout() },
                 "track never blocked on stdout: \(buffered()) bytes, running \(running.isRunning): \(running.stderr)")

@@ -1,0 +1,98 @@
+import Logging
+
+/// The one way a collected record becomes what geolocate prints, spools or sends: the
+/// permission's precision, `privacy.*` (the address), signals against the previous report,
+/// the policy decision, then the output policy (SPEC §3.1, §6, §10).
+///
+/// trigger and track make their records through it, so neither can leave out a step or take
+/// them in another order: the country signals compare needs the address, the policy weighs the
+/// signals, and the output policy comes last because it withholds what the steps before it
+/// still read. Flush and export take a record as it was made and apply only the output policy
+/// in force when it leaves (`OutputPolicy.applied`), which narrows it and never reruns a step:
+/// signals compare with the report before the record, which is gone by then.
+public struct RecordPipeline {
+    /// How the previous report signals compare with is kept.
+    public enum Reports: Sendable {
+        /// Read before and written after each record, under the report's lock: trigger's one record.
+        case eachRecord
+        /// Read once (`loadPreviousReport`) and written when the caller asks (`saveLatestReport`):
+        /// track's stream, where a write per record would cost more than the record.
+        case byCaller
+    }
+
+    public let privacy: RecordPrivacy
+    /// What any output may show: applied last here, and again by flush and export.
+    public let output: OutputPolicy
+    /// The decision records carry (`trigger --policy`); `nil` without one.
+    public let policy: LocationPolicy?
+    /// `signals.enabled`: records carry their signals. A policy weighs them either way.
+    private let showsSignals: Bool
+    private let reports: Reports
+    private var signals: SignalDetector?
+    /// When a report is made (`PreviousReport.madeAt`), so of two processes' reports the later wins.
+    private let clock: WallClock
+
+    /// The pipeline of `settings`, keeping its previous report in `stateDirectory`.
+    /// - Parameter replay: whether the records come from a replayed log, whose reports are
+    ///   kept apart from live ones (a test log must never make a real login look like a jump).
+    public init(settings: Settings, environment: [String: String], stateDirectory: String, policy: LocationPolicy?,
+                replay: Bool, reports: Reports, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
+        privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
+        output = OutputPolicy(settings: settings)
+        self.policy = policy
+        showsSignals = SignalDetector.isEnabled(settings)
+        self.reports = reports
+        self.clock = clock
+        if showsSignals || policy != nil {
+            signals = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay,
+                                     clockSynchronized: replay ? nil : clock.isSynchronized, clock: elapsed, logger: logger)
+        }
+    }
+
+    /// `collected` as it may leave the device, its street address awaited: trigger's record.
+    public mutating func make(_ collected: Record) async -> Record {
+        finish(await privacy.apply(to: RecordPipeline.limitedToPermission(collected)))
+    }
+
+    /// `make` for a caller outside Swift concurrency (track's loop): it blocks for the street
+    /// geocoder only when records ask for one.
+    public mutating func makeWaiting(_ collected: Record) throws -> Record {
+        finish(try privacy.applyWaiting(to: RecordPipeline.limitedToPermission(collected)))
+    }
+
+    /// Reads the stored previous report, which the first record is compared with (`.byCaller`).
+    public mutating func loadPreviousReport() {
+        let now = clock.nowMilliseconds
+        signals?.loadPrevious(now: now)
+    }
+
+    /// Keeps the last report made here, unless another process has kept a later one (`.byCaller`).
+    public mutating func saveLatestReport() {
+        signals?.saveLatest()
+    }
+
+    /// `record` with its fix snapped to a 2 km cell under a coarse permission, before anything
+    /// reads it (snapping a snapped fix leaves it where it is).
+    static func limitedToPermission(_ record: Record) -> Record {
+        guard Permission.effective(record.permissions) == .coarse, let fix = record.fix else { return record }
+        var record = record
+        record.fix = CoarseLocation.coarsen(fix)
+        return record
+    }
+
+    private mutating func finish(_ addressed: Record) -> Record {
+        var record = addressed
+        let country = record.fix == nil || signals == nil ? nil : privacy.signalCountry(for: record)
+        if var detector = signals, record.fix != nil {
+            let now = clock.nowMilliseconds
+            switch reports {
+            case .eachRecord: record = detector.annotateAndSave(record, country: country, now: now)
+            case .byCaller: record = detector.annotate(record, country: country, now: now)
+            }
+            signals = detector
+        }
+        if let policy { record.policy = policy.decide(record: record, country: country) }
+        if !showsSignals { record.signals = nil }
+        return output.applied(to: record)
+    }
+}
