@@ -64,8 +64,8 @@ public struct FixedClock: WallClock {
 }
 
 /// Elapsed time and waiting: replay pacing, deadlines, commit windows, backoff; injected so
-/// nothing else reads the system's monotonic clock or sleeps on its own, and tests move time
-/// by hand instead of waiting for it.
+/// tests move time by hand instead of waiting for it. Outside this file nothing reads the
+/// system's time or sleeps on it (`TimeReadTests` checks every source file).
 public protocol MonotonicClock: Sendable {
     /// Seconds since a fixed but arbitrary point; never goes back.
     var nowSeconds: Double { get }

@@ -229,7 +229,9 @@ public struct Flusher: Sendable {
             var outcome: Outcome
             switch batch.payload {
             case nil: outcome = Outcome()
-            case .http(let request): outcome = await send(batch.sendable[...], to: endpoint, request: request, tls: tls)
+            case .http(let request):
+                var waited: Int64 = 0
+                outcome = await send(batch.sendable[...], to: endpoint, request: request, tls: tls, waited: &waited)
             case .mqtt(let messages): outcome = await publish(batch.sendable[...], messages: messages[...], to: broker!, endpoint: endpoint)
             }
             // Damaged records go to the dead letters unsent, and skipped ones pass, with the
@@ -352,11 +354,12 @@ public struct Flusher: Sendable {
         }
     }
 
+    /// Sends `records` until delivered, refused or out of tries; `waited` is the batch's waiting
+    /// so far, shared with the halves of a refused batch, so splitting never renews it.
     private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint, request: DeliveryRequest? = nil,
-                      tls: TLSConfiguration?) async -> Outcome {
+                      tls: TLSConfiguration?, waited: inout Int64) async -> Outcome {
         let request = request ?? self.request(for: records, to: endpoint, tls: tls)
         var attempt = 1
-        var waited: Int64 = 0
         while true {
             let message: String
             let retryAfter: Int64?
@@ -365,7 +368,7 @@ public struct Flusher: Sendable {
             case .delivered:
                 return Outcome(handledThrough: records.last?.seq, delivered: records.count)
             case .recordsRefused(let code):
-                return await isolate(records, status: code, to: endpoint, tls: tls)
+                return await isolate(records, status: code, to: endpoint, tls: tls, waited: &waited)
             case .endpointRefused(let reason):
                 return Outcome(failure: (reason, nil, .configuration))
             case .retry(let reason, let after, let failureKind):
@@ -399,14 +402,15 @@ public struct Flusher: Sendable {
     }
 
     /// A refused batch split in halves until each refused record is alone; the rest is delivered.
-    private func isolate(_ records: ArraySlice<PendingRecord>, status: Int, to endpoint: Endpoint, tls: TLSConfiguration?) async -> Outcome {
+    private func isolate(_ records: ArraySlice<PendingRecord>, status: Int, to endpoint: Endpoint, tls: TLSConfiguration?,
+                         waited: inout Int64) async -> Outcome {
         guard records.count > 1 else {
             return Outcome(handledThrough: records.last?.seq, deadLetters: records.map { ($0, status, "HTTP \(status)") })
         }
         let middle = records.startIndex + records.count / 2
-        var outcome = await send(records[..<middle], to: endpoint, tls: tls)
+        var outcome = await send(records[..<middle], to: endpoint, tls: tls, waited: &waited)
         guard outcome.failure == nil else { return outcome }
-        let second = await send(records[middle...], to: endpoint, tls: tls)
+        let second = await send(records[middle...], to: endpoint, tls: tls, waited: &waited)
         outcome.handledThrough = second.handledThrough ?? outcome.handledThrough
         outcome.delivered += second.delivered
         outcome.deadLetters += second.deadLetters

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs async work from synchronous code and waits for its result.
 ///
@@ -7,18 +8,15 @@ import Foundation
 /// thread it would block while the work needs one.
 public enum BlockingTask {
     public static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
-        let outcome = Outcome<T>()
+        let outcome = Mutex<Result<T, Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
-            do { outcome.result = .success(try await operation()) } catch { outcome.result = .failure(error) }
+            let result: Result<T, Error>
+            do { result = .success(try await operation()) } catch { result = .failure(error) }
+            outcome.withLock { $0 = result }
             done.signal()
         }
         done.wait()
-        return try outcome.result!.get()
-    }
-
-    /// Written by the task before it signals and read after the wait, so never at once.
-    private final class Outcome<T>: @unchecked Sendable {
-        var result: Result<T, Error>?
+        return try outcome.withLock { $0 }!.get()
     }
 }
