@@ -130,10 +130,11 @@ func runReportingErrors(_ body: () throws -> Void) throws {
     }
 }
 
-/// `runReportingErrors` for commands that wait on the network.
+/// `runReportingErrors` for commands that wait on the network: their tasks run on the
+/// `WorkExecutor`, where a blocking spool or lock never stalls the cooperative pool.
 func runReportingErrors(_ body: () async throws -> Void) async throws {
     do {
-        try await body()
+        try await withTaskExecutorPreference(WorkExecutor.shared) { try await body() }
     } catch let error as GeolocateError {
         StandardError.write("geolocate: \(error.description)")
         throw ExitCode(error.exitCode)

@@ -76,7 +76,7 @@ struct TriggerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if pam { throw ExitCode(await runAsPAMHook()) }
+        if pam { throw ExitCode(await withTaskExecutorPreference(WorkExecutor.shared) { await runAsPAMHook() }) }
         try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()

@@ -16,9 +16,9 @@ public final class BackgroundFlush: Sendable {
     /// Starts a flush unless one is still running; returns at once.
     public func startIfIdle() {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
-        Task {
-            await flush()
-            running.store(false, ordering: .releasing)
+        Task(executorPreference: WorkExecutor.shared) {
+            await self.flush()
+            self.running.store(false, ordering: .releasing)
         }
     }
 }
