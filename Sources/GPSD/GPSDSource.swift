@@ -31,6 +31,8 @@ public final class GPSDSource: LocationSource {
     private let logger: Logger
     /// The system clock: fixes are dated by their arrival on it.
     private let clock: WallClock
+    /// Deadlines are measured on it.
+    private let elapsed: MonotonicClock
     /// Connecting and the first `?POLL;` share one `responseTimeoutMilliseconds`, so a gpsd
     /// that accepts but never answers costs the caller that long once, not twice.
     private var firstPollDeadline: Deadline?
@@ -56,14 +58,16 @@ public final class GPSDSource: LocationSource {
     ///   connection and answer the first `?POLL;`, together, and later to answer each
     ///   `?POLL;`, before it counts as unavailable.
     /// - Parameter clock: the system clock, which dates each fix's arrival.
+    /// - Parameter elapsed: what the connection's and each answer's deadlines are measured on.
     /// - Throws: `SourceError.unavailable` naming `gpsd://host:port` and what failed.
     public init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger,
-                clock: WallClock = SystemClock()) throws {
+                clock: WallClock, elapsed: MonotonicClock) throws {
         name = SourceSpecifier.gpsd(host: host, port: port).description
         self.responseTimeoutMilliseconds = max(responseTimeoutMilliseconds, 1)
         self.logger = logger
         self.clock = clock
-        let deadline = Deadline(milliseconds: self.responseTimeoutMilliseconds)
+        self.elapsed = elapsed
+        let deadline = Deadline(milliseconds: self.responseTimeoutMilliseconds, clock: elapsed)
         firstPollDeadline = deadline
         // A write to a gpsd that died must be an error return, not a fatal SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
@@ -87,9 +91,11 @@ public final class GPSDSource: LocationSource {
 
     /// gpsd as `geolocate status` reports it: reachable when it accepts the connection and
     /// answers `?POLL;` within `timeoutMilliseconds`, with the device and mode of its fix.
-    public static func probe(host: String, port: Int, timeoutMilliseconds: Int, logger: Logger) -> GPSDHealth {
+    public static func probe(host: String, port: Int, timeoutMilliseconds: Int, logger: Logger,
+                             clock: WallClock, elapsed: MonotonicClock) -> GPSDHealth {
         do {
-            let source = try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: timeoutMilliseconds, logger: logger)
+            let source = try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: timeoutMilliseconds, logger: logger,
+                                        clock: clock, elapsed: elapsed)
             let fix = try source.heldFix()
             guard source.polledDevice.answered else {
                 return GPSDHealth(reachable: false, error: "\(source.name) did not answer ?POLL; within \(timeoutMilliseconds) ms")
@@ -105,7 +111,7 @@ public final class GPSDSource: LocationSource {
         guard geolocate_send(data, "?POLL;") == 0 else {
             throw SourceError.unavailable("\(name): gpsd closed the connection (\(ErrorText.posix(errno)))")
         }
-        let deadline = firstPollDeadline ?? Deadline(milliseconds: responseTimeoutMilliseconds)
+        let deadline = firstPollDeadline ?? Deadline(milliseconds: responseTimeoutMilliseconds, clock: elapsed)
         firstPollDeadline = nil
         var freshest: Fix?
         while let report = try nextReport(before: deadline) {
@@ -128,7 +134,7 @@ public final class GPSDSource: LocationSource {
 
     public func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
         logger.debug("waiting up to \(timeoutMilliseconds) ms for a fix from \(name)")
-        let deadline = Deadline(milliseconds: timeoutMilliseconds)
+        let deadline = Deadline(milliseconds: timeoutMilliseconds, clock: elapsed)
         while let report = try nextReport(before: deadline) {
             if case .position(let fix?) = report { return .fix(fix) }
         }
@@ -482,6 +488,6 @@ extension SourceOpener {
     /// Replays and gpsd, through this adapter: what the program opens sources with.
     public static let withGPSD = SourceOpener { host, port, opening in
         try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: opening.responseTimeoutMilliseconds, logger: opening.logger,
-                       clock: opening.clock)
+                       clock: opening.clock, elapsed: opening.elapsed)
     }
 }

@@ -22,8 +22,12 @@ public final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
 
     private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
 
-    public init() {
+    /// What the broker's answers are timed on.
+    private let elapsed: MonotonicClock
+
+    public init(elapsed: MonotonicClock) {
         _ = MosquittoTransport.libraryReady
+        self.elapsed = elapsed
     }
 
     public func publish(_ messages: [[UInt8]], to broker: MQTTBroker) async -> MQTTOutcome {
@@ -48,7 +52,7 @@ public final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
             self.session = nil
         }
         if session == nil {
-            switch Session.connect(to: broker) {
+            switch Session.connect(to: broker, elapsed: elapsed) {
             case .success(let connected): session = connected
             case .failure(let failure): return MQTTOutcome(acknowledged: 0, failure: failure)
             }
@@ -79,15 +83,18 @@ private final class Session {
     /// The message ids the broker acknowledged since the last `publish` began.
     private var acknowledged = Set<Int32>()
 
-    private init(broker: MQTTBroker, handle: OpaquePointer) {
+    private let elapsed: MonotonicClock
+
+    private init(broker: MQTTBroker, handle: OpaquePointer, elapsed: MonotonicClock) {
         self.broker = broker
         self.handle = handle
+        self.elapsed = elapsed
     }
 
     deinit { mosquitto_destroy(handle) }
 
     /// Connects and waits for the broker's CONNACK, for at most the endpoint's timeout.
-    static func connect(to broker: MQTTBroker) -> Result<Session, MQTTFailure> {
+    static func connect(to broker: MQTTBroker, elapsed: MonotonicClock) -> Result<Session, MQTTFailure> {
         for (name, path) in [("caFile", broker.caFile), ("certFile", broker.certFile), ("keyFile", broker.keyFile)] {
             if let path, access(path, R_OK) != 0 {
                 return .failure(.refused("cannot read \(name) \(path): \(String(cString: strerror(errno)))"))
@@ -96,7 +103,7 @@ private final class Session {
         guard let handle = mosquitto_new(broker.clientID, true, nil) else {
             return .failure(.unreachable("cannot make an MQTT client: \(String(cString: strerror(errno)))"))
         }
-        let session = Session(broker: broker, handle: handle)
+        let session = Session(broker: broker, handle: handle, elapsed: elapsed)
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(session).toOpaque())
         mosquitto_connect_callback_set(handle) { _, context, code in Session.of(context).connack = code }
         mosquitto_publish_callback_set(handle) { _, context, mid in Session.of(context).acknowledged.insert(mid) }
@@ -114,7 +121,7 @@ private final class Session {
         }
         let code = mosquitto_connect_async(handle, broker.host, Int32(broker.port), 60)
         if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code, connecting: true)) }
-        let deadline = Deadline(milliseconds: broker.timeoutMilliseconds)
+        let deadline = Deadline(milliseconds: broker.timeoutMilliseconds, clock: elapsed)
         while session.connack == nil {
             let code = mosquitto_loop(handle, Int32(min(100, deadline.remainingMilliseconds)), 1)
             // A refusing CONNACK also ends the loop with an error and the connection: it says why.
@@ -150,7 +157,7 @@ private final class Session {
             }
             ids.append(id)
         }
-        var deadline = Deadline(milliseconds: broker.timeoutMilliseconds)
+        var deadline = Deadline(milliseconds: broker.timeoutMilliseconds, clock: elapsed)
         var done = 0
         while failure == nil {
             while done < ids.count && acknowledged.contains(ids[done]) { done += 1 }
@@ -162,7 +169,7 @@ private final class Session {
             } else if lost {
                 failure = .unreachable("the broker closed the connection")
             } else if acknowledged.count > before {
-                deadline = Deadline(milliseconds: broker.timeoutMilliseconds)
+                deadline = Deadline(milliseconds: broker.timeoutMilliseconds, clock: elapsed)
             } else if deadline.hasPassed {
                 failure = .unreachable("no acknowledgement from the broker within the timeout")
             }

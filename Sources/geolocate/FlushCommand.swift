@@ -62,7 +62,7 @@ struct FlushCommand: AsyncParsableCommand {
             if listDeadLetters || requeueDeadLetters {
                 let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment))
                 if requeueDeadLetters {
-                    let count = try spool.requeueDeadLetters(ids: ids, now: SystemClock().nowMilliseconds)
+                    let count = try spool.requeueDeadLetters(ids: ids, now: globalOptions.clock.nowMilliseconds)
                     logger.notice("\(count) dead letter\(count == 1 ? "" : "s") back in the queue for the next flush")
                 } else {
                     try printDeadLetters(spool.deadLetters())
@@ -73,7 +73,7 @@ struct FlushCommand: AsyncParsableCommand {
             let report = try await Delivery.flush(
                 settings: try store.settings(), configPath: store.path, environment: environment, logger: logger,
                 only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun,
-                ignoringRetryAfter: ignoreRetryAfter, mqtt: MosquittoTransport())
+                ignoringRetryAfter: ignoreRetryAfter, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed))
             if json { try FileHandleOutput.stdout(report.json() + "\n") }
             let misconfigured = report.endpoints.firstIndex { $0.endpointError != nil }
             // The endpoint flush ends on gets its error line alone, not a summary of nothing sent too.

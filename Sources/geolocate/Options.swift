@@ -43,6 +43,13 @@ struct GlobalOptions: ParsableArguments {
         return environment
     }
 
+    /// The command's wall clock: the system's. The core takes it as a parameter everywhere
+    /// (no default below the command line), so tests give it theirs.
+    var clock: WallClock { SystemClock() }
+
+    /// The command's monotonic clock, for every wait and deadline.
+    var elapsed: MonotonicClock { SystemMonotonicClock() }
+
     func validate() throws {
         if stateDir == "" { throw ValidationError("--state-dir needs a directory") }
         if config == "" { throw ValidationError("--config needs a file") }

@@ -61,7 +61,8 @@ struct StatusCommand: ParsableCommand {
                 settings: try store.settings(), configPath: store.path, environment: globalOptions.environment,
                 logger: DiagnosticLog.logger(verbose: false)
             ) { host, port in
-                GPSDSource.probe(host: host, port: port, timeoutMilliseconds: 1000, logger: DiagnosticLog.logger(verbose: false))
+                GPSDSource.probe(host: host, port: port, timeoutMilliseconds: 1000, logger: DiagnosticLog.logger(verbose: false),
+                                 clock: globalOptions.clock, elapsed: globalOptions.elapsed)
             }
         } catch let error as GeolocateError {
             guard check else {

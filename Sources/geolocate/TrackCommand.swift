@@ -155,10 +155,11 @@ extension TrackCommand {
         }
         guard let interval, !noSpool, !settings.endpoints.isEmpty else { return nil }
         let configPath = globalOptions.configPath
+        let elapsed = globalOptions.elapsed
         return (interval, BackgroundFlush {
             do {
                 let report = try await Delivery.flush(settings: settings, configPath: configPath, environment: environment,
-                                                      logger: logger, waitForTurn: false, mqtt: MosquittoTransport())
+                                                      logger: logger, waitForTurn: false, mqtt: MosquittoTransport(elapsed: elapsed))
                 logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
             } catch {
                 logger.warning("transmission failed: \(ErrorText.plain(error))")

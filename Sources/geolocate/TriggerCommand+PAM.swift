@@ -28,7 +28,7 @@ extension TriggerCommand {
         case .decides:
             break
         }
-        let monotonic = SystemMonotonicClock()
+        let monotonic = globalOptions.elapsed
         let started = monotonic.nowSeconds
         let onError = ErrorPolicyChoice()
         let action = self.action
@@ -104,7 +104,7 @@ extension TriggerCommand {
         do {
             if let target = post.map(Delivery.Target.url) ?? (endpoint ?? configured).map(Delivery.Target.endpoint) {
                 let outcome = try await Delivery.post(record, to: target, settings: settings, configPath: configPath,
-                                                      environment: environment, logger: logger, mqtt: MosquittoTransport(),
+                                                      environment: environment, logger: logger, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed),
                                                       timeoutMilliseconds: timeoutMilliseconds)
                 if case .spooled(let why) = outcome {
                     logger.warning("record \(record.id) was not sent (\(why)); it is in the spool for the next flush")
@@ -112,7 +112,7 @@ extension TriggerCommand {
             } else if !settings.endpoints.isEmpty {
                 let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), busyTimeout: 1)
                 _ = try spool.enqueue(SpoolEntry(OutputPolicy(settings: settings).applied(to: record)),
-                                      now: SystemClock().nowMilliseconds, limits: settings.spoolLimits)
+                                      now: globalOptions.clock.nowMilliseconds, limits: settings.spoolLimits)
             }
         } catch {
             logger.error("record \(record.id) was not kept: \(describe(error))")

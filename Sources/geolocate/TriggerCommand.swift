@@ -100,7 +100,7 @@ struct TriggerCommand: AsyncParsableCommand {
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint) {
                 let destination = post.map(ConfigStore.redactedURL) ?? endpoint ?? ""
                 switch try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
-                                               environment: environment, logger: logger, mqtt: MosquittoTransport()) {
+                                               environment: environment, logger: logger, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed)) {
                 case .delivered: break
                 case .spooled(let reason):
                     logger.warning("could not send the record to \(destination) (\(reason)); it is in the spool for the next flush")

@@ -86,9 +86,8 @@ public struct Trigger {
         var opening = SourceOpening(
             replaySpeed: request.replaySpeed,
             responseTimeoutMilliseconds: Int(min(Defaults.gpsdResponseTimeoutMilliseconds, max(timeout, 100))),
-            logger: logger)
-        // `--now` is the system clock's time for a live source's arrivals too.
-        opening.clock = request.now.map(FixedClock.init) ?? clock
+            // `--now` is the system clock's time for a live source's arrivals too.
+            clock: request.now.map(FixedClock.init) ?? clock, elapsed: elapsed, logger: logger)
         // A pipe, FIFO or tty may send nothing: the timeout bounds the wall time too (SPEC §3).
         var boundsWallTime = false
         if case .nmea(let path) = source, NMEAReplaySource.isLiveInput(path) {

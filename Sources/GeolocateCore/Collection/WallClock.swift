@@ -100,7 +100,7 @@ public struct Deadline: Sendable {
     private let end: Double
     private let clock: MonotonicClock
 
-    public init<Milliseconds: BinaryInteger>(milliseconds: Milliseconds, clock: MonotonicClock = SystemMonotonicClock()) {
+    public init<Milliseconds: BinaryInteger>(milliseconds: Milliseconds, clock: MonotonicClock) {
         self.clock = clock
         end = clock.nowSeconds + Double(max(Int64(milliseconds), 0)) / 1000
     }

@@ -77,12 +77,17 @@ public struct SourceOpening: Sendable {
     /// FIFO or tty, where the query timeout bounds wall time); `nil` reads as long as needed.
     public var readAheadMilliseconds: Int64?
     /// The system clock a live source dates arrivals on; `--now` fixes it for a trigger.
-    public var clock: WallClock = SystemClock()
+    public var clock: WallClock
+    /// What a replay's pacing and gpsd's deadlines are measured on.
+    public var elapsed: MonotonicClock
     public var logger: Logger
 
     public init(replaySpeed: ReplaySpeed = .asap,
                 responseTimeoutMilliseconds: Int = Int(Defaults.gpsdResponseTimeoutMilliseconds),
-                idleMilliseconds: Int32? = nil, readAheadMilliseconds: Int64? = nil, logger: Logger) {
+                idleMilliseconds: Int32? = nil, readAheadMilliseconds: Int64? = nil,
+                clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
+        self.clock = clock
+        self.elapsed = elapsed
         self.replaySpeed = replaySpeed
         self.responseTimeoutMilliseconds = responseTimeoutMilliseconds
         self.idleMilliseconds = idleMilliseconds
@@ -112,7 +117,7 @@ public struct SourceOpener: Sendable {
         switch specifier {
         case .nmea(let path):
             return try NMEAReplaySource(path: path, speed: opening.replaySpeed, idleMilliseconds: opening.idleMilliseconds,
-                                        readAheadMilliseconds: opening.readAheadMilliseconds)
+                                        readAheadMilliseconds: opening.readAheadMilliseconds, pacingClock: opening.elapsed)
         case .gpsd(let host, let port):
             return try gpsd(host, port, opening)
         }

@@ -138,7 +138,7 @@ public struct Tracker {
             try Spool(stateDirectory: stateDirectory, busyTimeout: Tracker.spoolBusyTimeout)
         } : nil
         let opening = SourceOpening(replaySpeed: request.replaySpeed, responseTimeoutMilliseconds: Tracker.connectTimeoutMilliseconds,
-                                    idleMilliseconds: Tracker.idleSliceMilliseconds, logger: logger)
+                                    idleMilliseconds: Tracker.idleSliceMilliseconds, clock: clock, elapsed: elapsed, logger: logger)
         var connection = SourceConnection(name: specifier.description, clock: elapsed, logger: logger) {
             try openSource(specifier, opening)
         }

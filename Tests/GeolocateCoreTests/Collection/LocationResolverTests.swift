@@ -168,9 +168,9 @@ final class ScriptedSource: LocationSource {
 
     /// Virtual time: the 3 s no-fix prelude exceeds 1500 ms of log time, instantly.
     @Test func replayTimeoutRunsOnLogTime() throws {
-        let source = try NMEAReplaySource(path: TestPaths.fixture("prelude-3s.nmea").path)
+        let source = try NMEAReplaySource(path: TestPaths.fixture("prelude-3s.nmea").path, pacingClock: ManualMonotonicClock())
         #expect(try source.waitForFix(timeoutMilliseconds: 1500) == .timedOut)
-        let later = try NMEAReplaySource(path: TestPaths.fixture("prelude-3s.nmea").path)
+        let later = try NMEAReplaySource(path: TestPaths.fixture("prelude-3s.nmea").path, pacingClock: ManualMonotonicClock())
         guard case .fix(let fix) = try later.waitForFix(timeoutMilliseconds: 5000) else {
             Issue.record("expected a fix within 5 s of log time")
             return
@@ -181,9 +181,9 @@ final class ScriptedSource: LocationSource {
 
     @Test func missingReplayFileIs66() {
         #expect(throws: GeolocateError.inputMissing(path: "/nonexistent.nmea")) {
-            try NMEAReplaySource(path: "/nonexistent.nmea")
+            try NMEAReplaySource(path: "/nonexistent.nmea", pacingClock: ManualMonotonicClock())
         }
-        #expect((try? NMEAReplaySource(path: "/tmp")) == nil)
+        #expect((try? NMEAReplaySource(path: "/tmp", pacingClock: ManualMonotonicClock())) == nil)
     }
 
     @Test func replaySpeedParsing() throws {

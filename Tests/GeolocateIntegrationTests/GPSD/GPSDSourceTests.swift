@@ -9,7 +9,8 @@ import Testing
     let logger = Logger(label: "test")
 
     func open(_ fake: GPSDFake, responseTimeout: Int = 1000) throws -> GPSDSource {
-        try GPSDSource(host: "127.0.0.1", port: fake.port, responseTimeoutMilliseconds: responseTimeout, logger: logger)
+        try GPSDSource(host: "127.0.0.1", port: fake.port, responseTimeoutMilliseconds: responseTimeout, logger: logger,
+                       clock: SystemClock(), elapsed: SystemMonotonicClock())
     }
 
     @Test func heldFixIsGpsdsLastFixThroughPoll() throws {
@@ -59,7 +60,8 @@ import Testing
     @Test func closedPortIsUnavailableAndNamed() throws {
         let port = try Loopback.freePort()
         #expect {
-            try GPSDSource(host: "127.0.0.1", port: port, responseTimeoutMilliseconds: 1000, logger: logger)
+            try GPSDSource(host: "127.0.0.1", port: port, responseTimeoutMilliseconds: 1000, logger: logger,
+                           clock: SystemClock(), elapsed: SystemMonotonicClock())
         } throws: { error in
             (error as? SourceError)?.description.contains("gpsd://127.0.0.1:\(port)") == true
         }
