@@ -126,7 +126,7 @@ struct ConfigCommand: ParsableCommand {
                         throw GeolocateError.configuration(file: store.path, line: nil, reason: "endpoint \(endpoint.name): \(error.description)")
                     }
                 }
-                do { _ = try StreetGeocoder(settings: settings, stateDirectory: "")?.tlsConfiguration() } catch let error as GeolocateError {
+                do { _ = try StreetGeocoder(settings: settings, stateDirectory: "", clock: globalOptions.clock, elapsed: globalOptions.elapsed)?.tlsConfiguration() } catch let error as GeolocateError {
                     throw GeolocateError.configuration(file: store.path, line: nil, reason: error.description)
                 }
                 try FileHandleOutput.stdout("ok: \(store.path)\n")

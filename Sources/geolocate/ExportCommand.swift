@@ -45,7 +45,8 @@ struct ExportCommand: ParsableCommand {
         try runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: false)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
-            let exporter = try Exporter(format: format, policy: OutputPolicy(settings: settings), since: since, until: until)
+            let exporter = try Exporter(format: format, policy: OutputPolicy(settings: settings), since: since, until: until,
+                                        clock: globalOptions.clock)
             let stateDirectory = Paths.stateDirectory(environment: globalOptions.environment)
             let source: Exporter.Input
             var opened: Int32?

@@ -73,7 +73,8 @@ struct FlushCommand: AsyncParsableCommand {
             let report = try await Delivery.flush(
                 settings: try store.settings(), configPath: store.path, environment: environment, logger: logger,
                 only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun,
-                ignoringRetryAfter: ignoreRetryAfter, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed))
+                ignoringRetryAfter: ignoreRetryAfter, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed),
+                clock: globalOptions.clock, elapsed: globalOptions.elapsed)
             if json { try FileHandleOutput.stdout(report.json() + "\n") }
             let misconfigured = report.endpoints.firstIndex { $0.endpointError != nil }
             // The endpoint flush ends on gets its error line alone, not a summary of nothing sent too.

@@ -59,7 +59,7 @@ struct StatusCommand: ParsableCommand {
             let store = ConfigStore(path: globalOptions.configPath)
             report = try StatusReport.gather(
                 settings: try store.settings(), configPath: store.path, environment: globalOptions.environment,
-                logger: DiagnosticLog.logger(verbose: false)
+                clock: globalOptions.clock, logger: DiagnosticLog.logger(verbose: false)
             ) { host, port in
                 GPSDSource.probe(host: host, port: port, timeoutMilliseconds: 1000, logger: DiagnosticLog.logger(verbose: false),
                                  clock: globalOptions.clock, elapsed: globalOptions.elapsed)

@@ -114,7 +114,7 @@ struct TrackCommand: AsyncParsableCommand {
             let environment = globalOptions.environment
             var outputFailure: Int32?
             let tracker = Tracker(settings: settings, environment: environment,
-                                  logger: logger, stop: stop,
+                                  clock: globalOptions.clock, elapsed: globalOptions.elapsed, logger: logger, stop: stop,
                                   output: { line in
                                       guard let code = FileHandleOutput.write(1, line, giveUp: { stop.isRequested }) else { return }
                                       outputFailure = outputFailure ?? code
@@ -155,11 +155,13 @@ extension TrackCommand {
         }
         guard let interval, !noSpool, !settings.endpoints.isEmpty else { return nil }
         let configPath = globalOptions.configPath
+        let clock = globalOptions.clock
         let elapsed = globalOptions.elapsed
         return (interval, BackgroundFlush {
             do {
                 let report = try await Delivery.flush(settings: settings, configPath: configPath, environment: environment,
-                                                      logger: logger, waitForTurn: false, mqtt: MosquittoTransport(elapsed: elapsed))
+                                                      logger: logger, waitForTurn: false, mqtt: MosquittoTransport(elapsed: elapsed),
+                                                      clock: clock, elapsed: elapsed)
                 logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
             } catch {
                 logger.warning("transmission failed: \(ErrorText.plain(error))")

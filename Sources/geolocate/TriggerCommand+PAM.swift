@@ -59,7 +59,7 @@ extension TriggerCommand {
             return failure(describe(error))
         }
         onError.value = settings[ConfigKey.policyOnError]
-        let trigger = Trigger(settings: settings, environment: environment, logger: logger,
+        let trigger = Trigger(settings: settings, environment: environment, clock: globalOptions.clock, elapsed: monotonic, logger: logger,
                               openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
         deadline.reset(seconds: Double(trigger.resolveTimeout(timeout, action: action)) / 1000 + Self.pamSlackSeconds, from: started)
         let serviceUser = TrustedPath.uid(ofUser: "geolocate").map { Set([$0]) } ?? []
@@ -105,6 +105,7 @@ extension TriggerCommand {
             if let target = post.map(Delivery.Target.url) ?? (endpoint ?? configured).map(Delivery.Target.endpoint) {
                 let outcome = try await Delivery.post(record, to: target, settings: settings, configPath: configPath,
                                                       environment: environment, logger: logger, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed),
+                                                      clock: globalOptions.clock, elapsed: globalOptions.elapsed,
                                                       timeoutMilliseconds: timeoutMilliseconds)
                 if case .spooled(let why) = outcome {
                     logger.warning("record \(record.id) was not sent (\(why)); it is in the spool for the next flush")

@@ -83,7 +83,8 @@ struct TriggerCommand: AsyncParsableCommand {
             // An unknown endpoint is refused before any record is printed.
             if let endpoint { _ = try settings.endpoint(named: endpoint, configPath: globalOptions.configPath) }
             let environment = globalOptions.environment
-            let trigger = Trigger(settings: settings, environment: environment, logger: logger,
+            let trigger = Trigger(settings: settings, environment: environment,
+                                  clock: globalOptions.clock, elapsed: globalOptions.elapsed, logger: logger,
                                   openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
             let record = try await trigger.run(TriggerRequest(
                 action: action,
@@ -100,7 +101,8 @@ struct TriggerCommand: AsyncParsableCommand {
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint) {
                 let destination = post.map(ConfigStore.redactedURL) ?? endpoint ?? ""
                 switch try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
-                                               environment: environment, logger: logger, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed)) {
+                                               environment: environment, logger: logger, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed),
+                                               clock: globalOptions.clock, elapsed: globalOptions.elapsed) {
                 case .delivered: break
                 case .spooled(let reason):
                     logger.warning("could not send the record to \(destination) (\(reason)); it is in the spool for the next flush")

@@ -69,7 +69,7 @@ public struct LocationResolver {
     public var logger: Logger
 
     public init(source: @escaping () throws -> LocationSource, opened: LocationSource? = nil, store: LastKnownStore, clock: WallClock,
-                elapsed: MonotonicClock = SystemMonotonicClock(),
+                elapsed: MonotonicClock,
                 nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, lastKnownMaxAgeMilliseconds: Int64? = nil,
                 wallStart: Double? = nil, logger: Logger) {
         self.source = source

@@ -42,8 +42,8 @@ public struct Trigger {
     /// Opens a source: `SourceOpener.withGPSD.open` in the program; the default opens replays only.
     public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
 
-    public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
-                elapsed: MonotonicClock = SystemMonotonicClock(), logger: Logger,
+    public init(settings: Settings, environment: [String: String], clock: WallClock,
+                elapsed: MonotonicClock, logger: Logger,
                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open) {
         self.settings = settings
         self.environment = environment

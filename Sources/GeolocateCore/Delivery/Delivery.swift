@@ -12,7 +12,8 @@ public enum Delivery {
     public static func flush(settings: Settings, configPath: String, environment: [String: String], logger: Logger,
                              only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
                              waitForTurn: Bool = true, ignoringRetryAfter: Bool = false,
-                             transport: HTTPTransport = AsyncHTTPTransport(), mqtt: MQTTTransport? = nil) async throws -> FlushReport {
+                             transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
+                             clock: WallClock, elapsed: MonotonicClock) async throws -> FlushReport {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         // Without endpoints there may still be records `trigger --post URL` left for their URL.
@@ -30,7 +31,8 @@ public enum Delivery {
         }
         defer { withExtendedLifetime(lock) {} }
         var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory), endpoints: settings.endpoints,
-                              transport: transport, limits: settings.spoolLimits, logger: logger)
+                              transport: transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed),
+                              limits: settings.spoolLimits, clock: clock, logger: logger)
         flusher.policy = OutputPolicy(settings: settings)
         flusher.ignoresRetryAt = ignoringRetryAfter
         flusher.mqtt = mqtt
@@ -76,8 +78,9 @@ public enum Delivery {
     ///   the record when the POST did not deliver it either (73, 75).
     public static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
                             environment: [String: String], logger: Logger,
-                            transport: HTTPTransport = AsyncHTTPTransport(), mqtt: MQTTTransport? = nil,
-                            clock: WallClock = SystemClock(), timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
+                            transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
+                            clock: WallClock, elapsed: MonotonicClock, timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
+        let transport = transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed)
         var endpoint: Endpoint
         switch target {
         case .url(let url):

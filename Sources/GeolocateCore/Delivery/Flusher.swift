@@ -139,7 +139,7 @@ public struct Flusher: Sendable {
 
     public init(spool: Spool, endpoints: [Endpoint], transport: HTTPTransport, limits: SpoolLimits = SpoolLimits(),
                 retry: RetryPolicy = RetryPolicy(),
-                clock: WallClock = SystemClock(), logger: Logger,
+                clock: WallClock, logger: Logger,
                 sleep: @escaping @Sendable (Int64) async -> Void = { await systemTaskSleep(milliseconds: $0) }) {
         self.spool = spool
         self.endpoints = endpoints

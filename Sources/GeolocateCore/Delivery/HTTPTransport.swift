@@ -97,8 +97,8 @@ public struct AsyncHTTPTransport: HTTPTransport {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    public init(client: HTTPClient = AsyncHTTPTransport.client, clock: WallClock = SystemClock(),
-                elapsed: MonotonicClock = SystemMonotonicClock()) {
+    public init(client: HTTPClient = AsyncHTTPTransport.client, clock: WallClock,
+                elapsed: MonotonicClock) {
         self.client = client
         self.clock = clock
         self.elapsed = elapsed

@@ -48,7 +48,7 @@ public struct Exporter {
 
     /// An export in the window `since`...`until` as typed (`--since`, `--until`).
     /// - Throws: `GeolocateError.usage` for a time that is none of the forms `time` reads.
-    public init(format: ExportFormat, policy: OutputPolicy, since: String?, until: String?, clock: WallClock = SystemClock()) throws {
+    public init(format: ExportFormat, policy: OutputPolicy, since: String?, until: String?, clock: WallClock) throws {
         let now = clock.nowMilliseconds
         self.init(format: format, policy: policy, since: try since.map { try Exporter.time($0, now: now) },
                   until: try until.map { try Exporter.time($0, now: now) })

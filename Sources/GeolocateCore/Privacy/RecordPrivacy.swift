@@ -23,9 +23,11 @@ public struct RecordPrivacy: Sendable {
     }
 
     /// The privacy settings of `settings`, with the geocoder's cache in `stateDirectory`.
-    public init(settings: Settings, environment: [String: String], stateDirectory: String, logger: Logger) {
+    public init(settings: Settings, environment: [String: String], stateDirectory: String,
+                clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
         self.init(policy: settings.privacy, environment: environment,
-                  streetGeocoder: StreetGeocoder(settings: settings, stateDirectory: stateDirectory), logger: logger)
+                  streetGeocoder: StreetGeocoder(settings: settings, stateDirectory: stateDirectory, clock: clock, elapsed: elapsed),
+                  logger: logger)
     }
 
     /// Whether records need the HTTP geocoder (a street part is allowed and one is configured).

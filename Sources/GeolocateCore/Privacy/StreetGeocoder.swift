@@ -38,7 +38,7 @@ public struct StreetGeocoder: Sendable {
 
     public init(baseURL: String, minIntervalMilliseconds: Int64 = ConfigKey.geocoderMinInterval.builtInValue,
                 timeoutMilliseconds: Int64 = ConfigKey.geocoderTimeout.builtInValue, caFile: String? = nil, cache: GeocoderCache,
-                transport: HTTPTransport = AsyncHTTPTransport(), clock: WallClock = SystemClock()) {
+                transport: HTTPTransport, clock: WallClock) {
         self.baseURL = baseURL
         self.minIntervalMilliseconds = minIntervalMilliseconds
         self.timeoutMilliseconds = timeoutMilliseconds
@@ -50,12 +50,13 @@ public struct StreetGeocoder: Sendable {
 
     /// The geocoder of `settings` (`geocoder.*`), with its cache in `stateDirectory`; `nil`
     /// when `geocoder.url` is not set.
-    public init?(settings: Settings, stateDirectory: String) {
+    public init?(settings: Settings, stateDirectory: String, clock: WallClock, elapsed: MonotonicClock) {
         guard let url = settings[ConfigKey.geocoderURL] else { return nil }
         self.init(baseURL: url, minIntervalMilliseconds: settings[ConfigKey.geocoderMinInterval],
                   timeoutMilliseconds: settings[ConfigKey.geocoderTimeout],
                   caFile: settings[ConfigKey.geocoderCAFile].map(settings.resolvedPath),
-                  cache: GeocoderCache(stateDirectory: stateDirectory))
+                  cache: GeocoderCache(stateDirectory: stateDirectory),
+                  transport: AsyncHTTPTransport(clock: clock, elapsed: elapsed), clock: clock)
     }
 
     /// The HTTPS client configuration of `geocoder.caFile`; `nil` for the system's CAs.

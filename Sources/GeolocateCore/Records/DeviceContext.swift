@@ -45,7 +45,7 @@ public struct DeviceContextReader: Sendable {
     /// The longest a command may take before its answer is given up (it is then killed).
     static let commandTimeoutMilliseconds = 500
 
-    public init(environment: [String: String], fields: RecordFields, clock: MonotonicClock = SystemMonotonicClock()) {
+    public init(environment: [String: String], fields: RecordFields, clock: MonotonicClock) {
         self.clock = clock
         if let root = environment["GEOLOCATE_DEVICE_ROOT"], !root.isEmpty {
             self.root = root

@@ -37,7 +37,8 @@ public struct RecordPipeline {
     ///   kept apart from live ones (a test log must never make a real login look like a jump).
     public init(settings: Settings, environment: [String: String], stateDirectory: String, policy: LocationPolicy?,
                 replay: Bool, reports: Reports, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
-        privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory, logger: logger)
+        privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory,
+                                clock: clock, elapsed: elapsed, logger: logger)
         output = OutputPolicy(settings: settings)
         self.policy = policy
         showsSignals = SignalDetector.isEnabled(settings)

@@ -89,7 +89,7 @@ public struct StatusReport: Sendable, Encodable {
     /// `probe` asks gpsd (`GPSDSource.probe`) when it is the source.
     /// - Throws: `GeolocateError` when the configuration cannot be read.
     public static func gather(settings: Settings, configPath: String, environment: [String: String],
-                              clock: WallClock = SystemClock(), logger: Logger,
+                              clock: WallClock, logger: Logger,
                               probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
         let now = clock.nowMilliseconds
         let stateDirectory = Paths.stateDirectory(environment: environment)

@@ -83,8 +83,8 @@ public struct Tracker {
     /// `--transmit-interval`: starts a flush this often (wall clock), beside collection.
     public var transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)?
 
-    public init(settings: Settings, environment: [String: String], clock: WallClock = SystemClock(),
-                elapsed: MonotonicClock = SystemMonotonicClock(), timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
+    public init(settings: Settings, environment: [String: String], clock: WallClock,
+                elapsed: MonotonicClock, timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
                 output: @escaping (String) -> Void,
                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open,
                 transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)? = nil) {
@@ -145,7 +145,7 @@ public struct Tracker {
         var run = Run(tracker: self, request: request, permissions: permissions, device: device, writer: writer,
                       pipeline: pipeline(stateDirectory: stateDirectory, source: specifier),
                       lastKnown: LastKnownStore(stateDirectory: stateDirectory, for: specifier, logger: logger),
-                      context: DeviceContextReader(environment: environment, fields: settings.fields))
+                      context: DeviceContextReader(environment: environment, fields: settings.fields, clock: elapsed))
         defer { logger.debug("track: \(run.summary)") }
         var now = clock.nowMilliseconds
         var lastSource: LocationSource?

@@ -51,7 +51,8 @@ final class ScriptedSource: LocationSource {
         var opened = false
         let store = LastKnownStore(stateDirectory: state, logger: logger)
         let resolver = LocationResolver(source: { opened = true; return ScriptedSource() }, store: store,
-                                        clock: FixedClock(Self.now), nowOverride: nil, currentMaxAgeMilliseconds: 2000, logger: logger)
+                                        clock: FixedClock(Self.now), elapsed: ManualMonotonicClock(), nowOverride: nil,
+                                        currentMaxAgeMilliseconds: 2000, logger: logger)
         let decision = try resolver.decide(mode: .disabled, timeoutMilliseconds: 1500)
         #expect(decision.fix == nil && decision.origin == nil && decision.errorCode == .none)
         #expect(!opened)

@@ -32,7 +32,7 @@ import Testing
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     func trigger(_ settings: Settings = Settings(), environment: [String: String] = [:]) -> Trigger {
-        Trigger(settings: settings, environment: environment, clock: FixedClock(0), logger: logger)
+        Trigger(settings: settings, environment: environment, clock: FixedClock(0), elapsed: ManualMonotonicClock(), logger: logger)
     }
 
     /// Every row of the built-in per-action table (SPEC §3).
@@ -83,7 +83,7 @@ import Testing
     @Test func noPermissionGives1055WithoutTouchingTheSource() async throws {
         var opened = false
         let trigger = Trigger(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": NSTemporaryDirectory() + UUID().uuidString],
-                              clock: FixedClock(42), logger: logger, openSource: { _, _ in opened = true; return ScriptedSource() })
+                              clock: FixedClock(42), elapsed: ManualMonotonicClock(), logger: logger, openSource: { _, _ in opened = true; return ScriptedSource() })
         let record = try await trigger.run(TriggerRequest(action: "login"))
         #expect(record.errorCode == .permissionDenied)
         #expect(record.fix == nil)

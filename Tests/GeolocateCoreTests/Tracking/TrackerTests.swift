@@ -54,7 +54,8 @@ final class VanishingSource: LocationSource {
         var request = request
         request.permission = [.fine]
         request.toStdout = true
-        let tracker = Tracker(settings: settings, environment: ["GEOLOCATE_STATE_DIR": state], timeZone: utc,
+        let tracker = Tracker(settings: settings, environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
+                              elapsed: SystemMonotonicClock(), timeZone: utc,
                               logger: logger, output: { lines.append($0) },
                               openSource: { specifier, opening in try source ?? SourceOpener.replaysOnly.open(specifier, opening) })
         let summary = try tracker.run(request)
@@ -210,7 +211,8 @@ final class VanishingSource: LocationSource {
             var policy = TrackPolicy()
             policy.everyFix = true
             var opened = false
-            let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], logger: logger, stop: stop,
+            let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
+                                  elapsed: SystemMonotonicClock(), logger: logger, stop: stop,
                                   output: { _ in }, openSource: { _, _ in
                                       if opened { throw SourceError.unavailable("gpsd://vanishing: refused") }
                                       opened = true
@@ -228,7 +230,8 @@ final class VanishingSource: LocationSource {
     }
 
     @Test func noPermissionCollectsNothing() throws {
-        let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], logger: logger,
+        let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
+                                  elapsed: SystemMonotonicClock(), logger: logger,
                               output: { _ in Issue.record("printed a record without permission") })
         #expect(throws: GeolocateError.self) {
             try tracker.run(TrackRequest(source: .nmea(path: TestPaths.fixture("gpsd-fixes.nmea").path)))
@@ -240,7 +243,8 @@ final class VanishingSource: LocationSource {
         var lines = 0
         var policy = TrackPolicy()
         policy.everyFix = true
-        let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], logger: logger, stop: stop,
+        let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
+                                  elapsed: SystemMonotonicClock(), logger: logger, stop: stop,
                               output: { _ in lines += 1; if lines == 10 { stop.request() } })
         let summary = try tracker.run(TrackRequest(policy: policy, source: .nmea(path: TestPaths.fixture("gpsd-fixes.nmea").path),
                                                    permission: [.fine], toStdout: true))

@@ -169,7 +169,8 @@ import Glibc
         let waits = Waits()
         let flusher = Flusher(spool: try Spool(stateDirectory: geolocate.stateDirectory),
                               endpoints: [Endpoint(name: "a", url: collector.url("/a"))],
-                              transport: AsyncHTTPTransport(), logger: Logger(label: "test"),
+                              transport: AsyncHTTPTransport(clock: SystemClock(), elapsed: SystemMonotonicClock()),
+                              clock: SystemClock(), logger: Logger(label: "test"),
                               sleep: { await waits.add($0) })
         let report = try await flusher.run()
         let waited = await waits.all
@@ -181,7 +182,7 @@ import Glibc
     /// A URL with a port beyond 65535 (spooled by an earlier version for `trigger --post`)
     /// is refused by the transport before NIO traps on it; an unknown host is said plainly.
     @Test func unusableURLsAreRefusedWithoutATrap() async throws {
-        let transport = AsyncHTTPTransport()
+        let transport = AsyncHTTPTransport(clock: SystemClock(), elapsed: SystemMonotonicClock())
         let request = DeliveryRequest(url: "http://127.0.0.1:99999/in", headers: [], body: Array("{}".utf8), timeoutMilliseconds: 2000)
         #expect(await transport.post(request) == .unusableURL("port 99999 is out of range (1 to 65535)"))
         let fetched = await transport.get("http://127.0.0.1:70000/", headers: [], timeoutMilliseconds: 2000)

@@ -262,7 +262,7 @@ import Testing
         try collector.script(["/reverse": ["places": Self.places + [["lat": 53.4, "lon": -6.5, "road": "Moyglare Road"]]]])
         let clock = SteppedClock()
         let geocoder = StreetGeocoder(baseURL: collector.url(""), cache: GeocoderCache(stateDirectory: geolocate.stateDirectory),
-                                      clock: clock)
+                                      transport: AsyncHTTPTransport(clock: clock, elapsed: SystemMonotonicClock()), clock: clock)
         #expect(try await geocoder.street(latitude: 53.36134, longitude: -6.50562).street == "Straffan Road")
         clock.advance(by: 30_000)
         await #expect(throws: GeocodingError.self) { try await geocoder.street(latitude: 53.4, longitude: -6.5) }
@@ -294,7 +294,8 @@ import Testing
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<6 {
                 group.addTask {
-                    let geocoder = StreetGeocoder(baseURL: baseURL, cache: GeocoderCache(stateDirectory: state), clock: clock)
+                    let geocoder = StreetGeocoder(baseURL: baseURL, cache: GeocoderCache(stateDirectory: state),
+                                                  transport: AsyncHTTPTransport(clock: clock, elapsed: SystemMonotonicClock()), clock: clock)
                     return (try? await geocoder.street(latitude: 53.36134 + Double(index) * 0.001, longitude: -6.50562)) != nil
                 }
             }
