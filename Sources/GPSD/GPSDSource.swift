@@ -407,10 +407,11 @@ private final class PendingConnection: @unchecked Sendable {
 ///
 /// libgps 3.22's `gps_unpack` loops forever when its parser stops without moving on (an
 /// attribute name without its quote, a TPV inside an object of another kind), so it never
-/// sees gpsd's text: each TPV is parsed here with `JSONSerialization` and written again with
-/// only the fields geolocate reads, each of the JSON type gpsd gives it. libgps still does the
-/// decoding (time, flags, NaN for what is missing); libgps does not decode POLL answers at all,
-/// so their TPVs arrive here the same way.
+/// sees gpsd's text: each line is read here by the core's `JSONScanner` (the reader of zones and
+/// the config file, fuzzed) and each TPV written again with only the fields geolocate reads,
+/// each of the JSON type gpsd gives it. libgps still does the decoding (time, mode, NaN for
+/// what is missing), which keeps gpsd's own reading of its protocol the referee; libgps does
+/// not decode POLL answers at all, so their TPVs arrive here the same way.
 enum GPSDReport {
     /// A TPV report.
     case position([CChar])
@@ -427,20 +428,21 @@ enum GPSDReport {
     /// TPV fields read as whole numbers.
     private static let integerFields = ["mode", "status"]
 
+    /// The report `line` holds, read by the core's `JSONScanner` (strict: a repeated name or
+    /// anything but one JSON object is `.other`).
     init(line: [UInt8]) {
-        guard line.first == UInt8(ascii: "{"),
-              let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+        guard line.first == UInt8(ascii: "{"), let object = try? JSONScanner.parse(line) else {
             self = .other
             return
         }
-        switch object["class"] as? String {
+        switch object.member("class")?.string {
         case "TPV":
             self = .position(GPSDReport.flatTPV(object))
         case "POLL":
-            let tpvs = object["tpv"] as? [Any] ?? []
-            let sky = (object["sky"] as? [Any])?.first as? [String: Any]
-            self = .poll(tpvs.compactMap { ($0 as? [String: Any]).flatMap { $0["class"] as? String == "TPV" ? GPSDReport.flatTPV($0) : nil } },
-                         sky.flatMap(GPSDReport.satellites), device: (tpvs.first as? [String: Any])?["device"] as? String)
+            let tpvs = object.member("tpv")?.array ?? []
+            let sky = object.member("sky")?.array?.first
+            self = .poll(tpvs.compactMap { $0.member("class")?.string == "TPV" ? GPSDReport.flatTPV($0) : nil },
+                         sky.flatMap(GPSDReport.satellites), device: tpvs.first?.member("device")?.string)
         case "SKY":
             self = .sky(GPSDReport.satellites(object))
         default:
@@ -450,14 +452,15 @@ enum GPSDReport {
 
     /// The satellites of a SKY object: those `used`, and the mean and spread of their `ss`
     /// (of every satellite with an `ss` when none is marked used); `nil` when it lists none.
-    static func satellites(_ object: [String: Any]) -> SatelliteSummary? {
-        guard let list = object["satellites"] as? [Any] else { return nil }
+    static func satellites(_ object: JSONNode) -> SatelliteSummary? {
+        guard let list = object.member("satellites")?.array else { return nil }
         var used = 0
         var usedCn0: [Double] = [], visibleCn0: [Double] = []
-        for case let satellite as [String: Any] in list {
-            let isUsed = (satellite["used"] as? Bool) == true
+        for satellite in list {
+            guard case .object = satellite else { continue }
+            let isUsed = satellite.member("used")?.bool == true
             if isUsed { used += 1 }
-            guard let ss = (satellite["ss"] as? NSNumber)?.doubleValue, ss.isFinite, ss > 0, ss < 100 else { continue }
+            guard let ss = satellite.member("ss")?.number, ss.isFinite, ss > 0, ss < 100 else { continue }
             visibleCn0.append(ss)
             if isUsed { usedCn0.append(ss) }
         }
@@ -466,19 +469,19 @@ enum GPSDReport {
 
     /// `{"class":"TPV",…}` with the fields geolocate reads that have the right type, as a
     /// NUL-terminated line for `gps_unpack`.
-    static func flatTPV(_ object: [String: Any]) -> [CChar] {
+    static func flatTPV(_ object: JSONNode) -> [CChar] {
         var text = #"{"class":"TPV""#
         for key in integerFields {
-            guard let number = object[key] as? NSNumber, let value = Int32(exactly: number.doubleValue) else { continue }
+            guard let number = object.member(key)?.number, let value = Int32(exactly: number) else { continue }
             text += #","\#(key)":\#(value)"#
         }
-        if let time = object["time"] as? String, time.utf8.count <= 40,
+        if let time = object.member("time")?.string, time.utf8.count <= 40,
            time.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
             text += #","time":"\#(time)""#
         }
         for key in numberFields {
-            guard let number = object[key] as? NSNumber, number.doubleValue.isFinite else { continue }
-            text += #","\#(key)":\#(number.doubleValue)"#
+            guard let number = object.member(key)?.number, number.isFinite else { continue }
+            text += #","\#(key)":\#(number)"#
         }
         return Array((text + "}").utf8CString)
     }

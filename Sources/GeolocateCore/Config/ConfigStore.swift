@@ -38,16 +38,19 @@ public struct ConfigStore {
     /// - Throws: `GeolocateError.configuration` naming `file`, the line and the reason.
     package static func document(parsing data: Data, file path: String) throws -> JSONValue {
         let document: JSONValue
+        // A key given twice is refused: Foundation keeps one copy while jq and Python keep the
+        // other, so a privacy or permission setting would mean one thing to the tool that
+        // checked it and another here.
         do {
             document = try JSONValue(parsing: data)
-        } catch {
-            throw GeolocateError.configuration(file: path, line: ConfigStore.syntaxErrorLine(in: data),
-                                               reason: "not valid JSON")
+        } catch let malformed as JSONScanner.Malformed {
+            throw GeolocateError.configuration(file: path, line: malformed.line(in: data), reason: malformed.reason(in: data))
+        } catch let duplicate as JSONScanner.DuplicateKey {
+            throw GeolocateError.configuration(file: path, line: duplicate.line(in: data), reason: duplicate.reason)
         }
         guard case .object = document else {
             throw GeolocateError.configuration(file: path, line: 1, reason: "the top level must be a JSON object")
         }
-        try refuseDuplicateKeys(in: data, file: path)
         for (keyPath, value) in document.leaves() {
             let key = keyPath.joined(separator: ".")
             guard let setting = ConfigKey.setting(for: keyPath) else {
@@ -62,21 +65,6 @@ public struct ConfigStore {
         return document
     }
 
-    /// Refuses a key that appears twice in one object, at any depth.
-    ///
-    /// Foundation keeps one copy silently while jq and Python keep the other, so a privacy or
-    /// permission setting would mean one thing to the tool that checked it and another here.
-    /// Only the scanner's duplicate finding counts: what Foundation accepted is valid JSON.
-    private static func refuseDuplicateKeys(in data: Data, file path: String) throws {
-        do {
-            _ = try JSONScanner.parse([UInt8](data))
-        } catch let duplicate as JSONScanner.DuplicateKey {
-            throw GeolocateError.configuration(file: path, line: duplicate.line(in: data), reason: duplicate.reason)
-        } catch {
-            // Nesting deeper than the scanner reads: Foundation read it, and no key is that deep.
-        }
-    }
-
     /// The typed settings of the file.
     /// `policy.onError` as the file spells it, even when another value in the file is invalid
     /// (a login hook that cannot use the file still follows the administrator's choice);
@@ -84,7 +72,6 @@ public struct ConfigStore {
     public func errorPolicy() -> ErrorPolicy? {
         // A key given twice may mean allow to one reader and deny to another: none is taken.
         guard let data = BoundedFile.contents(path, limit: ConfigStore.maximumBytes),
-              (try? JSONScanner.parse([UInt8](data))) != nil,
               case .object(let root)? = try? JSONValue(parsing: data), case .object(let policy)? = root["policy"],
               case .string(let text)? = policy["onError"] else { return nil }
         return ErrorPolicy(rawValue: text)
@@ -325,20 +312,6 @@ public struct ConfigStore {
             }
         }
         return nil
-    }
-
-    /// The line of a JSON syntax error. `JSONDecoder` does not say where; `JSONSerialization`
-    /// names the character offset ("around character 29"), which is turned into a line.
-    private static func syntaxErrorLine(in data: Data) -> Int? {
-        do {
-            _ = try JSONSerialization.jsonObject(with: data)
-            return nil
-        } catch {
-            let text = "\(error)"
-            guard let range = text.range(of: "character ") else { return nil }
-            guard let offset = Int(text[range.upperBound...].prefix { $0.isNumber }) else { return nil }
-            return data.prefix(offset).reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
-        }
     }
 
     /// The line where a key path's last key appears, found by walking its keys in order.

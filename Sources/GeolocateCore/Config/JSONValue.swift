@@ -9,10 +9,21 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
     case bool(Bool)
     case null
 
-    /// Parses a JSON document.
-    /// - Throws: `DecodingError` with the position of the fault.
+    /// Parses a JSON document with `JSONScanner`, geolocate's one reader of others' JSON.
+    /// - Throws: `JSONScanner.Malformed` or `.DuplicateKey`, with where in `data`.
     public init(parsing data: Data) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        self.init(try JSONScanner.parse([UInt8](data)))
+    }
+
+    private init(_ node: JSONNode) {
+        switch node {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .number(let value): self = .number(value)
+        case .string(let text): self = .string(text)
+        case .array(let items): self = .array(items.map(JSONValue.init))
+        case .object(let members): self = .object(Dictionary(members.map { ($0.0, JSONValue($0.1)) }, uniquingKeysWith: { first, _ in first }))
+        }
     }
 
     /// Pretty-printed JSON with sorted keys, ending in a newline.

@@ -1,5 +1,5 @@
 /// A JSON value as `JSONScanner` reads it.
-enum JSONNode {
+package enum JSONNode: Sendable {
     case null
     case bool(Bool)
     case number(Double)
@@ -9,19 +9,21 @@ enum JSONNode {
     case object([(String, JSONNode)])
 
     /// The value of member `name` of an object; `nil` otherwise.
-    func member(_ name: String) -> JSONNode? {
+    package func member(_ name: String) -> JSONNode? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == name }?.1
     }
 
-    var isNull: Bool { if case .null = self { return true } else { return false } }
-    var string: String? { if case .string(let text) = self { return text } else { return nil } }
-    var number: Double? { if case .number(let value) = self { return value } else { return nil } }
-    var array: [JSONNode]? { if case .array(let items) = self { return items } else { return nil } }
+    package var isNull: Bool { if case .null = self { return true } else { return false } }
+    package var bool: Bool? { if case .bool(let value) = self { return value } else { return nil } }
+    package var string: String? { if case .string(let text) = self { return text } else { return nil } }
+    package var number: Double? { if case .number(let value) = self { return value } else { return nil } }
+    package var array: [JSONNode]? { if case .array(let items) = self { return items } else { return nil } }
 }
 
-/// A strict RFC 8259 JSON reader over bytes, for `policy.zones` files and the configuration
-/// file's duplicate-key check.
+/// A strict RFC 8259 JSON reader over bytes: geolocate's one reader of JSON others wrote
+/// (gpsd's reports, `policy.zones` files, the configuration file's syntax and duplicate-key
+/// check); its own state files are read back with Foundation's `JSONDecoder` into their types.
 ///
 /// A name repeated in one object is refused (`DuplicateKey`): readers disagree on which copy
 /// wins (Foundation keeps the first, jq and Python the last), and a zone's effect or a privacy
@@ -31,13 +33,29 @@ enum JSONNode {
 /// (a generic decoding step, or a dynamic cast, per number), over the 1 ms a `trigger --policy`
 /// may add. The zones fuzz target and the geometry test (which reads the same file with
 /// Python's `json`) check it.
-struct JSONScanner {
-    struct Malformed: Error {
+package struct JSONScanner {
+    package struct Malformed: Error {
+        /// Where reading stopped, in bytes from the start.
         var offset: Int
+
+        /// The line of `offset` in `bytes`, from 1.
+        package func line(in bytes: some Collection<UInt8>) -> Int {
+            bytes.prefix(offset).reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+        }
+
+        /// The column of `offset` in its line, in bytes from 1.
+        package func column(in bytes: some Collection<UInt8>) -> Int {
+            (bytes.prefix(offset).split(separator: 0x0A, omittingEmptySubsequences: false).last?.count ?? 0) + 1
+        }
+
+        /// The reason an error about the file gives.
+        package func reason(in bytes: some Collection<UInt8>) -> String {
+            "not valid JSON (line \(line(in: bytes)), column \(column(in: bytes)))"
+        }
     }
 
     /// A member name that appears twice in one object.
-    struct DuplicateKey: Error {
+    package struct DuplicateKey: Error {
         /// The names and array indexes from the top down to the repeated name, which is last.
         var path: [String]
         /// Where the second copy of the name begins.
@@ -47,10 +65,10 @@ struct JSONScanner {
         var dottedPath: String { path.joined(separator: ".") }
 
         /// The reason an error about the file gives.
-        var reason: String { "duplicate key '\(dottedPath)' (JSON readers disagree on which copy counts; keep one)" }
+        package var reason: String { "duplicate key '\(dottedPath)' (JSON readers disagree on which copy counts; keep one)" }
 
         /// The line of `offset` in `bytes`, from 1.
-        func line(in bytes: some Collection<UInt8>) -> Int {
+        package func line(in bytes: some Collection<UInt8>) -> Int {
             bytes.prefix(offset).reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
         }
     }
@@ -65,7 +83,7 @@ struct JSONScanner {
     private var position = 0
 
     /// The value `bytes` holds, with nothing but whitespace around it.
-    static func parse(_ bytes: [UInt8]) throws -> JSONNode {
+    package static func parse(_ bytes: [UInt8]) throws -> JSONNode {
         var scanner = JSONScanner(bytes: bytes)
         let value = try scanner.value(depth: 0)
         scanner.skipWhitespace()

@@ -155,7 +155,7 @@ enum ZoneFile {
         do {
             document = try JSONScanner.parse([UInt8](data))
         } catch let error as JSONScanner.Malformed {
-            throw fail("not JSON (at byte \(error.offset))")
+            throw GeolocateError.configuration(file: path, line: error.line(in: data), reason: error.reason(in: data))
         } catch let duplicate as JSONScanner.DuplicateKey {
             throw GeolocateError.configuration(file: path, line: duplicate.line(in: data), reason: duplicate.reason)
         }

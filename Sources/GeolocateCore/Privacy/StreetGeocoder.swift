@@ -129,15 +129,15 @@ public struct StreetGeocoder: Sendable {
     /// Reads a Nominatim `jsonv2` answer: `address.road` (or the footway, pedestrian street…
     /// Nominatim names instead) and `address.house_number`; `{"error": …}` means no address here.
     package static func parse(_ body: [UInt8]) throws(GeocodingError) -> StreetAddress {
-        guard let document = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+        guard let document = try? JSONScanner.parse(body), case .object = document else {
             throw GeocodingError.serviceFailed("the answer is not a JSON object")
         }
-        if document["error"] != nil { return StreetAddress() }
-        guard let address = document["address"] as? [String: Any] else {
+        if document.member("error") != nil { return StreetAddress() }
+        guard let address = document.member("address"), case .object = address else {
             throw GeocodingError.serviceFailed("the answer has no address (is geocoder.url a Nominatim server?)")
         }
-        let street = ["road", "pedestrian", "footway", "cycleway", "path", "square"].lazy.compactMap { address[$0] as? String }.first
-        return StreetAddress(street: street, streetNumber: address["house_number"] as? String)
+        let street = ["road", "pedestrian", "footway", "cycleway", "path", "square"].lazy.compactMap { address.member($0)?.string }.first
+        return StreetAddress(street: street, streetNumber: address.member("house_number")?.string)
     }
 }
 

@@ -15,6 +15,26 @@ import Testing
         #expect(shown.contains("collector.example") && shown.contains("fine"))
     }
 
+    /// A syntax error names its line and column, a truncated file's too (the end of the file),
+    /// counted independently here from the text as a person reads it.
+    @Test(arguments: [
+        ("{\n  \"permissions\": [\"fine\",]\n}\n", "\"fine\","),
+        ("{\n  \"permissions\": [\"fine\"],\n  \"source\": \"gpsd", nil),
+        ("{\"a\": 1 \"b\": 2}", "1 "),
+    ] as [(String, String?)])
+    func syntaxErrorsNameLineAndColumn(text: String, before: String?) throws {
+        let data = Data(text.utf8)
+        let offset = before.map { text.range(of: $0)!.upperBound.utf16Offset(in: text) } ?? text.utf8.count
+        let prefix = String(text.prefix(offset))
+        let line = prefix.filter { $0 == "\n" }.count + 1
+        let column = prefix.count - (prefix.lastIndex(of: "\n").map { prefix.distance(from: prefix.startIndex, to: $0) + 1 } ?? 0) + 1
+        #expect {
+            try ConfigStore.document(parsing: data, file: "c.json")
+        } throws: { error in
+            "\(error)".hasPrefix("c.json:\(line): not valid JSON (line \(line), column \(column))")
+        }
+    }
+
     @Test func settingsFromFile() throws {
         let store = ConfigStore(path: path)
         try store.set("permissions", to: "[\"coarse\"]")

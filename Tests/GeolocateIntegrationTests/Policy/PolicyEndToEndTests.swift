@@ -181,7 +181,7 @@ import Glibc
 
     @Test(arguments: [
         ("missing", nil as String?, "does not exist"),
-        ("not JSON", "{\"type\":", "not JSON"),
+        ("not JSON", "{\"type\":", ":1: not valid JSON (line 1, column 9)"),
         ("not a collection", "{\"type\":\"Feature\"}", "not a GeoJSON FeatureCollection"),
         ("no name", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 0: no \"name\""),
         ("same name", #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"a","radius":5},"geometry":{"type":"Point","coordinates":[1,2]}},{"type":"Feature","properties":{"name":"a","radius":5},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "feature 1 (\"a\"): another feature has the same name"),
