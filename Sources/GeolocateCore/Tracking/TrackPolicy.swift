@@ -41,18 +41,6 @@ public struct TrackPolicy: Sendable, Equatable {
     }
 }
 
-/// How far apart two fixes are, in metres: the haversine distance on a sphere of the
-/// WGS-84 mean radius (good to 0.5 %, far finer than the 200 m thresholds it decides).
-public func distanceMetres(_ a: Fix, _ b: Fix) -> Double {
-    let radius = 6_371_008.8
-    let toRadians = Double.pi / 180
-    let dLat = (b.latitude - a.latitude) * toRadians
-    let dLon = (b.longitude - a.longitude) * toRadians
-    let h = sin(dLat / 2) * sin(dLat / 2)
-        + cos(a.latitude * toRadians) * cos(b.latitude * toRadians) * sin(dLon / 2) * sin(dLon / 2)
-    return 2 * radius * asin(min(1, h.squareRoot()))
-}
-
 /// `--accuracy`: the worst 68 % radius a fix may have to be collected (iOS's desired accuracy levels).
 public enum AccuracyLevel: String, Sendable, CaseIterable {
     /// Every fix, whatever its accuracy (also one that reports none).
@@ -154,7 +142,7 @@ public struct VisitDetector: Sendable {
             self.anchor = fix
             return nil
         }
-        let away = distanceMetres(anchor, fix) > settings.radiusMetres
+        let away = Geodesy.greatCircle(anchor, fix) > settings.radiusMetres
         if inVisit {
             guard away else { return nil }
             inVisit = false
@@ -182,7 +170,7 @@ public struct EmissionFilter: Sendable {
     public func isDue(_ fix: Fix) -> Bool {
         guard let last = lastEmitted, !policy.everyFix else { return true }
         return fix.timestamp - last.timestamp >= policy.intervalMilliseconds
-            || distanceMetres(last, fix) >= policy.distanceMetres
+            || Geodesy.greatCircle(last, fix) >= policy.distanceMetres
     }
 
     /// Notes that a record was made of `fix`: intervals and distances count from it.
