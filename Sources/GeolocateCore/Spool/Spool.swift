@@ -468,21 +468,31 @@ public final class SpoolWriter {
 
     /// - Parameter open: opens the spool; called at once, and again after it was found locked.
     /// - Throws: what `open` throws, other than `.spoolLocked`.
-    public init(limits: SpoolLimits, window: Duration = .milliseconds(200), elapsed: MonotonicClock = SystemMonotonicClock(),
-                logger: Logger? = nil, open: @escaping () throws -> Spool) throws {
+    public convenience init(limits: SpoolLimits, window: Duration = SpoolWriter.defaultWindow,
+                            elapsed: MonotonicClock = SystemMonotonicClock(), logger: Logger? = nil,
+                            open: @escaping () throws -> Spool) throws {
+        self.init(spool: nil, limits: limits, window: window, elapsed: elapsed, logger: logger, open: open)
+        do { spool = try open() } catch GeolocateError.spoolLocked(let path) { noteLocked(path) }
+    }
+
+    /// A writer to `spool`, already open.
+    public convenience init(spool: Spool, limits: SpoolLimits, window: Duration = SpoolWriter.defaultWindow,
+                            elapsed: MonotonicClock = SystemMonotonicClock()) {
+        self.init(spool: spool, limits: limits, window: window, elapsed: elapsed, logger: nil, open: { spool })
+    }
+
+    private init(spool: Spool?, limits: SpoolLimits, window: Duration, elapsed: MonotonicClock, logger: Logger?,
+                 open: @escaping () throws -> Spool) {
+        self.spool = spool
         self.limits = limits
         self.window = window
         self.elapsed = elapsed
         self.logger = logger
         self.open = open
-        do { spool = try open() } catch GeolocateError.spoolLocked(let path) { noteLocked(path) }
     }
 
-    public convenience init(spool: Spool, limits: SpoolLimits, window: Duration = .milliseconds(200),
-                            elapsed: MonotonicClock = SystemMonotonicClock()) {
-        // An open spool cannot fail to open.
-        try! self.init(limits: limits, window: window, elapsed: elapsed, open: { spool })
-    }
+    /// How long records wait to be committed together: a SIGKILL loses at most this much.
+    public static let defaultWindow = Duration.milliseconds(200)
 
     /// The most records kept in memory before a commit, whatever the window: a fast replay
     /// makes tens of thousands a window, and holding them all was a third of track's memory.
