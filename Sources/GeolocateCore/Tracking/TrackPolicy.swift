@@ -26,18 +26,24 @@ public struct TrackPolicy: Sendable, Equatable {
 
     public init() {}
 
+    /// `1m-30m`: `intervalRange` as help and warnings write it.
+    public static let intervalRangeText =
+        "\(DurationText.format(intervalRange.lowerBound))-\(DurationText.format(intervalRange.upperBound))"
+    /// `200-500`: `distanceRange` in metres, as help and warnings write it.
+    public static let distanceRangeText = "\(distanceRange.lowerBound.shortText)-\(distanceRange.upperBound.shortText)"
+
     /// `interval` if GeoManager allows it, else the default and the warning to print.
     public static func checkedInterval(_ milliseconds: Int64) -> (value: Int64, warning: String?) {
         if intervalRange.contains(milliseconds) { return (milliseconds, nil) }
-        return (defaultIntervalMilliseconds,
-                "--interval \(DurationText.format(milliseconds)) is outside 60s-1800s; using the default 300s")
+        return (defaultIntervalMilliseconds, "--interval \(DurationText.format(milliseconds)) is outside \(intervalRangeText); "
+                    + "using the default \(DurationText.format(defaultIntervalMilliseconds))")
     }
 
     /// `distance` if GeoManager allows it, else the default and the warning to print.
     public static func checkedDistance(_ metres: Double) -> (value: Double, warning: String?) {
         if distanceRange.contains(metres) { return (metres, nil) }
-        return (defaultDistanceMetres,
-                "--distance \(String(format: "%.6g", metres)) is outside 200-500 m; using the default 300 m")
+        return (defaultDistanceMetres, "--distance \(String(format: "%.6g", metres)) is outside \(distanceRangeText) m; "
+                    + "using the default \(defaultDistanceMetres.shortText) m")
     }
 }
 
