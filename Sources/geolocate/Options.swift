@@ -117,11 +117,11 @@ enum DurationFlag {
     static func queryTimeout(_ text: String) throws -> Int64 {
         let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)
         guard milliseconds <= Defaults.maximumQueryTimeoutMilliseconds else {
-            throw GeolocateError.usage("--timeout \(text) is over the 10m a query may take")
+            throw GeolocateError.usage("--timeout \(text) is over the \(DurationText.format(Defaults.maximumQueryTimeoutMilliseconds)) a query may take")
         }
         guard milliseconds == 0 || milliseconds >= Defaults.minimumTimeoutMilliseconds else {
             let hint = text.hasSuffix("ms") ? "; did you mean \(text.dropLast(2))s?" : ""
-            throw GeolocateError.usage("--timeout \(text) is under 10ms, too short for any fix\(hint)")
+            throw GeolocateError.usage("--timeout \(text) is under \(DurationText.format(Defaults.minimumTimeoutMilliseconds)), too short for any fix\(hint)")
         }
         return milliseconds
     }

@@ -12,7 +12,7 @@ struct StatusCommand: ParsableCommand {
             the last fix, gpsd and the geocoder cache. Read-only: it creates and changes \
             nothing in the state directory, and a user who may only read it can run it. \
             --check exits 0 OK, 1 WARNING (oldest pending or last fix older than -w, records \
-            expired unsent in the last 24 h), 2 CRITICAL (older than -c, dead letters, gpsd \
+            expired unsent in the last \(Spool.recentExpiryMilliseconds / 3_600_000) h), 2 CRITICAL (older than -c, dead letters, gpsd \
             down, an endpoint refusing for its URL, credentials or TLS, a damaged spool), \
             3 UNKNOWN (the spool or the config cannot be read). Without --check a damaged or \
             unreadable spool is reported and status exits 65. More: man geolocate.
@@ -30,12 +30,14 @@ struct StatusCommand: ParsableCommand {
     var check = false
 
     /// `-w/--warning`, as monitoring plugins name it; a duration with a unit.
-    @Option(name: [.customShort("w"), .long], help: ArgumentHelp("--check: WARNING past this age (default 1h).", valueName: "age"),
+    @Option(name: [.customShort("w"), .long], help: ArgumentHelp(
+        "--check: WARNING past this age (default \(DurationText.format(StatusReport.warningAgeMs))).", valueName: "age"),
             transform: { try DurationFlag.positive($0, flag: "--warning") })
     var warning: Int64?
 
     /// `-c/--critical`; must be above `--warning`.
-    @Option(name: [.customShort("c"), .long], help: ArgumentHelp("--check: CRITICAL past this age (default 24h).", valueName: "age"),
+    @Option(name: [.customShort("c"), .long], help: ArgumentHelp(
+        "--check: CRITICAL past this age (default \(DurationText.format(StatusReport.criticalAgeMs))).", valueName: "age"),
             transform: { try DurationFlag.positive($0, flag: "--critical") })
     var critical: Int64?
 
@@ -61,8 +63,8 @@ struct StatusCommand: ParsableCommand {
                 settings: try store.settings(), configPath: store.path, environment: globalOptions.environment,
                 clock: globalOptions.clock, logger: DiagnosticLog.logger(verbose: false)
             ) { host, port in
-                GPSDSource.probe(host: host, port: port, timeoutMilliseconds: 1000, logger: DiagnosticLog.logger(verbose: false),
-                                 clock: globalOptions.clock, elapsed: globalOptions.elapsed)
+                GPSDSource.probe(host: host, port: port, timeoutMilliseconds: Int(Defaults.gpsdResponseTimeoutMilliseconds),
+                                 logger: DiagnosticLog.logger(verbose: false), clock: globalOptions.clock, elapsed: globalOptions.elapsed)
             }
         } catch let error as GeolocateError {
             guard check else {

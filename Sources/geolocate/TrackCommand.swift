@@ -25,11 +25,14 @@ struct TrackCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("Emit after this long, with a unit: 60s-30m (5m).", valueName: "duration"),
+    @Option(name: .long, help: ArgumentHelp(
+        "Emit after this long, with a unit: \(TrackPolicy.intervalRangeText) (\(DurationText.format(TrackPolicy.defaultIntervalMilliseconds))).",
+        valueName: "duration"),
             transform: { try DurationText.milliseconds($0, bareUnit: .refused) })
     var interval: Int64?
 
-    @Option(name: .long, help: ArgumentHelp("Emit after moving this far: 200-500 (300).", valueName: "metres"))
+    @Option(name: .long, help: ArgumentHelp(
+        "Emit after moving this far: \(TrackPolicy.distanceRangeText) (\(Int(TrackPolicy.defaultDistanceMetres))).", valueName: "metres"))
     var distance: Double?
 
     @Option(name: .long, help: ArgumentHelp("Drop fixes less accurate than this.", valueName: "level"))

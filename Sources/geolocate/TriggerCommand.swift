@@ -26,7 +26,8 @@ struct TriggerCommand: AsyncParsableCommand {
             completion: .list(CollectionMode.spellings), transform: CollectionMode.init(parsing:))
     var mode: CollectionMode = .default
 
-    @Option(name: .long, help: ArgumentHelp("Query timeout, with a unit: 1500ms, 2s (max 10m).", valueName: "duration"),
+    @Option(name: .long, help: ArgumentHelp(
+        "Query timeout, with a unit: 1500ms, 2s (max \(DurationText.format(Defaults.maximumQueryTimeoutMilliseconds))).", valueName: "duration"),
             transform: DurationFlag.queryTimeout)
     var timeout: Int64?
 

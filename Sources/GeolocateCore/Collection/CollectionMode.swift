@@ -82,7 +82,8 @@ public enum DurationText {
 
     /// The longest duration accepted: 100 years, far beyond any timeout or retention, and far
     /// below where milliseconds overflow `Int64` (SPEC §8: refused, never an arithmetic trap).
-    public static let maximumMilliseconds: Int64 = 100 * 365 * 86_400_000
+    public static let maximumMilliseconds: Int64 = maximumYears * 365 * 86_400_000
+    static let maximumYears: Int64 = 100
 
     /// Milliseconds in `text`; a bare number is read in `bareUnit`.
     /// - Throws: `GeolocateError.usage` naming the accepted forms.
@@ -113,7 +114,7 @@ public enum DurationText {
         guard NumberText.isDecimal(number), let value = Double(number), value.isFinite, value >= 0, !number.hasPrefix("+"),
               (value * scale).rounded() <= Double(maximumMilliseconds) else {
             throw GeolocateError.usage(
-                "invalid duration '\(text)' (use a number with ms, s, m, h or d up to 100 years, such as 1500ms, 2s, 30m, 2h, 10d)")
+                "invalid duration '\(text)' (use a number with ms, s, m, h or d up to \(maximumYears) years, such as 1500ms, 2s, 30m, 2h, 10d)")
         }
         // Durations are whole milliseconds: 1.5ms is a unit mistaken (1.5s?), not a wish.
         guard abs(value * scale - (value * scale).rounded()) < 1e-6 else {
@@ -121,6 +122,17 @@ public enum DurationText {
             throw GeolocateError.usage("invalid duration '\(text)': a fraction of a millisecond (durations are whole milliseconds\(hint))")
         }
         return Int64((value * scale).rounded())
+    }
+
+    /// "a duration" with what `range` allows ("above 0", "of 1h or more", "from 10ms to 10m"),
+    /// then ", " or " " before examples: valid values as messages and help quote them.
+    static func describe(_ range: ClosedRange<Int64>) -> String {
+        switch (range.lowerBound, range.upperBound) {
+        case (...0, maximumMilliseconds...): return "a duration "
+        case (1, maximumMilliseconds...): return "a duration above 0, "
+        case (let lower, maximumMilliseconds...): return "a duration of \(format(lower)) or more, "
+        case (let lower, let upper): return "a duration from \(format(lower)) to \(format(upper)), "
+        }
     }
 
     /// The shortest exact spelling: `10d`, `2h`, `30m`, `90s`, `1500ms`.

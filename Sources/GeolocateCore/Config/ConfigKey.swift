@@ -133,29 +133,33 @@ public enum ConfigKey {
     ] + fields.map(\.entry)
 
     private static var anyDuration: SettingKind<Int64> {
-        .duration(0...DurationText.maximumMilliseconds, valid: "a duration such as 90s, 30m or 2h")
+        .duration(0...DurationText.maximumMilliseconds, examples: "such as 90s, 30m or 2h")
     }
 
     /// A timeout, a retention or an interval of 0 would make every request fail or every record expire.
     private static var positiveDuration: SettingKind<Int64> {
-        .duration(1...DurationText.maximumMilliseconds, valid: "a duration above 0, such as 500ms, 30s or 10d")
+        .duration(1...DurationText.maximumMilliseconds, examples: "such as 500ms, 30s or 10d")
     }
 
     /// A query timeout, as `triggerActionQueryTimeout` takes: no action can block a login for
     /// days, and one under 10 ms is a unit mistaken (`2` meant as seconds).
     private static var queryTimeoutDuration: SettingKind<Int64> {
-        .duration(Defaults.minimumTimeoutMilliseconds...Defaults.maximumQueryTimeoutMilliseconds, valid: "a duration from 10ms to 10m, such as 1500ms or 2s")
+        .duration(Defaults.minimumTimeoutMilliseconds...Defaults.maximumQueryTimeoutMilliseconds, examples: "such as 1500ms or 2s")
     }
 
     /// A network timeout: under 10 ms no request can succeed, so such a value is a unit mistaken.
     private static var timeout: SettingKind<Int64> {
-        .duration(Defaults.minimumTimeoutMilliseconds...DurationText.maximumMilliseconds, valid: "a duration of 10ms or more, such as 500ms, 10s or 1m")
+        .duration(Defaults.minimumTimeoutMilliseconds...DurationText.maximumMilliseconds, examples: "such as 500ms, 10s or 1m")
     }
+
+    /// The shortest `spool.maxRetention`: under an hour, the next track would expire what it
+    /// just collected before any flush could send it.
+    static let shortestRetentionMilliseconds: Int64 = 3_600_000
 
     /// How long the spool keeps records: under an hour, the next track would expire what it
     /// just collected before any flush could send it.
     private static var retention: SettingKind<Int64> {
-        .duration(3_600_000...DurationText.maximumMilliseconds, valid: "a duration of 1h or more, such as 12h or 10d")
+        .duration(ConfigKey.shortestRetentionMilliseconds...DurationText.maximumMilliseconds, examples: "such as 12h or 10d")
     }
 
     /// The setting `path` names, with names for its `NAME` parts.

@@ -35,9 +35,11 @@ extension SettingKind {
 }
 
 extension SettingKind where Value == Int64 {
-    /// Milliseconds within `range`, written with a unit (`1500ms`, `2s`, `30m`, `2h`, `10d`).
-    static func duration(_ range: ClosedRange<Int64>, valid: String) -> SettingKind {
-        SettingKind(valid: valid, parse: { text in
+    /// Milliseconds within `range`, written with a unit (`1500ms`, `2s`, `30m`, `2h`, `10d`);
+    /// `examples` ("such as 1500ms or 2s") end the valid values, which quote `range` itself.
+    static func duration(_ range: ClosedRange<Int64>, examples: String) -> SettingKind {
+        let valid = DurationText.describe(range) + examples
+        return SettingKind(valid: valid, parse: { text in
             let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)
             guard range.contains(milliseconds) else { throw GeolocateError.usage("invalid duration '\(text)' (use \(valid))") }
             return milliseconds
@@ -75,8 +77,7 @@ extension SettingKind where Value == Int64 {
 extension SettingKind where Value == Int64? {
     /// A duration above 0, or `off` (`nil`).
     static var durationOrOff: SettingKind {
-        let duration = SettingKind<Int64>.duration(1...DurationText.maximumMilliseconds,
-                                                   valid: "a duration above 0 such as 30m or 6h, or off")
+        let duration = SettingKind<Int64>.duration(1...DurationText.maximumMilliseconds, examples: "such as 30m or 6h, or off")
         return SettingKind(valid: duration.valid, parse: { $0 == "off" ? nil : try duration.parse($0) },
                            decode: { $0 == .string("off") ? nil : try duration.decode($0) },
                            encode: { $0.map(duration.encode) ?? .string("off") })
@@ -470,7 +471,7 @@ public struct AnySetting: Sendable {
     }
 }
 
-private extension Double {
+extension Double {
     /// Up to eight significant digits and no trailing `.0`: `0.01`, `20000000`.
     var shortText: String { String(format: "%.8g", self) }
 }

@@ -103,7 +103,7 @@ extension Zone {
                 a = b
             }
         }
-        return nearest * 6_371_008.8
+        return nearest * Geodesy.meanRadius
     }
 }
 

@@ -44,7 +44,6 @@ public final class Gazetteer: @unchecked Sendable {
     private static let headerSize = 32
     private static let placeSize = 16
     private static let regionSize = 8
-    private static let earthRadius = 6_371_008.8
 
     /// Maps the gazetteer at `path`.
     /// - Throws: `GeocodingError.gazetteerUnavailable` when it is missing or not a gazetteer file.
@@ -229,21 +228,21 @@ public final class Gazetteer: @unchecked Sendable {
         var latitudeGap = Double.infinity
         if row0 - ring > 0 { latitudeGap = query.latitude - (-90 + Double(row0 - ring) * cellDegrees) }
         if row0 + ring < rows - 1 { latitudeGap = min(latitudeGap, -90 + Double(row0 + ring + 1) * cellDegrees - query.latitude) }
-        var bound = latitudeGap * .pi / 180 * Gazetteer.earthRadius
+        var bound = latitudeGap * .pi / 180 * Geodesy.meanRadius
         var longitudeGap = Double.infinity
         if ring < (columns - 1) / 2 { longitudeGap = query.longitude - (-180 + Double(column0 - ring) * cellDegrees) }
         if ring < columns / 2 { longitudeGap = min(longitudeGap, -180 + Double(column0 + ring + 1) * cellDegrees - query.longitude) }
         if longitudeGap.isFinite {
             // The distance from the point to a meridian that far east or west.
             let radians = min(longitudeGap, 90) * .pi / 180
-            bound = min(bound, asin(min(1, query.cosine * sin(radians))) * Gazetteer.earthRadius)
+            bound = min(bound, asin(min(1, query.cosine * sin(radians))) * Geodesy.meanRadius)
         }
         return bound
     }
 
     private static func haversine(ofDistance metres: Double) -> Double {
         guard metres.isFinite else { return .infinity }
-        let half = min(metres / earthRadius, .pi) / 2
+        let half = min(metres / Geodesy.meanRadius, .pi) / 2
         return sin(half) * sin(half)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NIOSSL
+import Synchronization
 
 /// The street and house number at a point, as the HTTP geocoder tells them; both `nil` where
 /// it knows none (at sea, in a field).
@@ -145,10 +146,14 @@ public struct StreetGeocoder: Sendable {
 /// (`geocoder-cache.sqlite`), shared by every geolocate process through its transactions.
 ///
 /// A lookup reads the cell and, when it must ask, claims the throttle in one IMMEDIATE
-/// transaction, so two processes never both ask within `geocoder.minInterval`.
-public struct GeocoderCache: Sendable {
+/// transaction, so two processes never both ask within `geocoder.minInterval`. The database is
+/// opened, and its migrator run, on the first lookup only; the connection then serves every
+/// later one of the command.
+public final class GeocoderCache: Sendable {
     public let path: String
     private let stateDirectory: String
+    /// The connection, once a lookup has opened it.
+    private let database = Mutex<DatabaseQueue?>(nil)
     /// Answers older than this are asked again.
     static let maxAgeMilliseconds: Int64 = 30 * 86_400_000
     /// The cache keeps at most this many cells, dropping the oldest.
@@ -197,27 +202,11 @@ public struct GeocoderCache: Sendable {
         }
     }
 
-    /// Runs `body` in an IMMEDIATE transaction on the cache, made on first use.
+    /// Runs `body` in an IMMEDIATE transaction on the cache (GRDB's `write` on a writable
+    /// connection), made on first use.
     private func write<T>(_ body: (Database) throws -> T) throws -> T {
         do {
-            try Paths.makeDirectories(stateDirectory)
-            // Addresses are personal: the file is private, as the spool is.
-            let fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0o600)
-            if fd >= 0 { close(fd) }
-            // SQLite's blocking reads would wait on a FIFO in its place for ever.
-            if case .notRegular(let kind)? = BoundedFile.problem(path, limit: .max) {
-                throw GeolocateError.stateNotWritable(path: path, reason: "it is \(kind), not a regular file")
-            }
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(GeocoderCache.busyTimeout)
-            let database = try DatabaseQueue(path: path, configuration: configuration)
-            try GeocoderCache.migrator.migrate(database)
-            var result: T?
-            try database.inTransaction(.immediate) { db in
-                result = try body(db)
-                return .commit
-            }
-            return result!
+            return try openedDatabase().write(body)
         } catch let error as GeocodingError {
             throw error
         } catch let error as GeolocateError {
@@ -229,7 +218,29 @@ public struct GeocoderCache: Sendable {
         }
     }
 
-    private static var migrator: DatabaseMigrator {
+    /// The connection to the cache: opened, the file made and migrated, by the first call; a
+    /// call after one that failed tries again.
+    private func openedDatabase() throws -> DatabaseQueue {
+        try database.withLock { database in
+            if let database { return database }
+            try Paths.makeDirectories(stateDirectory)
+            // Addresses are personal: the file is private, as the spool is.
+            let fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0o600)
+            if fd >= 0 { close(fd) }
+            // SQLite's blocking reads would wait on a FIFO in its place for ever.
+            if case .notRegular(let kind)? = BoundedFile.problem(path, limit: .max) {
+                throw GeolocateError.stateNotWritable(path: path, reason: "it is \(kind), not a regular file")
+            }
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(GeocoderCache.busyTimeout)
+            let opened = try DatabaseQueue(path: path, configuration: configuration)
+            try GeocoderCache.migrator.migrate(opened)
+            database = opened
+            return opened
+        }
+    }
+
+    private static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("cache") { db in
             try db.execute(sql: """
@@ -239,5 +250,5 @@ public struct GeocoderCache: Sendable {
                 """)
         }
         return migrator
-    }
+    }()
 }

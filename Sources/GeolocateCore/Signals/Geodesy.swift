@@ -9,6 +9,9 @@ public enum Geodesy {
     static let b = a * (1 - f)
     /// First eccentricity squared.
     static let e2 = f * (2 - f)
+    /// The WGS-84 mean radius (2a + b) / 3 to a decimetre, metres: the sphere of every
+    /// spherical measure (the great circle, the gazetteer's bounds, distances to far zones).
+    static let meanRadius = 6_371_008.8
 
     /// The geodesic distance in metres between two points (degrees), by Vincenty's inverse
     /// formula, good to a millimetre; for nearly antipodal points, where it does not converge,
@@ -32,6 +35,7 @@ public enum Geodesy {
         }
         return vincenty(latitude1: latitude1, longitude1: longitude1, latitude2: latitude2, longitude2: longitude2)
     }
+
 
     /// Vincenty's inverse formula; the great circle where it does not converge.
     static func vincenty(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double) -> Double {
@@ -71,7 +75,17 @@ public enum Geodesy {
         let radians = Double.pi / 180
         let dLat = (latitude2 - latitude1) * radians, dLon = (longitude2 - longitude1) * radians
         let h = sin(dLat / 2) * sin(dLat / 2) + cos(latitude1 * radians) * cos(latitude2 * radians) * sin(dLon / 2) * sin(dLon / 2)
-        return 2 * 6_371_008.8 * asin(min(1, h.squareRoot()))
+        return 2 * meanRadius * asin(min(1, h.squareRoot()))
+    }
+
+    /// The great-circle distance in metres between two fixes' positions: what track's
+    /// `--distance` and stay detection measure.
+    ///
+    /// The sphere, not the ellipsoid of `distance`: it is good to 0.5 %, far finer than the
+    /// 200 m thresholds it decides, and it is what the test log generator's truth measures
+    /// (`TrackerTests`), so emissions fall on the same fixes.
+    public static func greatCircle(_ a: Fix, _ b: Fix) -> Double {
+        greatCircle(latitude1: a.latitude, longitude1: a.longitude, latitude2: b.latitude, longitude2: b.longitude)
     }
 
     /// Earth-centred, Earth-fixed coordinates (metres) of a point on the ellipsoid.

@@ -95,8 +95,7 @@ extension Spool {
     /// The endpoint's state; a new endpoint starts before the oldest record.
     public func state(of endpoint: String) throws -> EndpointState {
         try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT *, \(Spool.cursor) AS cursor FROM endpoints WHERE name = ?",
-                                             arguments: [endpoint]) else {
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: Spool.stateSQL), arguments: [endpoint]) else {
                 return EndpointState()
             }
             return EndpointState(deliveredThrough: row.lenient("cursor") ?? 0, sent: row.lenient("sent") ?? 0,
@@ -107,10 +106,12 @@ extension Spool {
         }
     }
 
+    private static let stateSQL = "SELECT *, \(cursor) AS cursor FROM endpoints WHERE name = ?"
+
     /// The `seq` of the newest record, 0 when the spool is empty: a flush delivers up to it, so
     /// records spooled while it runs wait for the next one and a busy track cannot keep it going.
     public func lastSeq() throws -> Int64 {
-        try read { try Int64.fetchOne($0, sql: "SELECT MAX(seq) FROM records") ?? 0 }
+        try read { try Int64.fetchOne($0.cachedStatement(sql: "SELECT MAX(seq) FROM records")) ?? 0 }
     }
 
     /// Up to `limit` of `endpoint`'s records after `seq` and up to `horizon`, in order.
@@ -121,28 +122,28 @@ extension Spool {
             var batch: [PendingRecord] = []
             batch.reserveCapacity(min(limit, 10_000))
             while let row = try rows.next() {
-                let wrongType: String? = row.hasNull(atIndex: 1) ? nil : row[1] as String
-                let record = SpoolColumns.record(from: row, at: 2)
-                batch.append(PendingRecord(seq: row[0], record: record,
-                                           damage: SpoolColumns.damage(of: record, wrongType: wrongType)))
+                let (record, damage) = SpoolColumns.checkedRecord(from: row, at: 1)
+                batch.append(PendingRecord(seq: row[0], record: record, damage: damage))
             }
             return batch
         }
     }
 
     private static let pendingSQL = """
-        SELECT seq, \(SpoolColumns.wrongTypeSQL), \(SpoolColumns.names) FROM records
-        WHERE seq > :after AND seq <= :horizon AND \(Spool.forEndpoint) ORDER BY seq LIMIT :limit
+        SELECT seq, \(SpoolColumns.checkedNames) FROM records
+        WHERE seq > :after AND seq <= :horizon AND \(forEndpoint) ORDER BY seq LIMIT :limit
         """
 
     /// How many records up to `horizon` wait for an endpoint.
     public func pendingCount(for endpoint: String, through horizon: Int64 = .max) throws -> Int {
         let through = try state(of: endpoint).deliveredThrough
         return try read {
-            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM records WHERE seq > :after AND seq <= :horizon AND \(Spool.forEndpoint)",
+            try Int.fetchOne($0.cachedStatement(sql: Spool.pendingCountSQL),
                              arguments: ["after": through, "horizon": horizon, "endpoint": endpoint]) ?? 0
         }
     }
+
+    private static let pendingCountSQL = "SELECT COUNT(*) FROM records WHERE seq > :after AND seq <= :horizon AND \(forEndpoint)"
 
     /// The URLs `trigger --post` spooled records for, which every flush also delivers.
     public func postDestinations() throws -> [String] {
@@ -187,15 +188,19 @@ extension Spool {
                 throw GeolocateError.usage("no dead letter with id \(missing.sorted().joined(separator: ", ")) (list them with: geolocate flush --dead-letters)")
             }
             for row in rows {
-                try db.execute(sql: """
-                    INSERT INTO records (\(SpoolColumns.names), destination, spooledAt)
-                    SELECT \(SpoolColumns.names), endpoint, ? FROM deadLetters WHERE rowid = ?
-                    """, arguments: [now, row.lenient("rowid") as Int64?])
-                try db.execute(sql: "DELETE FROM deadLetters WHERE rowid = ?", arguments: [row.lenient("rowid") as Int64?])
+                let rowid: Int64? = row.lenient("rowid")
+                try db.cachedStatement(sql: Spool.requeueSQL).execute(arguments: [now, rowid])
+                try db.cachedStatement(sql: "DELETE FROM deadLetters WHERE rowid = ?").execute(arguments: [rowid])
             }
             return rows.count
         }
     }
+
+    /// Moves the dead letter `rowid` back to the records, for the endpoint that refused it.
+    private static let requeueSQL = """
+        INSERT INTO records (\(SpoolColumns.names), destination, spooledAt)
+        SELECT \(SpoolColumns.names), endpoint, ? FROM deadLetters WHERE rowid = ?
+        """
 
     /// Records that the endpoint has everything through `seq`: `delivered` of them were accepted,
     /// `deadLetters` refused. Then deletes what every endpoint in `allEndpoints` has.
@@ -203,21 +208,26 @@ extension Spool {
                               deadLetters: [(record: PendingRecord, status: Int?, reason: String)],
                               now: Int64, allEndpoints: [String], limits: SpoolLimits = SpoolLimits()) throws {
         try write { db in
-            try db.cachedStatement(sql: """
-                INSERT INTO endpoints (name, deliveredThrough, sent, lastSuccessAt) VALUES (?, ?, ?, ?)
-                ON CONFLICT(name) DO UPDATE SET deliveredThrough = MAX(\(Spool.cursor), excluded.deliveredThrough),
-                    sent = sent + excluded.sent, lastSuccessAt = excluded.lastSuccessAt, retryAt = NULL, lastError = NULL, lastErrorKind = NULL
-                """).execute(arguments: [endpoint, seq, delivered, now])
-            // The record moves as stored, column for column.
+            try db.cachedStatement(sql: Spool.deliveredThroughSQL).execute(arguments: [endpoint, seq, delivered, now])
             for letter in deadLetters {
-                try db.execute(sql: """
-                    INSERT OR REPLACE INTO deadLetters (endpoint, seq, status, reason, at, \(SpoolColumns.names))
-                    SELECT ?, seq, ?, ?, ?, \(SpoolColumns.names) FROM records WHERE seq = ?
-                    """, arguments: [endpoint, letter.status, letter.reason, now, letter.record.seq])
+                try db.cachedStatement(sql: Spool.deadLetterSQL)
+                    .execute(arguments: [endpoint, letter.status, letter.reason, now, letter.record.seq])
             }
             try Spool.deleteDelivered(db, allEndpoints: allEndpoints, now: now, limits: limits)
         }
     }
+
+    private static let deliveredThroughSQL = """
+        INSERT INTO endpoints (name, deliveredThrough, sent, lastSuccessAt) VALUES (?, ?, ?, ?)
+        ON CONFLICT(name) DO UPDATE SET deliveredThrough = MAX(\(cursor), excluded.deliveredThrough),
+            sent = sent + excluded.sent, lastSuccessAt = excluded.lastSuccessAt, retryAt = NULL, lastError = NULL, lastErrorKind = NULL
+        """
+
+    /// Moves the record `seq` to the dead letters of an endpoint as stored, column for column.
+    private static let deadLetterSQL = """
+        INSERT OR REPLACE INTO deadLetters (endpoint, seq, status, reason, at, \(SpoolColumns.names))
+        SELECT ?, seq, ?, ?, ?, \(SpoolColumns.names) FROM records WHERE seq = ?
+        """
 
     /// Records a failed attempt: the error to report and its kind, and when to try `url` again.
     public func markFailed(endpoint: String, url: String, error: String, kind: EndpointErrorKind, retryAt: Int64?) throws {
@@ -233,21 +243,27 @@ extension Spool {
     /// Deletes the records every endpoint they are for has delivered or dead-lettered: a record
     /// for one destination when that one has it, any other when all of `allEndpoints` have it.
     private static func deleteDelivered(_ db: Database, allEndpoints: [String], now: Int64, limits: SpoolLimits) throws {
-        // Cached: a flush runs these once a batch.
-        let forTheirDestination = """
-            destination IS NOT NULL
-                AND seq <= COALESCE((SELECT \(Spool.cursor) FROM endpoints WHERE name = records.destination), 0)
-            """
-        try keepDelivered(db, matching: forTheirDestination, now: now, limits: limits)
-        try db.cachedStatement(sql: "DELETE FROM records WHERE \(forTheirDestination)").execute()
+        // A flush runs these once a batch: each is prepared once (`cachedStatement`).
+        try keepDelivered(db, keepForTheirDestinationSQL, [:], now: now, limits: limits)
+        try db.cachedStatement(sql: deleteForTheirDestinationSQL).execute()
         guard !allEndpoints.isEmpty else { return }
         var lowest = Int64.max
         for name in allEndpoints {
-            let through = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(Spool.cursor) FROM endpoints WHERE name = ?"),
-                                             arguments: [name]) ?? 0
+            let through = try Int64.fetchOne(db.cachedStatement(sql: cursorSQL), arguments: [name]) ?? 0
             lowest = min(lowest, through)
         }
-        try keepDelivered(db, matching: "destination IS NULL AND seq <= \(lowest)", now: now, limits: limits)
+        try keepDelivered(db, keepForEveryEndpointSQL, ["through": lowest], now: now, limits: limits)
         try db.cachedStatement(sql: "DELETE FROM records WHERE destination IS NULL AND seq <= ?").execute(arguments: [lowest])
     }
+
+    /// The records for one destination that it has delivered or dead-lettered.
+    private static let forTheirDestination = """
+        destination IS NOT NULL
+            AND seq <= COALESCE((SELECT \(cursor) FROM endpoints WHERE name = records.destination), 0)
+        """
+    private static let keepForTheirDestinationSQL = keepSQL(where: forTheirDestination)
+    private static let deleteForTheirDestinationSQL = "DELETE FROM records WHERE \(forTheirDestination)"
+    /// The records for every endpoint up to `:through`, the lowest of their cursors.
+    private static let keepForEveryEndpointSQL = keepSQL(where: "destination IS NULL AND seq <= :through")
+    private static let cursorSQL = "SELECT \(cursor) FROM endpoints WHERE name = ?"
 }

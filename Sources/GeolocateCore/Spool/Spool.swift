@@ -234,14 +234,17 @@ public final class Spool: Sendable {
     /// - Returns: the record's `seq`, for `remove(seq:)`.
     public func enqueue(_ entry: SpoolEntry, now: Int64, limits: SpoolLimits) throws -> Int64 {
         try write { db in
-            try db.execute(sql: Spool.insertSQL,
-                           arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination, now]))
+            try db.cachedStatement(sql: Spool.insertSQL)
+                .execute(arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination, now]))
             let seq = db.lastInsertedRowID
             _ = try Spool.expire(db, now: now, limits: limits)
             return seq
         }
     }
 
+    // The SQL of each statement is made once, from the column table, and each statement is
+    // prepared once per connection (`cachedStatement`); values are always bound, never written
+    // into the text.
     private static let insertSQL =
         "INSERT INTO records (\(SpoolColumns.names), destination, spooledAt) VALUES (\(SpoolColumns.placeholders), ?, ?)"
 
@@ -249,19 +252,29 @@ public final class Spool: Sendable {
     /// `limits.keepDeliveredMilliseconds`.
     public func remove(seq: Int64, now: Int64, limits: SpoolLimits) throws {
         try write { db in
-            try Spool.keepDelivered(db, matching: "seq = \(seq)", now: now, limits: limits)
-            try db.execute(sql: "DELETE FROM records WHERE seq = ?", arguments: [seq])
+            try Spool.keepDelivered(db, Spool.keepOneSQL, ["seq": seq], now: now, limits: limits)
+            try db.cachedStatement(sql: "DELETE FROM records WHERE seq = ?").execute(arguments: [seq])
         }
     }
 
-    /// Copies the records `condition` selects into `delivered` when delivered records are
-    /// kept, and drops kept ones past `spool.keepDelivered`.
-    static func keepDelivered(_ db: Database, matching condition: String, now: Int64, limits: SpoolLimits) throws {
+    /// The statement that copies the records of `records` that `condition` selects into
+    /// `delivered`, delivered at `:deliveredAt`.
+    static func keepSQL(where condition: String) -> String {
+        """
+        INSERT OR IGNORE INTO delivered (seq, deliveredAt, \(SpoolColumns.names))
+        SELECT seq, :deliveredAt, \(SpoolColumns.names) FROM records WHERE \(condition)
+        """
+    }
+
+    /// Keeps the record `:seq`.
+    private static let keepOneSQL = keepSQL(where: "seq = :seq")
+
+    /// Runs `keepSQL` (one of the `keepSQL(where:)` statements, with its `arguments`) when
+    /// delivered records are kept, and drops kept ones past `spool.keepDelivered`.
+    static func keepDelivered(_ db: Database, _ keepSQL: String, _ arguments: StatementArguments, now: Int64,
+                              limits: SpoolLimits) throws {
         if limits.keepDeliveredMilliseconds > 0 {
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO delivered (seq, deliveredAt, \(SpoolColumns.names))
-                SELECT seq, ?, \(SpoolColumns.names) FROM records WHERE \(condition)
-                """, arguments: [now])
+            try db.cachedStatement(sql: keepSQL).execute(arguments: arguments + ["deliveredAt": now])
         }
         try db.cachedStatement(sql: "DELETE FROM delivered WHERE deliveredAt < ?").execute(arguments: [now - limits.keepDeliveredMilliseconds])
     }
@@ -274,18 +287,26 @@ public final class Spool: Sendable {
     public func forEachExportable(since: Int64?, until: Int64?, eventsFirst: Bool = false, _ body: (Record) throws -> Void) throws {
         // Not read again when a read-only read saw the file change: the records are already out.
         try readOnce { db in
-            let window = since == nil && until == nil ? "" : "WHERE fixTimestamp BETWEEN :since AND :until"
-            let order = eventsFirst ? "action = :track, fixTimestamp, seq" : "seq"
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT \(SpoolColumns.wrongTypeSQL), \(SpoolColumns.names) FROM
-                    (SELECT seq, \(SpoolColumns.names) FROM records UNION ALL SELECT seq, \(SpoolColumns.names) FROM delivered)
-                \(window) ORDER BY \(order)
-                """, arguments: ["since": since ?? .min, "until": until ?? .max, "track": Record.trackAction])
+            let windowed = since != nil || until != nil
+            let rows = try Row.fetchCursor(db, sql: Spool.exportSQL[(windowed ? 2 : 0) + (eventsFirst ? 1 : 0)],
+                                           arguments: ["since": since ?? .min, "until": until ?? .max, "track": Record.trackAction])
             while let row = try rows.next() {
-                let wrongType: String? = row.hasNull(atIndex: 0) ? nil : row[0] as String
-                let record = SpoolColumns.record(from: row, at: 1)
-                if SpoolColumns.damage(of: record, wrongType: wrongType) == nil { try body(record) }
+                let (record, damage) = SpoolColumns.checkedRecord(from: row, at: 0)
+                if damage == nil { try body(record) }
             }
+        }
+    }
+
+    /// Export's query of every record, pending or kept, at `(windowed ? 2 : 0) + (eventsFirst
+    /// ? 1 : 0)`: all records or those of `:since` to `:until`, in spool order or events first.
+    private static let exportSQL = [false, true].flatMap { windowed in
+        [false, true].map { eventsFirst in
+            """
+            SELECT \(SpoolColumns.checkedNames) FROM
+                (SELECT seq, \(SpoolColumns.names) FROM records UNION ALL SELECT seq, \(SpoolColumns.names) FROM delivered)
+            \(windowed ? "WHERE fixTimestamp BETWEEN :since AND :until" : "")
+            ORDER BY \(eventsFirst ? "action = :track, fixTimestamp, seq" : "seq")
+            """
         }
     }
 
@@ -302,8 +323,8 @@ public final class Spool: Sendable {
         // The span of seq bounds the count from above and costs two index lookups; the exact
         // count, a scan, is needed only when the span is over the limit.
         // (Two queries: SQLite answers a lone MIN or MAX from the index, not both in one.)
-        let first = try Int.fetchOne(db, sql: "SELECT MIN(seq) FROM records")
-        let last = try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM records")
+        let first = try Int.fetchOne(db.cachedStatement(sql: "SELECT MIN(seq) FROM records"))
+        let last = try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(seq) FROM records"))
         let span = first.flatMap { first in last.map { $0 - first + 1 } } ?? 0
         let count = span > limits.maxRecords ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM records") ?? 0 : span
         if count > limits.maxRecords {
@@ -337,12 +358,14 @@ public final class Spool: Sendable {
     /// The spooled records, oldest first.
     public func records() throws -> [Record] {
         try read { db in
-            let rows = try Row.fetchCursor(db, sql: "SELECT \(SpoolColumns.names) FROM records ORDER BY seq")
+            let rows = try Row.fetchCursor(db, sql: Spool.recordsSQL)
             var records: [Record] = []
             while let row = try rows.next() { records.append(SpoolColumns.record(from: row, at: 0)) }
             return records
         }
     }
+
+    private static let recordsSQL = "SELECT \(SpoolColumns.names) FROM records ORDER BY seq"
 
     /// Whether SQLite's own check finds the database file sound.
     public func isIntact() throws -> Bool {
@@ -445,21 +468,31 @@ public final class SpoolWriter {
 
     /// - Parameter open: opens the spool; called at once, and again after it was found locked.
     /// - Throws: what `open` throws, other than `.spoolLocked`.
-    public init(limits: SpoolLimits, window: Duration = .milliseconds(200), elapsed: MonotonicClock = SystemMonotonicClock(),
-                logger: Logger? = nil, open: @escaping () throws -> Spool) throws {
+    public convenience init(limits: SpoolLimits, window: Duration = SpoolWriter.defaultWindow,
+                            elapsed: MonotonicClock = SystemMonotonicClock(), logger: Logger? = nil,
+                            open: @escaping () throws -> Spool) throws {
+        self.init(spool: nil, limits: limits, window: window, elapsed: elapsed, logger: logger, open: open)
+        do { spool = try open() } catch GeolocateError.spoolLocked(let path) { noteLocked(path) }
+    }
+
+    /// A writer to `spool`, already open.
+    public convenience init(spool: Spool, limits: SpoolLimits, window: Duration = SpoolWriter.defaultWindow,
+                            elapsed: MonotonicClock = SystemMonotonicClock()) {
+        self.init(spool: spool, limits: limits, window: window, elapsed: elapsed, logger: nil, open: { spool })
+    }
+
+    private init(spool: Spool?, limits: SpoolLimits, window: Duration, elapsed: MonotonicClock, logger: Logger?,
+                 open: @escaping () throws -> Spool) {
+        self.spool = spool
         self.limits = limits
         self.window = window
         self.elapsed = elapsed
         self.logger = logger
         self.open = open
-        do { spool = try open() } catch GeolocateError.spoolLocked(let path) { noteLocked(path) }
     }
 
-    public convenience init(spool: Spool, limits: SpoolLimits, window: Duration = .milliseconds(200),
-                            elapsed: MonotonicClock = SystemMonotonicClock()) {
-        // An open spool cannot fail to open.
-        try! self.init(limits: limits, window: window, elapsed: elapsed, open: { spool })
-    }
+    /// How long records wait to be committed together: a SIGKILL loses at most this much.
+    public static let defaultWindow = Duration.milliseconds(200)
 
     /// The most records kept in memory before a commit, whatever the window: a fast replay
     /// makes tens of thousands a window, and holding them all was a third of track's memory.

@@ -6,7 +6,7 @@ import GRDB
 /// The `records`, `deadLetters` and `delivered` tables all carry these columns, so a record
 /// moves between them in SQL, never through Swift or text. A location field the record's `attributes`
 /// withhold is stored `NULL`: the spool keeps nothing the privacy settings kept out.
-enum SpoolColumns {
+package enum SpoolColumns {
     /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
     /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
     /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
@@ -14,33 +14,58 @@ enum SpoolColumns {
     /// endpoint's last error kind, 9 the login hook's subject.
     static let schemaVersion = 9
 
-    /// Each column and its SQL type, in the order of `arguments(for:)` and `record(from:at:)`.
-    static let definitions: [(name: String, type: String)] = [
-        ("id", "TEXT NOT NULL"), ("recordedAt", "INTEGER NOT NULL"),
-        ("action", "TEXT NOT NULL DEFAULT ''"), ("triggeredAt", "INTEGER NOT NULL DEFAULT 0"),
-        ("requestedMode", "TEXT NOT NULL DEFAULT ''"), ("collectionMode", "TEXT NOT NULL DEFAULT ''"),
-        ("fixTimestamp", "INTEGER"), ("latitude", "REAL"), ("longitude", "REAL"), ("fixMode", "TEXT"),
-        ("altitudeHAE", "REAL"), ("altitudeMSL", "REAL"), ("speed", "REAL"), ("course", "REAL"),
-        ("horizontalAccuracy", "REAL"), ("verticalAccuracy", "REAL"), ("provider", "TEXT"),
-        ("permissions", "TEXT"), ("attributes", "INTEGER"),
-        ("origin", "TEXT"), ("fallbackReason", "TEXT"), ("errorCode", "INTEGER NOT NULL DEFAULT 0"),
-        ("context", "TEXT"), ("deviceId", "TEXT"), ("deviceModel", "TEXT"), ("osVersion", "TEXT"),
-        ("countryCode", "TEXT"), ("district", "TEXT"), ("city", "TEXT"), ("street", "TEXT"), ("streetNumber", "TEXT"),
+    /// One column of a record, in the order of `definitions`, of every SELECT of a record and of
+    /// the values `arguments(for:)` binds: a read names its column, never a position by hand.
+    ///
+    /// Each case's name is its column's. A column is added at the end, with the schema version
+    /// that adds it (`addMissingColumns`); `arguments(for:)` and `record(from:at:)` switch over
+    /// every case, so the compiler asks for its value and the spool test for its round trip.
+    package enum Column: Int, CaseIterable, Sendable {
+        case id, recordedAt, action, triggeredAt, requestedMode, collectionMode
+        case fixTimestamp, latitude, longitude, fixMode, altitudeHAE, altitudeMSL, speed, course
+        case horizontalAccuracy, verticalAccuracy, provider, permissions, attributes
+        case origin, fallbackReason, errorCode, context, deviceId, deviceModel, osVersion
+        case countryCode, district, city, street, streetNumber
         // Schema version 3: signals. `signalFlags` is NULL for a record without them.
-        ("signalFlags", "INTEGER"), ("previousTimestamp", "INTEGER"), ("previousDistance", "REAL"), ("previousCountry", "TEXT"),
-        ("impliedSpeed", "REAL"), ("clockSkewMs", "INTEGER"), ("satellitesUsed", "INTEGER"), ("satellitesMeasured", "INTEGER"),
-        ("cn0Mean", "REAL"), ("cn0StdDev", "REAL"), ("signalReasons", "TEXT"),
+        case signalFlags, previousTimestamp, previousDistance, previousCountry, impliedSpeed, clockSkewMs
+        case satellitesUsed, satellitesMeasured, cn0Mean, cn0StdDev, signalReasons
         // Schema version 4: the policy decision. `policyDecision` is NULL for a record without one.
-        ("policyDecision", "TEXT"), ("policyZone", "TEXT"), ("policyRule", "TEXT"), ("policyCountry", "TEXT"),
-        ("policyBoundaryDistance", "REAL"),
+        case policyDecision, policyZone, policyRule, policyCountry, policyBoundaryDistance
         // Schema version 5: the device context.
-        ("isCharging", "INTEGER"), ("wifiSsid", "TEXT"), ("wifiBssid", "TEXT"), ("carrierName", "TEXT"),
+        case isCharging, wifiSsid, wifiBssid, carrierName
         // Schema version 9: the login hook's subject.
-        ("subjectUser", "TEXT"), ("subjectService", "TEXT"), ("subjectRemoteHost", "TEXT"), ("subjectTty", "TEXT"),
-    ]
+        case subjectUser, subjectService, subjectRemoteHost, subjectTty
+
+        /// The column's SQL type, as `CREATE TABLE` and `ALTER TABLE … ADD COLUMN` give it.
+        var sqlType: String {
+            switch self {
+            case .id: "TEXT NOT NULL"
+            case .recordedAt: "INTEGER NOT NULL"
+            case .action, .requestedMode, .collectionMode: "TEXT NOT NULL DEFAULT ''"
+            case .triggeredAt, .errorCode: "INTEGER NOT NULL DEFAULT 0"
+            case .fixTimestamp, .attributes, .signalFlags, .previousTimestamp, .clockSkewMs, .satellitesUsed,
+                 .satellitesMeasured, .isCharging:
+                "INTEGER"
+            case .latitude, .longitude, .altitudeHAE, .altitudeMSL, .speed, .course, .horizontalAccuracy,
+                 .verticalAccuracy, .previousDistance, .impliedSpeed, .cn0Mean, .cn0StdDev, .policyBoundaryDistance:
+                "REAL"
+            case .fixMode, .provider, .permissions, .origin, .fallbackReason, .context, .deviceId, .deviceModel,
+                 .osVersion, .countryCode, .district, .city, .street, .streetNumber, .previousCountry,
+                 .signalReasons, .policyDecision, .policyZone, .policyRule, .policyCountry, .wifiSsid, .wifiBssid,
+                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty:
+                "TEXT"
+            }
+        }
+    }
+
+    /// Every column, in table order: `Column.allCases` made once, not on each record.
+    static let columns = Column.allCases
+
+    /// Each column's name and SQL type, in table order.
+    package static let definitions: [(name: String, type: String)] = columns.map { ("\($0)", $0.sqlType) }
 
     /// `id, recordedAt, action, …`: the column list for `INSERT` and `SELECT`.
-    static let names = definitions.map(\.name).joined(separator: ", ")
+    package static let names = definitions.map(\.name).joined(separator: ", ")
 
     /// An SQL expression naming the first column whose value is not of its type (text or a
     /// BLOB in a number, an id that is not text), else `NULL`: SQLite keeps whatever another
@@ -54,6 +79,18 @@ enum SpoolColumns {
         return "CASE WHEN typeof(id) <> 'text' THEN 'id' " + numbers.joined(separator: " ") + " END"
     }()
 
+    /// `wrongTypeSQL, id, recordedAt, …`: a record's columns after the name of its first
+    /// column of the wrong type, as `checkedRecord(from:at:)` reads them.
+    static let checkedNames = "\(wrongTypeSQL), \(names)"
+
+    /// The record of `row` selected by `checkedNames` from `start` on, and why it cannot be
+    /// sent as it is (`damage(of:wrongType:)`), or `nil`.
+    static func checkedRecord(from row: Row, at start: Int) -> (record: Record, damage: String?) {
+        let wrongType: String? = row.hasNull(atIndex: start) ? nil : row[start] as String
+        let record = record(from: row, at: start + 1)
+        return (record, damage(of: record, wrongType: wrongType))
+    }
+
     /// Why `record`, read from the spool, cannot be sent as it is, or `nil`: a column of the
     /// wrong type (`wrongType`), no id, or a position or time no fix can have.
     static func damage(of record: Record, wrongType: String?) -> String? {
@@ -64,6 +101,7 @@ enum SpoolColumns {
         if !(FixLimits.earliestTimestamp...TimeText.latestMilliseconds).contains(fix.timestamp) { return "its time is out of range" }
         return nil
     }
+
     /// `?, ?, …`, one per column.
     static let placeholders = Array(repeating: "?", count: definitions.count).joined(separator: ", ")
 
@@ -72,38 +110,73 @@ enum SpoolColumns {
         let allowed = record.attributes
         let fix = record.fix
         let address = record.address
+        let signals = record.signals
+        let satellites = signals?.satellites
+        let policy = record.policy
+        let device = record.device
+        let subject = record.subject
         func shown<T>(_ attribute: LocationAttributes, _ value: T?) -> T? { allowed.contains(attribute) ? value : nil }
-        return [
-            record.id, fix?.timestamp ?? record.triggeredAt,
-            record.action, record.triggeredAt, record.requestedMode, record.collectionMode,
-            fix?.timestamp, shown(.latitude, fix?.latitude), shown(.longitude, fix?.longitude),
-            shown(.fixMode, fix?.mode.rawValue),
-            shown(.altitude, fix?.altitudeHAE), shown(.altitude, fix?.altitudeMSL), shown(.speed, fix?.speed),
-            shown(.course, fix?.course), shown(.accuracy, fix?.horizontalAccuracy),
-            shown(.verticalAccuracy, fix?.verticalAccuracy), shown(.provider, fix?.provider.rawValue),
-            shown(.permissions, record.permissions.map(\.rawValue).joined(separator: ",")), Int64(allowed.rawValue),
-            record.origin?.rawValue, record.fallbackReason?.rawValue, Int64(record.errorCode.rawValue),
-            record.context?.rawValue, record.device?.id, record.device?.model, record.device?.osVersion,
-            shown(.countryCode, address?.countryCode), shown(.district, address?.district), shown(.city, address?.city),
-            shown(.street, address?.street), shown(.streetNumber, address?.streetNumber),
-        ] + signalArguments(record.signals) + [
-            record.policy?.decision.rawValue, record.policy?.zone, record.policy?.rule.rawValue, record.policy?.country,
-            record.policy?.boundaryDistance,
-            record.device?.context.isCharging.map { $0 ? Int64(1) : 0 }, record.device?.context.wifiSsid,
-            record.device?.context.wifiBssid, record.device?.context.carrierName,
-            record.subject?.user, record.subject?.service, record.subject?.remoteHost, record.subject?.tty,
-        ]
-    }
-
-    /// The signals' columns; withheld figures were removed by `OutputPolicy` before.
-    private static func signalArguments(_ signals: Signals?) -> [(any DatabaseValueConvertible)?] {
-        guard let signals else { return Array(repeating: nil, count: 11) }
-        let satellites = signals.satellites
-        return [
-            signals.flags, signals.previous?.recordTimestamp, signals.previous?.distance, signals.previous?.countryCode,
-            signals.impliedSpeed, signals.clockSkewMilliseconds, satellites?.used.map { Int64($0) }, satellites.map { Int64($0.measured) },
-            satellites?.cn0Mean, satellites?.cn0StdDev, signals.reasons.joined(separator: "\n"),
-        ]
+        // Withheld signal figures were removed by `OutputPolicy` before.
+        func value(_ column: Column) -> (any DatabaseValueConvertible)? {
+            switch column {
+            case .id: record.id
+            case .recordedAt: fix?.timestamp ?? record.triggeredAt
+            case .action: record.action
+            case .triggeredAt: record.triggeredAt
+            case .requestedMode: record.requestedMode
+            case .collectionMode: record.collectionMode
+            case .fixTimestamp: fix?.timestamp
+            case .latitude: shown(.latitude, fix?.latitude)
+            case .longitude: shown(.longitude, fix?.longitude)
+            case .fixMode: shown(.fixMode, fix?.mode.rawValue)
+            case .altitudeHAE: shown(.altitude, fix?.altitudeHAE)
+            case .altitudeMSL: shown(.altitude, fix?.altitudeMSL)
+            case .speed: shown(.speed, fix?.speed)
+            case .course: shown(.course, fix?.course)
+            case .horizontalAccuracy: shown(.accuracy, fix?.horizontalAccuracy)
+            case .verticalAccuracy: shown(.verticalAccuracy, fix?.verticalAccuracy)
+            case .provider: shown(.provider, fix?.provider.rawValue)
+            case .permissions: shown(.permissions, record.permissions.map(\.rawValue).joined(separator: ","))
+            case .attributes: Int64(allowed.rawValue)
+            case .origin: record.origin?.rawValue
+            case .fallbackReason: record.fallbackReason?.rawValue
+            case .errorCode: Int64(record.errorCode.rawValue)
+            case .context: record.context?.rawValue
+            case .deviceId: device?.id
+            case .deviceModel: device?.model
+            case .osVersion: device?.osVersion
+            case .countryCode: shown(.countryCode, address?.countryCode)
+            case .district: shown(.district, address?.district)
+            case .city: shown(.city, address?.city)
+            case .street: shown(.street, address?.street)
+            case .streetNumber: shown(.streetNumber, address?.streetNumber)
+            case .signalFlags: signals?.flags
+            case .previousTimestamp: signals?.previous?.recordTimestamp
+            case .previousDistance: signals?.previous?.distance
+            case .previousCountry: signals?.previous?.countryCode
+            case .impliedSpeed: signals?.impliedSpeed
+            case .clockSkewMs: signals?.clockSkewMilliseconds
+            case .satellitesUsed: satellites?.used.map { Int64($0) }
+            case .satellitesMeasured: satellites.map { Int64($0.measured) }
+            case .cn0Mean: satellites?.cn0Mean
+            case .cn0StdDev: satellites?.cn0StdDev
+            case .signalReasons: signals?.reasons.joined(separator: "\n")
+            case .policyDecision: policy?.decision.rawValue
+            case .policyZone: policy?.zone
+            case .policyRule: policy?.rule.rawValue
+            case .policyCountry: policy?.country
+            case .policyBoundaryDistance: policy?.boundaryDistance
+            case .isCharging: device?.context.isCharging.map { $0 ? Int64(1) : 0 }
+            case .wifiSsid: device?.context.wifiSsid
+            case .wifiBssid: device?.context.wifiBssid
+            case .carrierName: device?.context.carrierName
+            case .subjectUser: subject?.user
+            case .subjectService: subject?.service
+            case .subjectRemoteHost: subject?.remoteHost
+            case .subjectTty: subject?.tty
+            }
+        }
+        return columns.map(value)
     }
 
     /// The record stored in `row` from column `start` on (in the order of `definitions`).
@@ -116,52 +189,68 @@ enum SpoolColumns {
         // Typed reads straight from the statement: GRDB's generic decoding costs more than the
         // rest of reading a batch. SQLite converts a value of another type (which only another
         // program could have written) as CAST would.
-        func text(_ offset: Int) -> String? { row.hasNull(atIndex: start + offset) ? nil : row[start + offset] as String }
-        func real(_ offset: Int) -> Double? { row.hasNull(atIndex: start + offset) ? nil : row[start + offset] as Double }
-        func integer(_ offset: Int) -> Int64? { row.hasNull(atIndex: start + offset) ? nil : row[start + offset] as Int64 }
-        let attributes = integer(18).map { LocationAttributes(rawValue: UInt32(truncatingIfNeeded: $0)) } ?? .all
+        func text(_ column: Column) -> String? {
+            let index = start + column.rawValue
+            return row.hasNull(atIndex: index) ? nil : row[index] as String
+        }
+        func real(_ column: Column) -> Double? {
+            let index = start + column.rawValue
+            return row.hasNull(atIndex: index) ? nil : row[index] as Double
+        }
+        func integer(_ column: Column) -> Int64? {
+            let index = start + column.rawValue
+            return row.hasNull(atIndex: index) ? nil : row[index] as Int64
+        }
+        let attributes = integer(.attributes).map { LocationAttributes(rawValue: UInt32(truncatingIfNeeded: $0)) } ?? .all
         // Figures out of range (speed, course, accuracy, altitude) read as unknown, as a live
         // fix's would; the position and time are checked by `damage(of:wrongType:)`.
-        let fix = integer(6).map { timestamp in
-            Fix(timestamp: timestamp, latitude: real(7) ?? 0, longitude: real(8) ?? 0,
-                mode: text(9).flatMap(Fix.Mode.init(rawValue:)) ?? .twoD,
-                altitudeHAE: FixLimits.altitude(real(10)), altitudeMSL: FixLimits.altitude(real(11)),
-                speed: FixLimits.speed(real(12)), course: FixLimits.course(real(13)),
-                horizontalAccuracy: FixLimits.errorFigure(real(14)), verticalAccuracy: FixLimits.errorFigure(real(15)),
-                provider: text(16).flatMap(Fix.Provider.init(rawValue:)) ?? .gpsd)
+        let fix = integer(.fixTimestamp).map { timestamp in
+            Fix(timestamp: timestamp, latitude: real(.latitude) ?? 0, longitude: real(.longitude) ?? 0,
+                mode: text(.fixMode).flatMap(Fix.Mode.init(rawValue:)) ?? .twoD,
+                altitudeHAE: FixLimits.altitude(real(.altitudeHAE)), altitudeMSL: FixLimits.altitude(real(.altitudeMSL)),
+                speed: FixLimits.speed(real(.speed)), course: FixLimits.course(real(.course)),
+                horizontalAccuracy: FixLimits.errorFigure(real(.horizontalAccuracy)),
+                verticalAccuracy: FixLimits.errorFigure(real(.verticalAccuracy)),
+                provider: text(.provider).flatMap(Fix.Provider.init(rawValue:)) ?? .gpsd)
         }
-        var device = DeviceInfo(id: text(23), model: text(24), osVersion: text(25))
-        device.context = DeviceContext(isCharging: integer(47).map { $0 != 0 }, wifiSsid: text(48), wifiBssid: text(49), carrierName: text(50))
+        var device = DeviceInfo(id: text(.deviceId), model: text(.deviceModel), osVersion: text(.osVersion))
+        device.context = DeviceContext(isCharging: integer(.isCharging).map { $0 != 0 }, wifiSsid: text(.wifiSsid),
+                                       wifiBssid: text(.wifiBssid), carrierName: text(.carrierName))
         var record = Record(
-            id: text(0) ?? "", action: text(2) ?? "", triggeredAt: integer(3) ?? 0,
-            requestedMode: text(4) ?? "", collectionMode: text(5) ?? "", fix: fix,
-            permissions: (text(17) ?? "").split(separator: ",").compactMap { Permission(rawValue: String($0)) },
-            origin: text(19).flatMap(LocationOrigin.init(rawValue:)),
-            fallbackReason: text(20).flatMap(FallbackReason.init(rawValue:)),
-            errorCode: integer(21).flatMap { LocationErrorCode(rawValue: Int($0)) } ?? LocationErrorCode.none,
-            context: text(22).flatMap(LocationContext.init(rawValue:)),
+            id: text(.id) ?? "", action: text(.action) ?? "", triggeredAt: integer(.triggeredAt) ?? 0,
+            requestedMode: text(.requestedMode) ?? "", collectionMode: text(.collectionMode) ?? "", fix: fix,
+            permissions: (text(.permissions) ?? "").split(separator: ",").compactMap { Permission(rawValue: String($0)) },
+            origin: text(.origin).flatMap(LocationOrigin.init(rawValue:)),
+            fallbackReason: text(.fallbackReason).flatMap(FallbackReason.init(rawValue:)),
+            errorCode: integer(.errorCode).flatMap { LocationErrorCode(rawValue: Int($0)) } ?? LocationErrorCode.none,
+            context: text(.context).flatMap(LocationContext.init(rawValue:)),
             device: device == DeviceInfo(id: nil, model: nil, osVersion: nil) ? nil : device)
-        let address = Address(countryCode: text(26), district: text(27), city: text(28), street: text(29), streetNumber: text(30))
+        let address = Address(countryCode: text(.countryCode), district: text(.district), city: text(.city),
+                              street: text(.street), streetNumber: text(.streetNumber))
         record.address = fix == nil || address == Address() ? nil : address
         record.attributes = attributes
-        if fix != nil, let flags = integer(31) {
+        if fix != nil, let flags = integer(.signalFlags) {
             var signals = Signals()
             signals.setFlags(flags)
-            signals.previous = integer(32).map { Signals.Previous(recordTimestamp: $0, distance: real(33), countryCode: text(34)) }
-            signals.impliedSpeed = real(35)
-            signals.clockSkewMilliseconds = integer(36)
-            signals.satellites = integer(38).map { measured in
-                SatelliteSummary(used: integer(37).map { Int(clamping: $0) }, measured: Int(clamping: measured),
-                                 cn0Mean: real(39), cn0StdDev: real(40))
+            signals.previous = integer(.previousTimestamp).map {
+                Signals.Previous(recordTimestamp: $0, distance: real(.previousDistance), countryCode: text(.previousCountry))
             }
-            signals.reasons = (text(41) ?? "").split(separator: "\n").map(String.init)
+            signals.impliedSpeed = real(.impliedSpeed)
+            signals.clockSkewMilliseconds = integer(.clockSkewMs)
+            signals.satellites = integer(.satellitesMeasured).map { measured in
+                SatelliteSummary(used: integer(.satellitesUsed).map { Int(clamping: $0) }, measured: Int(clamping: measured),
+                                 cn0Mean: real(.cn0Mean), cn0StdDev: real(.cn0StdDev))
+            }
+            signals.reasons = (text(.signalReasons) ?? "").split(separator: "\n").map(String.init)
             record.signals = signals
         }
-        if let decision = text(42).flatMap(PolicyResult.Decision.init(rawValue:)),
-           let rule = text(44).flatMap(PolicyResult.Rule.init(rawValue:)) {
-            record.policy = PolicyResult(decision: decision, zone: text(43), rule: rule, country: text(45), boundaryDistance: real(46))
+        if let decision = text(.policyDecision).flatMap(PolicyResult.Decision.init(rawValue:)),
+           let rule = text(.policyRule).flatMap(PolicyResult.Rule.init(rawValue:)) {
+            record.policy = PolicyResult(decision: decision, zone: text(.policyZone), rule: rule,
+                                         country: text(.policyCountry), boundaryDistance: real(.policyBoundaryDistance))
         }
-        let subject = Subject(user: text(51), service: text(52), remoteHost: text(53), tty: text(54))
+        let subject = Subject(user: text(.subjectUser), service: text(.subjectService), remoteHost: text(.subjectRemoteHost),
+                              tty: text(.subjectTty))
         record.subject = subject == Subject() ? nil : subject
         return record
     }

@@ -12,32 +12,56 @@ import Glibc
 public final class FileLock {
     private let fd: Int32
 
-    /// Waits for the lock on `path`, creating the file (and its directory) if needed.
-    /// - Throws: `GeolocateError.stateNotWritable` when the file cannot be opened.
+    /// Waits for the lock on `path`, creating the file (and its directory) if needed, and
+    /// returns with it held.
+    /// - Throws: `GeolocateError.stateNotWritable` when the file cannot be opened or locked
+    ///   (`ENOLCK` on a file system without locks, say), never returning without the lock.
     public convenience init(path: String) throws {
-        // Waiting, it returns only with the lock.
-        try self.init(path: path, wait: true)!
+        let fd = try FileLock.openFile(path)
+        while flock(fd, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            throw FileLock.failure(fd, path: path)
+        }
+        self.init(holding: fd)
     }
 
     /// The lock on `path` if no other process holds it, else `nil`.
-    /// - Throws: `GeolocateError.stateNotWritable` when the file cannot be opened.
+    /// - Throws: `GeolocateError.stateNotWritable` when the file cannot be opened or locked
+    ///   for another reason than another process holding it.
     public static func ifFree(path: String) throws -> FileLock? {
-        try FileLock(path: path, wait: false)
+        let fd = try FileLock.openFile(path)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            if errno == EWOULDBLOCK {
+                close(fd)
+                return nil
+            }
+            throw FileLock.failure(fd, path: path)
+        }
+        return FileLock(holding: fd)
     }
 
-    private init?(path: String, wait: Bool) throws {
+    private init(holding fd: Int32) {
+        self.fd = fd
+    }
+
+    /// Opens (creating) the lock file `path` in a directory made if needed, owned as the directory is.
+    private static func openFile(_ path: String) throws -> Int32 {
         let directory = (path as NSString).deletingLastPathComponent
         try? Paths.makeDirectories(directory)
-        fd = open(path, O_RDWR | O_CREAT, 0o600)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.posix(errno))
         }
         Paths.adoptDirectoryOwner(fd, in: directory)
-        while flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            close(fd)
-            return nil
-        }
+        return fd
+    }
+
+    /// Closes `fd` after `flock` failed with `errno`, and says why the lock cannot be had.
+    private static func failure(_ fd: Int32, path: String) -> GeolocateError {
+        let code = errno
+        close(fd)
+        return GeolocateError.stateNotWritable(path: path, reason: "it cannot be locked (\(ErrorText.posix(code)))")
     }
 
     deinit { close(fd) }

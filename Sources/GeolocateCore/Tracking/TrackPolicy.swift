@@ -26,31 +26,25 @@ public struct TrackPolicy: Sendable, Equatable {
 
     public init() {}
 
+    /// `1m-30m`: `intervalRange` as help and warnings write it.
+    public static let intervalRangeText =
+        "\(DurationText.format(intervalRange.lowerBound))-\(DurationText.format(intervalRange.upperBound))"
+    /// `200-500`: `distanceRange` in metres, as help and warnings write it.
+    public static let distanceRangeText = "\(distanceRange.lowerBound.shortText)-\(distanceRange.upperBound.shortText)"
+
     /// `interval` if GeoManager allows it, else the default and the warning to print.
     public static func checkedInterval(_ milliseconds: Int64) -> (value: Int64, warning: String?) {
         if intervalRange.contains(milliseconds) { return (milliseconds, nil) }
-        return (defaultIntervalMilliseconds,
-                "--interval \(DurationText.format(milliseconds)) is outside 60s-1800s; using the default 300s")
+        return (defaultIntervalMilliseconds, "--interval \(DurationText.format(milliseconds)) is outside \(intervalRangeText); "
+                    + "using the default \(DurationText.format(defaultIntervalMilliseconds))")
     }
 
     /// `distance` if GeoManager allows it, else the default and the warning to print.
     public static func checkedDistance(_ metres: Double) -> (value: Double, warning: String?) {
         if distanceRange.contains(metres) { return (metres, nil) }
-        return (defaultDistanceMetres,
-                "--distance \(String(format: "%.6g", metres)) is outside 200-500 m; using the default 300 m")
+        return (defaultDistanceMetres, "--distance \(String(format: "%.6g", metres)) is outside \(distanceRangeText) m; "
+                    + "using the default \(defaultDistanceMetres.shortText) m")
     }
-}
-
-/// How far apart two fixes are, in metres: the haversine distance on a sphere of the
-/// WGS-84 mean radius (good to 0.5 %, far finer than the 200 m thresholds it decides).
-public func distanceMetres(_ a: Fix, _ b: Fix) -> Double {
-    let radius = 6_371_008.8
-    let toRadians = Double.pi / 180
-    let dLat = (b.latitude - a.latitude) * toRadians
-    let dLon = (b.longitude - a.longitude) * toRadians
-    let h = sin(dLat / 2) * sin(dLat / 2)
-        + cos(a.latitude * toRadians) * cos(b.latitude * toRadians) * sin(dLon / 2) * sin(dLon / 2)
-    return 2 * radius * asin(min(1, h.squareRoot()))
 }
 
 /// `--accuracy`: the worst 68 % radius a fix may have to be collected (iOS's desired accuracy levels).
@@ -154,7 +148,7 @@ public struct VisitDetector: Sendable {
             self.anchor = fix
             return nil
         }
-        let away = distanceMetres(anchor, fix) > settings.radiusMetres
+        let away = Geodesy.greatCircle(anchor, fix) > settings.radiusMetres
         if inVisit {
             guard away else { return nil }
             inVisit = false
@@ -182,7 +176,7 @@ public struct EmissionFilter: Sendable {
     public func isDue(_ fix: Fix) -> Bool {
         guard let last = lastEmitted, !policy.everyFix else { return true }
         return fix.timestamp - last.timestamp >= policy.intervalMilliseconds
-            || distanceMetres(last, fix) >= policy.distanceMetres
+            || Geodesy.greatCircle(last, fix) >= policy.distanceMetres
     }
 
     /// Notes that a record was made of `fix`: intervals and distances count from it.

@@ -156,7 +156,20 @@ import Testing
         full.address = Address(countryCode: "IE", district: "Leinster", city: "Maynooth", street: "Main \"Street\"", streetNumber: "1")
         full.device = DeviceInfo(id: "5c1caaf7-f436-48e5-bbc7-16021bba58ab", model: "Kiosk", osVersion: "Debian 12")
         full.errorCode = .geocodingFailed
+        full.fallbackReason = .timeout
+        full.device?.context = DeviceContext(isCharging: true, wifiSsid: "eduroam", wifiBssid: "a4:2b:b0:11:22:33", carrierName: "Three")
         full.subject = Subject(user: "alice", service: "sshd", remoteHost: "10.1.2.3", tty: "ssh")
+        var signals = Signals()
+        (signals.jumped, signals.countryChanged, signals.stale, signals.inaccurate) = (true, true, true, true)
+        (signals.replayed, signals.spoofingSuspected, signals.clockSkewed, signals.estimatedFix) = (true, true, true, true)
+        signals.systemClockSynchronized = true
+        signals.previous = .init(recordTimestamp: Self.now - 60_000, distance: 1520.75, countryCode: "GB")
+        signals.impliedSpeed = 25.5
+        signals.clockSkewMilliseconds = -7_250
+        signals.satellites = SatelliteSummary(used: 7, measured: 9, cn0Mean: 41.25, cn0StdDev: 1.5)
+        signals.reasons = ["jumped: 1520 m in 60 s", "countryChanged: GB to IE"]
+        full.signals = signals
+        full.policy = PolicyResult(decision: .deny, zone: "lab", rule: .insideDenyZone, country: "IE", boundaryDistance: 12.5)
         var fallback = full
         fallback.subject = Subject(user: "bob")
         fallback.origin = .lastKnown
@@ -179,6 +192,14 @@ import Testing
         for format in RecordFormat.allCases {
             #expect(stored.map { format.line($0, policy: .unrestricted) } == records.map { format.line($0, policy: .unrestricted) })
         }
+        // Every column of the table holds a value of `full`: a column added to the table is
+        // added here too, or this fails naming it.
+        let columns = SpoolColumns.definitions.map(\.name)
+        let empty = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
+            let row = try #require(try Row.fetchOne(db, sql: "SELECT \(SpoolColumns.names) FROM records WHERE seq = 1"))
+            return columns.filter { (row[$0] as DatabaseValue).isNull }
+        }
+        #expect(empty == [], "columns the test leaves empty: \(empty)")
         // What the city level withholds is not in the file at all.
         let kept = try DatabaseQueue(path: state + "/spool.sqlite").read {
             try Row.fetchOne($0, sql: "SELECT latitude, longitude, speed, street, deviceModel FROM records WHERE seq = 4")

@@ -151,7 +151,7 @@ import Glibc
     @Test func flagsOutOfRangeAndMisuse() throws {
         let warned = try geolocate.run(["track", "--replay", drive, "--interval", "10s", "--stdout", "--no-spool", "--permission", "fine"])
         #expect(warned.status == 0)
-        #expect(warned.stderr.contains("--interval 10s is outside 60s-1800s; using the default 300s"))
+        #expect(warned.stderr.contains("--interval 10s is outside 1m-30m; using the default 5m"))
 
         let nothingKept = try geolocate.run(["track", "--replay", drive, "--no-spool"])
         #expect(nothingKept.status == 64)
