@@ -31,7 +31,7 @@ func replay(_ path: String) throws {
 }
 
 func spool(count: Int, directory: String) throws {
-    let spool = try Spool(stateDirectory: directory)
+    let spool = try Spool(stateDirectory: directory, clock: SystemClock())
     let start: Int64 = 1_795_348_800_000
     // The records are made first; binding each one's columns and inserting it is what is timed.
     let records = (0..<count).map { index in

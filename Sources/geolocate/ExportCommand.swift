@@ -52,7 +52,7 @@ struct ExportCommand: ParsableCommand {
             var opened: Int32?
             switch input {
             case nil:
-                source = try Exporter.spoolInput(stateDirectory: stateDirectory)
+                source = try Exporter.spoolInput(stateDirectory: stateDirectory, elapsed: globalOptions.elapsed)
             case "-"?:
                 source = .ndjson(fd: 0, name: "standard input")
             case let path?:

@@ -60,7 +60,7 @@ struct FlushCommand: AsyncParsableCommand {
             let logger = DiagnosticLog.logger(verbose: verbose)
             let environment = globalOptions.environment
             if listDeadLetters || requeueDeadLetters {
-                let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment))
+                let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), clock: globalOptions.clock)
                 if requeueDeadLetters {
                     let count = try spool.requeueDeadLetters(ids: ids, now: globalOptions.clock.nowMilliseconds)
                     logger.notice("\(count) dead letter\(count == 1 ? "" : "s") back in the queue for the next flush")

@@ -61,7 +61,7 @@ struct StatusCommand: ParsableCommand {
             let store = ConfigStore(path: globalOptions.configPath)
             report = try StatusReport.gather(
                 settings: try store.settings(), configPath: store.path, environment: globalOptions.environment,
-                clock: globalOptions.clock, logger: DiagnosticLog.logger(verbose: false)
+                clock: globalOptions.clock, elapsed: globalOptions.elapsed, logger: DiagnosticLog.logger(verbose: false)
             ) { host, port in
                 GPSDSource.probe(host: host, port: port, timeoutMilliseconds: Int(Defaults.gpsdResponseTimeoutMilliseconds),
                                  logger: DiagnosticLog.logger(verbose: false), clock: globalOptions.clock, elapsed: globalOptions.elapsed)

@@ -111,7 +111,8 @@ extension TriggerCommand {
                     logger.warning("record \(record.id) was not sent (\(why)); it is in the spool for the next flush")
                 }
             } else if !settings.endpoints.isEmpty {
-                let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), busyTimeout: 1)
+                let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), busyTimeout: 1,
+                                      clock: globalOptions.clock)
                 _ = try spool.enqueue(SpoolEntry(OutputPolicy(settings: settings).applied(to: record)),
                                       now: globalOptions.clock.nowMilliseconds, limits: settings.spoolLimits)
             }

@@ -18,7 +18,7 @@ public enum Delivery {
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         // Without endpoints there may still be records `trigger --post URL` left for their URL.
         let hasWork = try !settings.endpoints.isEmpty
-            || (names == nil && !Spool(stateDirectory: stateDirectory).postDestinations().isEmpty)
+            || (names == nil && !Spool(stateDirectory: stateDirectory, clock: clock).postDestinations().isEmpty)
         guard hasWork else {
             throw GeolocateError.missingSetting(
                 "no endpoint is configured in \(configPath); add one with: geolocate config set endpoints.NAME.url https://HOST/PATH")
@@ -30,7 +30,7 @@ public enum Delivery {
             return FlushReport(endpoints: [])
         }
         defer { withExtendedLifetime(lock) {} }
-        var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory), endpoints: settings.endpoints,
+        var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory, clock: clock), endpoints: settings.endpoints,
                               transport: transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed),
                               limits: settings.spoolLimits, clock: clock, logger: logger)
         flusher.policy = OutputPolicy(settings: settings)
@@ -106,7 +106,7 @@ public enum Delivery {
         var spooled: (spool: Spool, seq: Int64)?
         var notSpooled: GeolocateError?
         do {
-            let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: postSpoolBusyTimeout)
+            let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: postSpoolBusyTimeout, clock: clock)
             spooled = (spool, try spool.enqueue(SpoolEntry(record, destination: endpoint.name),
                                                 now: clock.nowMilliseconds, limits: settings.spoolLimits))
         } catch let error as GeolocateError {

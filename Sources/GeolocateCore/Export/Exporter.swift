@@ -38,8 +38,8 @@ public struct Exporter {
     /// The spool of `stateDirectory`, opened for reading only (SPEC §12): an export creates,
     /// locks and migrates nothing, and works for a user who may only read the spool.
     /// - Throws: `GeolocateError.spoolDamaged`, `.stateUnreadable` (65).
-    public static func spoolInput(stateDirectory: String) throws -> Input {
-        guard let spool = try Spool.openForReading(stateDirectory: stateDirectory) else { return .nothing }
+    public static func spoolInput(stateDirectory: String, elapsed: MonotonicClock) throws -> Input {
+        guard let spool = try Spool.openForReading(stateDirectory: stateDirectory, elapsed: elapsed) else { return .nothing }
         guard spool.schemaVersion >= Spool.oldestExportableSchema else {
             throw GeolocateError.stateUnreadable(path: spool.path, reason: "written by an older geolocate (schema version \(spool.schemaVersion)); a command that writes the spool, such as geolocate flush --dry-run, upgrades it")
         }

@@ -49,7 +49,7 @@ final class ReadOnlyDatabase: Sendable {
 
     /// Opens `path` for reading; `nil` when there is no such file, or it is empty.
     /// - Throws: `Failure`.
-    static func open(_ path: String, elapsed: MonotonicClock = SystemMonotonicClock()) throws -> ReadOnlyDatabase? {
+    static func open(_ path: String, elapsed: MonotonicClock) throws -> ReadOnlyDatabase? {
         let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }

@@ -77,7 +77,7 @@ public final class Spool: Sendable {
     ///   time of the upgrade as when they were spooled.
     /// - Throws: `GeolocateError.stateNotWritable` when it cannot be opened or is not a
     ///   database; `.spoolLocked` (75) when another process holds it locked past `busyTimeout`.
-    public init(stateDirectory: String, busyTimeout: TimeInterval = 30, clock: WallClock = SystemClock()) throws {
+    public init(stateDirectory: String, busyTimeout: TimeInterval = 30, clock: WallClock) throws {
         path = StateFile.spool.path(in: stateDirectory)
         do {
             try Paths.makeDirectories(stateDirectory)
@@ -129,10 +129,10 @@ public final class Spool: Sendable {
     ///   SQLite finds malformed; `.stateUnreadable` (65) when it cannot be read, or was written
     ///   by a newer geolocate. A spool of an older schema opens: `schemaVersion` says which,
     ///   and the reads that need newer columns fail until a command that writes upgrades it.
-    public static func openForReading(stateDirectory: String) throws -> Spool? {
+    public static func openForReading(stateDirectory: String, elapsed: MonotonicClock) throws -> Spool? {
         let path = StateFile.spool.path(in: stateDirectory)
         do {
-            guard let database = try ReadOnlyDatabase.open(path) else { return nil }
+            guard let database = try ReadOnlyDatabase.open(path, elapsed: elapsed) else { return nil }
             let version = try database.read { db -> Int in
                 guard try db.tableExists("records") else {
                     throw ReadOnlyDatabase.Failure.damaged("it has no records table, so it is not a geolocate spool")
@@ -469,7 +469,7 @@ public final class SpoolWriter {
     /// - Parameter open: opens the spool; called at once, and again after it was found locked.
     /// - Throws: what `open` throws, other than `.spoolLocked`.
     public convenience init(limits: SpoolLimits, window: Duration = SpoolWriter.defaultWindow,
-                            elapsed: MonotonicClock = SystemMonotonicClock(), logger: Logger? = nil,
+                            elapsed: MonotonicClock, logger: Logger? = nil,
                             open: @escaping () throws -> Spool) throws {
         self.init(spool: nil, limits: limits, window: window, elapsed: elapsed, logger: logger, open: open)
         do { spool = try open() } catch GeolocateError.spoolLocked(let path) { noteLocked(path) }
@@ -477,7 +477,7 @@ public final class SpoolWriter {
 
     /// A writer to `spool`, already open.
     public convenience init(spool: Spool, limits: SpoolLimits, window: Duration = SpoolWriter.defaultWindow,
-                            elapsed: MonotonicClock = SystemMonotonicClock()) {
+                            elapsed: MonotonicClock) {
         self.init(spool: spool, limits: limits, window: window, elapsed: elapsed, logger: nil, open: { spool })
     }
 

@@ -89,7 +89,7 @@ public struct StatusReport: Sendable, Encodable {
     /// `probe` asks gpsd (`GPSDSource.probe`) when it is the source.
     /// - Throws: `GeolocateError` when the configuration cannot be read.
     public static func gather(settings: Settings, configPath: String, environment: [String: String],
-                              clock: WallClock, logger: Logger,
+                              clock: WallClock, elapsed: MonotonicClock, logger: Logger,
                               probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
         let now = clock.nowMilliseconds
         let stateDirectory = Paths.stateDirectory(environment: environment)
@@ -101,7 +101,7 @@ public struct StatusReport: Sendable, Encodable {
             EndpointStatus(name: $0.name, url: $0.redactedURL, pending: 0, lastSuccessAt: nil, lastError: nil, lastErrorKind: nil, nextRetryAt: nil)
         }
         do {
-            if let spool = try Spool.openForReading(stateDirectory: stateDirectory) {
+            if let spool = try Spool.openForReading(stateDirectory: stateDirectory, elapsed: elapsed) {
                 spoolStatus = SpoolStatus(state: .ok, schemaVersion: spool.schemaVersion)
                 if spool.schemaVersion < Spool.oldestReadableSchema {
                     spoolStatus.state = .olderSchema
@@ -140,7 +140,7 @@ public struct StatusReport: Sendable, Encodable {
             stateDirectory: stateDirectory, stateDirectoryExists: directoryExists, configPath: configPath, source: source.description,
             spool: spoolStatus, endpoints: endpoints,
             lastFix: fix.map { LastFixStatus(ageMs: FixAge.of($0, at: now, boot: clock.boot) ?? 0, source: $0.provider.rawValue, recordTimestamp: $0.timestamp) },
-            gpsd: gpsd, geocoderCacheEntries: GeocoderCache(stateDirectory: stateDirectory).entryCount())
+            gpsd: gpsd, geocoderCacheEntries: GeocoderCache(stateDirectory: stateDirectory).entryCount(elapsed: elapsed))
     }
 
     /// The exit code of `status` and `status --json` after the report is printed: 65 when
@@ -309,8 +309,8 @@ extension Spool {
 extension GeocoderCache {
     /// How many answers the cache holds; `nil` when there is no cache (or it cannot be read).
     /// Read only, creating nothing beside it (`ReadOnlyDatabase`).
-    func entryCount() -> Int? {
-        guard let database = try? ReadOnlyDatabase.open(path) else { return nil }
+    func entryCount(elapsed: MonotonicClock) -> Int? {
+        guard let database = try? ReadOnlyDatabase.open(path, elapsed: elapsed) else { return nil }
         return try? database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM cells") }
     }
 }

@@ -135,7 +135,7 @@ public struct Tracker {
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         let device = try settings.fields.wantsDevice ? deviceInfo(stateDirectory: stateDirectory, required: request.toSpool) : nil
         let writer = try request.toSpool ? SpoolWriter(limits: settings.spoolLimits, window: Tracker.commitWindow, elapsed: elapsed, logger: logger) {
-            try Spool(stateDirectory: stateDirectory, busyTimeout: Tracker.spoolBusyTimeout)
+            try Spool(stateDirectory: stateDirectory, busyTimeout: Tracker.spoolBusyTimeout, clock: clock)
         } : nil
         let opening = SourceOpening(replaySpeed: request.replaySpeed, responseTimeoutMilliseconds: Tracker.connectTimeoutMilliseconds,
                                     idleMilliseconds: Tracker.idleSliceMilliseconds, clock: clock, elapsed: elapsed, logger: logger)

@@ -18,20 +18,20 @@ import Testing
     }
 
     @Test func appendKeepsOrderAcrossTransactionsAndOpenings() throws {
-        let spool = try Spool(stateDirectory: state)
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
         let records = (0..<5).map { _ in record(ageMilliseconds: 1000) }
         try spool.append(records[0..<2].map { SpoolEntry($0) }, now: Self.now, limits: SpoolLimits())
         try spool.append(records[2...].map { SpoolEntry($0) }, now: Self.now, limits: SpoolLimits())
         #expect(try spool.count() == 5)
         #expect(try spool.mosaicLines() == records.map { RecordFormat.mosaic.line($0, policy: .unrestricted) })
-        #expect(try Spool(stateDirectory: state).count() == 5)
+        #expect(try Spool(stateDirectory: state, clock: SystemClock()).count() == 5)
     }
 
     /// A spool of schema version 2 (typed columns, no signals) gains the columns of versions
     /// 3 to 5; its records read as they were, without signals, and new records keep theirs.
     @Test func aVersion2SpoolGainsSignals() throws {
         let old = record(ageMilliseconds: 1000)
-        _ = try Spool(stateDirectory: state).append([SpoolEntry(old)], now: Self.now, limits: SpoolLimits())
+        _ = try Spool(stateDirectory: state, clock: SystemClock()).append([SpoolEntry(old)], now: Self.now, limits: SpoolLimits())
         let laterColumns = ["signalFlags", "previousTimestamp", "previousDistance", "previousCountry", "impliedSpeed", "clockSkewMs",
                             "satellitesUsed", "satellitesMeasured", "cn0Mean", "cn0StdDev", "signalReasons",
                             "policyDecision", "policyZone", "policyRule", "policyCountry", "policyBoundaryDistance",
@@ -52,7 +52,7 @@ import Testing
         signals.satellites = SatelliteSummary(used: 9, measured: 8, cn0Mean: 41.2, cn0StdDev: 5.8)
         signals.reasons = ["replayed: the fix comes from an NMEA replay"]
         new.signals = signals
-        let spool = try Spool(stateDirectory: state)
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
         _ = try spool.append([SpoolEntry(new)], now: Self.now, limits: SpoolLimits())
         let (version, kept) = try DatabaseQueue(path: state + "/spool.sqlite").read {
             (try Int.fetchOne($0, sql: "PRAGMA user_version"), try $0.columns(in: "delivered").map(\.name))
@@ -71,7 +71,7 @@ import Testing
                                          to: URL(fileURLWithPath: state + "/spool.sqlite"))
         let expected = try String(contentsOf: TestPaths.fixture("spool-v1/records.ndjson"), encoding: .utf8)
             .split(separator: "\n").map(String.init)
-        let spool = try Spool(stateDirectory: state)
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
         #expect(try spool.mosaicLines() == expected)
         #expect(try spool.pendingCount(for: "primary") == 12)
         let post = "http://127.0.0.1:1/post?token=T"
@@ -102,7 +102,7 @@ import Testing
                 SELECT 'primary', seq, id, body, 422, 'HTTP 422', 1795541300000, NULL FROM records WHERE seq = 1;
             UPDATE endpoints SET deliveredThrough = 1 WHERE name = 'primary';
             """)
-        let spool = try Spool(stateDirectory: state)
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
         let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"), try db.columns(in: "records").map(\.name))
         }
@@ -122,7 +122,7 @@ import Testing
     @Test func anUnreadableVersion1RecordLeavesTheSpoolAsItWas() throws {
         _ = try version1Spool(changedBy: #"UPDATE records SET body = '{"id":"x","action":"track"}' WHERE seq = 5"#)
         #expect {
-            _ = try Spool(stateDirectory: state)
+            _ = try Spool(stateDirectory: state, clock: SystemClock())
         } throws: { error in
             "\(error)".contains("cannot be read") && (error as? GeolocateError)?.exitCode == 73
         }
@@ -135,12 +135,12 @@ import Testing
     }
 
     @Test func aSpoolFromANewerVersionIsRefused() throws {
-        _ = try Spool(stateDirectory: state)
+        _ = try Spool(stateDirectory: state, clock: SystemClock())
         try DatabaseQueue(path: state + "/spool.sqlite").write {
             try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('fromTheFuture')")
         }
         #expect {
-            _ = try Spool(stateDirectory: state)
+            _ = try Spool(stateDirectory: state, clock: SystemClock())
         } throws: { "\($0)".contains("newer geolocate") }
     }
 
@@ -185,7 +185,7 @@ import Testing
             return fields
         }())
         let records = [full, fallback, noLocation, city.applied(to: full)]
-        let spool = try Spool(stateDirectory: state)
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
         try spool.append(records.map { SpoolEntry($0) }, now: Self.now, limits: SpoolLimits())
         let stored = try spool.records()
         #expect(Array(stored.prefix(3)) == Array(records.prefix(3)))
@@ -208,7 +208,7 @@ import Testing
     }
 
     @Test func theFileIsPrivateAndInWALMode() throws {
-        _ = try Spool(stateDirectory: state)
+        _ = try Spool(stateDirectory: state, clock: SystemClock())
         var info = stat()
         #expect(stat(state + "/spool.sqlite", &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600)
@@ -218,7 +218,7 @@ import Testing
     }
 
     @Test func recordsPastRetentionOrBeyondTheLimitAreExpiredAndCounted() throws {
-        let spool = try Spool(stateDirectory: state)
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
         let limits = SpoolLimits(maxRetentionMilliseconds: 86_400_000, maxRecords: 3)
         let old = record(ageMilliseconds: 2 * 86_400_000)
         // Spooled two days ago, with a fix as old.
@@ -244,7 +244,7 @@ import Testing
         (9.0, 700.0, false),
     ])
     func retentionCountsFromBothTimes(spooledDaysAgo: Double, fixDaysAgo: Double, expired: Bool) throws {
-        let spool = try Spool(stateDirectory: state)
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
         let day = 86_400_000.0
         let limits = SpoolLimits(maxRetentionMilliseconds: 10 * 86_400_000)
         try spool.append([SpoolEntry(record(ageMilliseconds: Int64(fixDaysAgo * day)))], now: Self.now - Int64(spooledDaysAgo * day), limits: limits)
@@ -263,7 +263,7 @@ import Testing
     @Test func aVersion6SpoolKeepsItsRecordsAsSpooledAtTheUpgrade() throws {
         let limits = SpoolLimits(maxRetentionMilliseconds: 10 * 86_400_000)
         let old = (0..<3).map { _ in record(ageMilliseconds: 30 * 86_400_000) }
-        try Spool(stateDirectory: state).append(old.map { SpoolEntry($0) }, now: Self.now - 30 * 86_400_000, limits: limits)
+        try Spool(stateDirectory: state, clock: SystemClock()).append(old.map { SpoolEntry($0) }, now: Self.now - 30 * 86_400_000, limits: limits)
         try DatabaseQueue(path: state + "/spool.sqlite").write { try Self.undoVersion7($0) }
         let spool = try Spool(stateDirectory: state, clock: FixedClock(Self.now))
         let (version, spooledAt) = try DatabaseQueue(path: state + "/spool.sqlite").read {
@@ -276,26 +276,33 @@ import Testing
     }
 
     @Test func groupCommitCommitsAtOnceThenOncePerWindow() throws {
-        let writer = SpoolWriter(spool: try Spool(stateDirectory: state), limits: SpoolLimits(), window: .seconds(60))
-        let reader = try Spool(stateDirectory: state)
+        let elapsed = ManualMonotonicClock()
+        let writer = SpoolWriter(spool: try Spool(stateDirectory: state, clock: SystemClock()), limits: SpoolLimits(),
+                                 window: .seconds(60), elapsed: elapsed)
+        let reader = try Spool(stateDirectory: state, clock: SystemClock())
         try writer.add(SpoolEntry(record(ageMilliseconds: 0)), now: Self.now)
         #expect(try reader.count() == 1)  // nothing committed for a while: at once
         try writer.add(SpoolEntry(record(ageMilliseconds: 0)), now: Self.now)
         try writer.add(SpoolEntry(record(ageMilliseconds: 0)), now: Self.now)
+        elapsed.advance(seconds: 59)
         try writer.tick(now: Self.now)
         #expect(try reader.count() == 1)  // within the window: pending
+        elapsed.advance(seconds: 1)
+        try writer.tick(now: Self.now)
+        #expect(try reader.count() == 3)  // the window has passed
+        try writer.add(SpoolEntry(record(ageMilliseconds: 0)), now: Self.now)
         try writer.flush(now: Self.now)
-        #expect(try reader.count() == 3)
-        #expect(writer.committed == 3)
+        #expect(try reader.count() == 4)
+        #expect(writer.committed == 4)
     }
 
     @Test func concurrentWritersOnOneFileLoseNothing() throws {
         let state = self.state
-        _ = try Spool(stateDirectory: state)
+        _ = try Spool(stateDirectory: state, clock: SystemClock())
         let errors = ErrorBox()
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
             do {
-                let spool = try Spool(stateDirectory: state)
+                let spool = try Spool(stateDirectory: state, clock: SystemClock())
                 for _ in 0..<50 {
                     try spool.append((0..<20).map { _ in SpoolEntry(record(ageMilliseconds: Int64(worker))) }, now: Self.now, limits: SpoolLimits())
                 }
@@ -304,7 +311,7 @@ import Testing
             }
         }
         #expect(errors.all.isEmpty, "\(errors.all)")
-        #expect(try Spool(stateDirectory: state).count() == 4 * 50 * 20)
+        #expect(try Spool(stateDirectory: state, clock: SystemClock()).count() == 4 * 50 * 20)
     }
 
     @Test func openingANewSpoolFromSeveralPlacesAtOnceMigratesItOnce() throws {
@@ -312,7 +319,7 @@ import Testing
         for round in 0..<10 {
             let state = self.state + "-\(round)"
             DispatchQueue.concurrentPerform(iterations: 4) { _ in
-                do { _ = try Spool(stateDirectory: state) } catch { errors.add(error) }
+                do { _ = try Spool(stateDirectory: state, clock: SystemClock()) } catch { errors.add(error) }
             }
         }
         #expect(errors.all.isEmpty, "\(errors.all)")
@@ -321,7 +328,7 @@ import Testing
     /// Dead letters another program damaged (text in a number, a BLOB id, a number past
     /// Int64) are listed and requeued, where reading them used to trap (exit 132).
     @Test func damagedDeadLettersAreListedAndRequeued() throws {
-        let spool = try Spool(stateDirectory: state)
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
         try spool.append([SpoolEntry(record(ageMilliseconds: 0)), SpoolEntry(record(ageMilliseconds: 0))], now: Self.now, limits: SpoolLimits())
         let pending = try spool.records(for: "primary", after: 0, limit: 10)
         try spool.markDelivered(endpoint: "primary", through: pending[1].seq, delivered: 0,
@@ -344,7 +351,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: state + "/spool.sqlite"))
         #expect {
-            try Spool(stateDirectory: state)
+            try Spool(stateDirectory: state, clock: SystemClock())
         } throws: { error in
             guard case GeolocateError.stateNotWritable(let path, let reason) = error else { return false }
             return path.hasSuffix("spool.sqlite") && reason.contains("not a database")

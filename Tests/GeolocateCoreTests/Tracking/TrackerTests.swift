@@ -166,7 +166,7 @@ final class VanishingSource: LocationSource {
         var policy = TrackPolicy()
         policy.everyFix = true
         let (records, summary) = try track(TrackRequest(policy: policy, source: .nmea(path: TestPaths.fixture("gpsd-fixes.nmea").path)))
-        let spool = try Spool(stateDirectory: state)
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
         #expect(summary.spooled == 120 && records.count == 120)
         #expect(try spool.count() == 120)
         let spooledIDs = try spool.mosaicLines().compactMap {
@@ -223,7 +223,7 @@ final class VanishingSource: LocationSource {
         }
         thread.start()
         // All three are in the spool while the source is still away and the run goes on.
-        let committed = waitUntilTrue(.seconds(5)) { ((try? Spool(stateDirectory: state).count()) ?? 0) == 3 }
+        let committed = waitUntilTrue(.seconds(5)) { ((try? Spool(stateDirectory: state, clock: SystemClock()).count()) ?? 0) == 3 }
         stop.request()
         #expect(finished.wait(timeout: .now() + 10) == .success)
         #expect(committed)
@@ -249,7 +249,7 @@ final class VanishingSource: LocationSource {
         let summary = try tracker.run(TrackRequest(policy: policy, source: .nmea(path: TestPaths.fixture("gpsd-fixes.nmea").path),
                                                    permission: [.fine], toStdout: true))
         #expect(summary.records == 10)
-        #expect(try Spool(stateDirectory: state).count() == 10)
+        #expect(try Spool(stateDirectory: state, clock: SystemClock()).count() == 10)
     }
 }
 

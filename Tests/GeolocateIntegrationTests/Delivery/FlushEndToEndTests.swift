@@ -48,7 +48,7 @@ import Glibc
         return report
     }
 
-    func spooledCount() throws -> Int { try Spool(stateDirectory: geolocate.stateDirectory).count() }
+    func spooledCount() throws -> Int { try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).count() }
 
     /// Each id accepted more than once was accepted under one Idempotency-Key only.
     func expectDuplicatesShareAKey(_ collector: Collector, _ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -92,7 +92,7 @@ import Glibc
         try configure(collector, ["a": ["url": "COLLECTOR/a"]])
         _ = try spoolDrive()
         // The collector logs ids only; render the spool's first record as flush sends it.
-        let first = try #require(try Spool(stateDirectory: geolocate.stateDirectory).records().first)
+        let first = try #require(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).records().first)
         let body = EndpointFormat.openlocate.body(for: [first], policy: .unrestricted)
         let document = try #require(JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
         let location = try #require((document["locations"] as? [[String: Any]])?.first)
@@ -167,7 +167,7 @@ import Glibc
                                                 ["status": 503, "retryAfter": "29"]]]])
         _ = try spoolDrive()
         let waits = Waits()
-        let flusher = Flusher(spool: try Spool(stateDirectory: geolocate.stateDirectory),
+        let flusher = Flusher(spool: try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()),
                               endpoints: [Endpoint(name: "a", url: collector.url("/a"))],
                               transport: AsyncHTTPTransport(clock: SystemClock(), elapsed: SystemMonotonicClock()),
                               clock: SystemClock(), logger: Logger(label: "test"),
@@ -212,7 +212,7 @@ import Glibc
         let reported = try #require((report["a"]?["deadLetters"] as? [[String: Any]])?.first)
         #expect(reported["id"] as? String == ids[37] && reported["status"] as? Int == 400)
         #expect(report["a"]?["sent"] as? Int == 119)
-        let letters = try Spool(stateDirectory: geolocate.stateDirectory).deadLetters(for: "a")
+        let letters = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).deadLetters(for: "a")
         #expect(letters.map(\.id) == [ids[37]] && letters.first?.status == 400)
         #expect(try spooledCount() == 0)
         expectDuplicatesShareAKey(collector, "/a")
@@ -248,7 +248,7 @@ import Glibc
         #expect(status == 0, "\(stderr)")
         #expect(Set(collector.acceptedIDs("/a")) == Set(ids).subtracting(damaged))
         #expect(report["a"]?["sent"] as? Int == 115 && report["a"]?["deadLettered"] as? Int == 5)
-        let letters = try Spool(stateDirectory: geolocate.stateDirectory).deadLetters(for: "a")
+        let letters = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).deadLetters(for: "a")
         #expect(letters.count == 5 && letters.allSatisfy { $0.status == nil && $0.reason.hasPrefix("damaged in the spool: ") },
                 "\(letters)")
         #expect(letters.contains { $0.reason.contains("latitude is not of its type") })
@@ -363,7 +363,7 @@ import Glibc
                                         "--post", "http://127.0.0.1:\(closed)/x"])
         #expect(failed.status == 0)
         #expect(failed.stderr.contains("it is in the spool for the next flush"))
-        let spooled = try Spool(stateDirectory: geolocate.stateDirectory).mosaicLines()
+        let spooled = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).mosaicLines()
         let failedID = try #require(try failed.json()["id"] as? String)
         #expect(spooled.count == 1 && spooled[0].contains(failedID))
 
@@ -432,14 +432,14 @@ import Glibc
         let failed = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
                                         "--post", "http://127.0.0.1:\(closed)/x"])
         #expect(failed.status == 0)
-        let spooled = try Spool(stateDirectory: geolocate.stateDirectory).records()
+        let spooled = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).records()
         #expect(spooled.count == 1 && spooled[0].fix?.speed == nil && spooled[0].fix?.course == nil)
         #expect(spooled[0].fix?.altitudeHAE != nil)
 
         // Switched off after spooling: the flushed body leaves it out too.
         try configure(collector, ["a": ["url": "COLLECTOR/a", "format": "mosaic-ndjson"]])
         _ = try spoolDrive()
-        #expect(try Spool(stateDirectory: geolocate.stateDirectory).records().last?.fix?.altitudeHAE != nil)
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).records().last?.fix?.altitudeHAE != nil)
         #expect(try geolocate.run(["config", "set", "fields.altitude", "false"]).status == 0)
         #expect(try flush(["--endpoint", "a"]).status == 0)
         let bodies = collector.requests("/a").map(\.body)
@@ -587,7 +587,7 @@ import Glibc
         let result = try #require(running.finish(within: .seconds(5)))
         #expect(result.signal == SIGKILL)
         let id = try #require(collector.requests("/hook").first?.ids.first)
-        #expect(try Spool(stateDirectory: geolocate.stateDirectory).mosaicLines().contains { $0.contains(id) })
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).mosaicLines().contains { $0.contains(id) })
 
         try collector.script([:])
         #expect(try flush().status == 0)

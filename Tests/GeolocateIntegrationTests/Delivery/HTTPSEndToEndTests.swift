@@ -32,7 +32,7 @@ import Glibc
         }
     }
 
-    func spooledCount() throws -> Int { try Spool(stateDirectory: geolocate.stateDirectory).count() }
+    func spooledCount() throws -> Int { try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).count() }
 
     /// What `status --json` keeps as the endpoint's last error.
     func lastError(of name: String) throws -> String? {

@@ -29,7 +29,7 @@ import Glibc
         }
     }
 
-    func spooledCount() throws -> Int { try Spool(stateDirectory: geolocate.stateDirectory).count() }
+    func spooledCount() throws -> Int { try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).count() }
 
     var deviceID: String {
         get throws { try String(contentsOfFile: geolocate.stateDirectory + "/device-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) }

@@ -78,7 +78,7 @@ import Glibc
                     "\(arguments): \(result.stderr)")
         }
         #expect(collector.requests("/in").isEmpty, "nothing is sent without the header")
-        #expect(try Spool(stateDirectory: geolocate.stateDirectory).count() == 2, "the records stay spooled")
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).count() == 2, "the records stay spooled")
 
         // A line break inside the value, an empty file, a FIFO: refused, the contents never quoted.
         let twoLines = try secretFile("two-lines", "first-secret\nsecond-secret\n")
@@ -109,7 +109,7 @@ import Glibc
         let flush = try geolocate.run(["flush"])
         #expect(flush.status == 0, "\(flush.stderr)")
         #expect(waitUntil(.seconds(10)) { subscriber.messages.count >= 1 }, "\(flush.stderr)")
-        #expect(try Spool(stateDirectory: geolocate.stateDirectory).count() == 0)
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).count() == 0)
         #expect(try geolocate.run(["config", "get", "endpoints.fleet.password"]).stdout == "file:\(password)\n")
     }
 }

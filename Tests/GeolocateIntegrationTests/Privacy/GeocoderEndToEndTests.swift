@@ -231,7 +231,7 @@ import Testing
             #expect(location["district"] as? String == "Leinster")
             #expect(location["countryCode"] as? String == "IE" && location["accuracy"] == nil)
         }
-        let spool = try Spool(stateDirectory: geolocate.stateDirectory)
+        let spool = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock())
         let spooled = try spool.records(for: "any", after: 0, through: Int64.max, limit: 1000)
         #expect(spooled.count == 120)
         let spooledLines = spooled.map { RecordFormat.mosaic.line($0.record, policy: .unrestricted) }

@@ -16,7 +16,7 @@ import Glibc
     }
 
     func spooledIDs() throws -> [String] {
-        ids(try Spool(stateDirectory: geolocate.stateDirectory).mosaicLines())
+        ids(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).mosaicLines())
     }
 
     @Test func stdoutAndSpoolCarryTheSameRecords() throws {
@@ -67,7 +67,7 @@ import Glibc
         // Killed by the signal, so it was still tracking when it landed, not already done.
         #expect(running.finish(within: .seconds(10))?.signal == SIGKILL)
         let printed = running.stdoutLines
-        let spool = try Spool(stateDirectory: geolocate.stateDirectory)
+        let spool = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock())
         #expect(try spool.isIntact())
         let spooled = Set(try spooledIDs())
         #expect(spooled.isSubset(of: Set(ids(printed.map(\.text)))))
@@ -96,7 +96,7 @@ import Glibc
             printed += ids(result.stdout.split(separator: "\n").map(String.init))
         }
         #expect(printed.count == 120 + 60 + 120)
-        let spooled = try Spool(stateDirectory: geolocate.stateDirectory).count()
+        let spooled = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).count()
         #expect(spooled + collector.acceptedIDs("/a").count == printed.count)
         #expect(try geolocate.run(["flush"]).status == 0)
         #expect(Set(collector.acceptedIDs("/a")) == Set(printed))
@@ -191,7 +191,7 @@ import Glibc
         #expect(running.isRunning, "track must still be waiting on stdin")
         #expect(kill(running.pid, SIGKILL) == 0)
         #expect(running.finish(within: .seconds(10))?.signal == SIGKILL)
-        #expect(try Spool(stateDirectory: geolocate.stateDirectory).isIntact())
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).isIntact())
     }
 
     /// SIGTERM to a track still running in the state `what` names: it stops within 3 s,
@@ -320,7 +320,7 @@ import Glibc
     /// for the lock, and commits them when it goes; on SIGTERM it says what it could not commit
     /// and exits 73.
     @Test func aLockedSpoolKeepsRecordsUntilItIsFree() throws {
-        _ = try Spool(stateDirectory: geolocate.stateDirectory)
+        _ = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock())
         let arguments = ["track", "--replay", drive, "--every-fix", "--count", "5", "--stdout", "--permission", "fine"]
 
         let holder = try SpoolLockHolder(spool: geolocate.stateDirectory + "/spool.sqlite")

@@ -34,7 +34,7 @@ import Testing
             }
         }
         // The spool keeps all three records, as with the default format.
-        #expect(try Spool(stateDirectory: geolocate.stateDirectory).count() == 3)
+        #expect(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).count() == 3)
     }
 
     @Test func formatWithoutStdoutIsAUsageError() throws {
