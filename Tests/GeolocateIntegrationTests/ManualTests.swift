@@ -11,16 +11,8 @@ import Testing
 
     /// Runs a formatter on the page; its stderr is its warnings.
     func lint(_ command: [String]) throws -> (status: Int32, warnings: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command + [manualPath]
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let warnings = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, warnings)
+        let outcome = try Spawn.run(command + [manualPath])
+        return (outcome.status, String(decoding: outcome.stderr, as: UTF8.self))
     }
 
     @Test func theManPageIsLintClean() throws {

@@ -65,7 +65,9 @@ import Testing
         let collector = try Collector()
         defer { collector.stop() }
         #expect(try geolocate.run(["config", "set", "endpoints.good.url", collector.url("/in")]).status == 0)
-        #expect(try geolocate.run(["config", "set", "endpoints.down.url", "http://127.0.0.1:\(try Loopback.freePort())/in"]).status == 0)
+        let (refusing, held) = try Loopback.refusingPort()
+        defer { close(held) }
+        #expect(try geolocate.run(["config", "set", "endpoints.down.url", "http://127.0.0.1:\(refusing)/in"]).status == 0)
         let failed = try geolocate.run(["flush", "--json"])
         #expect(failed.status == 75)
         try expectValid(failed, "flush.schema.json")

@@ -213,16 +213,9 @@ import Testing
             complete_words geolocate trigger login --replay '\(GeolocateProcess.projectRoot.path)/Examples/nmea/'
             complete_words geolocate tr
             """
-        let bash = Process()
-        bash.executableURL = URL(fileURLWithPath: "/bin/bash")
-        bash.arguments = ["-c", probe]
-        bash.currentDirectoryURL = GeolocateProcess.projectRoot
-        bash.environment = ["PATH": link.deletingLastPathComponent().path + ":/usr/bin:/bin"]
-        let out = Pipe()
-        bash.standardOutput = out
-        try bash.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        bash.waitUntilExit()
+        let bash = try Spawn.run(["/bin/bash", "-c", probe], environment: ["PATH": link.deletingLastPathComponent().path + ":/usr/bin:/bin"],
+                                 directory: GeolocateProcess.projectRoot.path)
+        let output = String(decoding: bash.stdout, as: UTF8.self)
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false).map { Set($0.split(separator: " ").map(String.init)) }
         try #require(lines.count >= 8, "\(output)")
         #expect(lines[0].isSuperset(of: ["default", "disabled", "force-current", "force-last-known"]), "\(lines[0])")

@@ -357,7 +357,8 @@ import Glibc
         #expect(collector.acceptedIDs("/now") == [id])
         #expect(collector.requests("/now").first?.key == id)
 
-        let closed = try Loopback.freePort()
+        let (closed, held) = try Loopback.refusingPort()
+        defer { close(held) }
         let failed = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
                                         "--post", "http://127.0.0.1:\(closed)/x"])
         #expect(failed.status == 0)
@@ -427,7 +428,8 @@ import Glibc
         let body = try #require(collector.requests("/now").first?.body)
         #expect(!body.contains("\"speed\"") && !body.contains("\"course\"") && body.contains("\"altitude\""))
 
-        let closed = try Loopback.freePort()
+        let (closed, held) = try Loopback.refusingPort()
+        defer { close(held) }
         let failed = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
                                         "--post", "http://127.0.0.1:\(closed)/x"])
         #expect(failed.status == 0)

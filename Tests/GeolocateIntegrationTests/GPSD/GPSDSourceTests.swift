@@ -57,7 +57,8 @@ import Testing
     }
 
     @Test func closedPortIsUnavailableAndNamed() throws {
-        let port = try Loopback.freePort()
+        let (port, held) = try Loopback.refusingPort()
+        defer { close(held) }
         #expect {
             try GPSDSource(host: "127.0.0.1", port: port, responseTimeoutMilliseconds: 1000, logger: logger)
         } throws: { error in

@@ -194,6 +194,7 @@ enum NMEAText {
         let geolocate = GeolocateProcess()
         let today = ISO8601DateFormatter().string(from: Date())
         let gpsd = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: today)]])
+        defer { gpsd.stop() }
         let first = try geolocate.run(["trigger", "login", "--source", gpsd.source, "--permission", "fine", "--enforce", "--timeout", "1500ms"])
         gpsd.stop()
         #expect(try first.json()["locationSource"] as? String == "current", "\(first.stderr)")
@@ -216,6 +217,7 @@ enum NMEAText {
         let geolocate = GeolocateProcess()
         let ahead = ISO8601DateFormatter().string(from: Date().addingTimeInterval(20))
         let gpsd = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: ahead)]])
+        defer { gpsd.stop() }
         let first = try geolocate.run(["trigger", "login", "--source", gpsd.source, "--permission", "fine", "--timeout", "1500ms"])
         gpsd.stop()
         let record = try first.json()

@@ -145,7 +145,9 @@ import Testing
         #expect(collector.requests("/reverse").count == 3)
 
         // Nothing listening at all.
-        try configure([("geocoder.url", "http://127.0.0.1:\(try Loopback.freePort())")])
+        let (refusing, held) = try Loopback.refusingPort()
+        defer { close(held) }
+        try configure([("geocoder.url", "http://127.0.0.1:\(refusing)")])
         let unreachable = try trigger(kiosk)
         #expect(unreachable.status == 0)
         #expect(try unreachable.json()["errorCode"] as? Int == 1053)

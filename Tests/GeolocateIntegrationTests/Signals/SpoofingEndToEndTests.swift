@@ -31,12 +31,8 @@ import Testing
     }
 
     static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(arguments)")
+        let outcome = try Spawn.run(arguments)
+        #expect(outcome.status == 0, "\(arguments): \(String(decoding: outcome.stderr, as: UTF8.self))")
     }
 
     func generate(_ arguments: [String]) throws -> String {

@@ -98,9 +98,12 @@ final class Collector {
         requests(path).filter { $0.sent && (200..<300).contains($0.status ?? 0) }.flatMap(\.ids)
     }
 
+    /// Ends collector.py and removes its directory; calling it again does nothing.
     func stop() {
         if pid > 0 { ProcessGroup.stop(pid) }
         pid = 0
         try? FileManager.default.removeItem(at: directory)
     }
+
+    deinit { stop() }
 }

@@ -4,19 +4,23 @@ import Foundation
 import Glibc
 #endif
 
-/// A private gpsd fed by `gpsfake` from an NMEA log, looping, on a free loopback port.
+/// A private gpsd fed by `gpsfake` from an NMEA log, looping, on a loopback port reserved for
+/// it (`Loopback.Reservation`) until it stops.
 ///
 /// Call `stop()` in every outcome (`defer`): it ends gpsfake and its gpsd by process group
 /// and removes the control socket gpsfake leaves in /tmp.
 final class GPSDFake {
     let port: Int
     let pid: pid_t
+    private let reservation: Loopback.Reservation?
     let outputPath: String
     var source: String { "gpsd://127.0.0.1:\(port)" }
 
-    /// Starts gpsfake on `log` with `cycle` seconds between sentences and waits until gpsd listens.
+    /// Starts gpsfake on `log` with `cycle` seconds between sentences and waits until gpsd listens;
+    /// with `port`, on another fake's port (still reserved by it: that fake must be alive).
     init(log: String, cycle: Double = 0.05, port: Int? = nil) throws {
-        self.port = try port ?? Loopback.freePort()
+        reservation = port == nil ? try Loopback.Reservation() : nil
+        self.port = port ?? reservation!.port
         outputPath = NSTemporaryDirectory() + "gpsfake-\(UUID().uuidString).out"
         let path = log.hasPrefix("/") ? log : GeolocateProcess.projectRoot.appendingPathComponent(log).path
         pid = try ProcessGroup.spawn(["gpsfake", "-c", "\(cycle)", "-q", "-P", "\(self.port)", path],
@@ -32,6 +36,8 @@ final class GPSDFake {
     var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
     private var stopped = false
+
+    deinit { stop() }
 
     /// Ends gpsfake and gpsd; calling it again does nothing.
     func stop() {
@@ -97,10 +103,17 @@ final class GPSPipe {
         }
     }
 
+    private var stopped = false
+
+    /// Ends gpspipe; calling it again does nothing.
     func stop() {
+        guard !stopped else { return }
+        stopped = true
         ProcessGroup.stop(pid)
         unlink(outputPath)
     }
+
+    deinit { stop() }
 
     /// A TPV with a 2D or 3D fix.
     static func hasFix(_ report: [String: Any]) -> Bool {
