@@ -73,13 +73,15 @@ import Testing
         _ = try source.heldFix()
         fake.stop()
 
+        // Half the timeout: the failure this guards against is waiting it out, which no load
+        // on the machine can be mistaken for (the dead gpsd has no clock left to ask).
         let started = ContinuousClock.now
         #expect {
             try source.waitForFix(timeoutMilliseconds: 30_000)
         } throws: { error in
             (error as? SourceError)?.description.contains(fake.source) == true
         }
-        #expect(started.duration(to: .now) < .seconds(5))
+        #expect(started.duration(to: .now) < .seconds(15))
     }
 
     /// The record's fix agrees with gpspipe's TPV of the same time, field by field.
