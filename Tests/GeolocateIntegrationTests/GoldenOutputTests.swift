@@ -84,7 +84,7 @@ import Testing
     /// and Traccar's OsmAnd protocol (traccar.org/osmand: one request per position with `id`,
     /// `lat`, `lon`, `timestamp` in epoch seconds, `speed` in knots, `bearing`, `altitude`,
     /// `accuracy`); the values against the drive's log (`Examples/nmea/maynooth-drive.nmea`,
-    /// its first five RMC/GGA/GST epochs). FleetFormatsEndToEndTests checks the same fields
+    /// its first three fixes' RMC, GGA and GST lines). FleetFormatsEndToEndTests checks the same fields
     /// against nmea-gen.py's truth on another drive.
     @Test(arguments: ["owntracks", "osmand"])
     func fleetRequests(_ format: String) throws {
