@@ -9,9 +9,11 @@ import Glibc
 ///
 /// The one server whose port is not held for it (`Loopback.Reservation`) until it listens:
 /// with the port held while gpsd started (SO_REUSEADDR, as the broker's is), geolocate's
-/// satellites no longer matched any SKY gpspipe printed (3 used where gpspipe saw 12,
-/// SignalsGPSDTests, every run; not understood yet), so a free port is picked and released
-/// just before gpsfake starts, a window in which another process could take it.
+/// satellites matched no SKY gpspipe printed (3 used where gpspipe saw 12) in every run of
+/// SignalsGPSDTests, which without the hold fails so only now and then (a race between the
+/// satellites geolocate takes and the SKYs gpspipe prints, not understood yet). So a free
+/// port is picked and released just before gpsfake starts, a window in which another
+/// process could take it.
 ///
 /// Call `stop()` in every outcome (`defer`): it ends gpsfake and its gpsd by process group
 /// and removes the control socket gpsfake leaves in /tmp.
