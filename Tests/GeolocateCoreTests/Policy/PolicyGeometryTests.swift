@@ -52,19 +52,15 @@ import Testing
         let zones = try ZoneFile.load(path: path)
         let points = Self.points()
 
-        let oracle = Process()
-        oracle.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        oracle.arguments = ["python3", TestPaths.projectRoot.appendingPathComponent("Tests/GeolocateCoreTests/Policy/policy-oracle.py").path]
-        let input = Pipe(), output = Pipe()
-        oracle.standardInput = input
-        oracle.standardOutput = output
-        try oracle.run()
         let request: [String: Any] = ["zones": path, "points": points.map { [$0.0, $0.1] }]
-        input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: request))
-        try input.fileHandleForWriting.close()
-        let answer = output.fileHandleForReading.readDataToEndOfFile()
-        oracle.waitUntilExit()
-        try #require(oracle.terminationStatus == 0, "policy-oracle.py needs pyproj and shapely (scripts/install-deps)")
+        let answer: Data
+        do {
+            answer = try Oracle.run(["python3", TestPaths.projectRoot.appendingPathComponent("Tests/GeolocateCoreTests/Policy/policy-oracle.py").path],
+                                    input: try JSONSerialization.data(withJSONObject: request))
+        } catch {
+            Issue.record("policy-oracle.py needs pyproj and shapely (scripts/install-deps): \(error)")
+            return
+        }
         let expected = try #require(try JSONSerialization.jsonObject(with: answer) as? [[[String: Any]]])
 
         var compared = 0, inside = 0, farCompared = 0
