@@ -106,6 +106,8 @@ struct GeolocateProcess {
         let pid: pid_t
         private let collected = Collected()
         private var input: Int32
+        /// How it ended, once seen: kept here, as the kernel may give its pid to another child.
+        private var ended: (code: Int32, signal: Int32?)?
 
         init(_ arguments: [String], stdin: Bool, environment: [String: String], directory: String) throws {
             let inputPipe = stdin ? try Spawn.pipe() : nil
@@ -128,7 +130,7 @@ struct GeolocateProcess {
         }
 
         deinit {
-            if Spawn.Registry.reapIfExited(pid) == nil {
+            if exitStatus() == nil {
                 kill(-pid, SIGKILL)
                 _ = Spawn.Registry.reap(pid, within: .seconds(10))
             }
@@ -183,8 +185,14 @@ struct GeolocateProcess {
             for line in complete.dropFirst(collected.lines.count) { collected.lines.append((.now, String(line))) }
         }
 
+        /// How the process ended; nil while it runs.
+        private func exitStatus() -> (code: Int32, signal: Int32?)? {
+            if ended == nil { ended = Spawn.Registry.reapIfExited(pid) }
+            return ended
+        }
+
         /// Whether the process has not exited yet.
-        var isRunning: Bool { Spawn.Registry.reapIfExited(pid) == nil }
+        var isRunning: Bool { exitStatus() == nil }
 
         /// Writes to the process's standard input (started with `stdin: true`), waiting at most
         /// a minute for the process to take it; a process that stopped reading fails the test.
@@ -226,10 +234,11 @@ struct GeolocateProcess {
 
         /// Waits up to `limit` for the process to exit; `nil` (and the process killed) if it did not.
         func finish(within limit: Duration) -> Result? {
-            guard let ended = Spawn.Registry.reap(pid, within: limit) else {
+            _ = waitUntil(limit) { exitStatus() != nil }
+            guard let ended else {
                 // SIGKILL: a process that ignores SIGTERM must not hang the test.
                 kill(-pid, SIGKILL)
-                _ = Spawn.Registry.reap(pid, within: .seconds(10))
+                ended = Spawn.Registry.reap(pid, within: .seconds(10))
                 closeStdin()
                 return nil
             }

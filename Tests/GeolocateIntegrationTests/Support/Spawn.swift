@@ -247,6 +247,8 @@ enum Spawn {
         static func add(_ pid: pid_t) {
             lock.lock()
             running.insert(pid)
+            // A pid the kernel gives again: what ended under it before is not this child.
+            exited[pid] = nil
             lock.unlock()
         }
 
