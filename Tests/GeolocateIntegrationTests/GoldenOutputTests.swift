@@ -7,7 +7,7 @@ import Testing
 /// what differs between machines is turned off (`fields.osVersion`, `fields.deviceModel`:
 /// a VM has no DMI model). `GEOLOCATE_UPDATE_GOLDEN=1` rewrites the files; review the diff
 /// before committing it.
-@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct GoldenOutputTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct GoldenOutputTests {
     let geolocate = GeolocateProcess()
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
     let drive = GeolocateProcess.example("maynooth-drive.nmea")

@@ -5,7 +5,7 @@ import Testing
 /// receivers of the gpsd corpus (never spoofed), `nmea-gen.py`'s honest but noisy drives, and
 /// the same drives spoofed by `Support/spoof-nmea.py` (equal signal strengths and an 800 km
 /// jump from a known epoch on).
-@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct SpoofingEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SpoofingEndToEndTests {
     let geolocate = GeolocateProcess()
     static let corpus = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/gpsd")
     static let tools = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/tools")

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// `geolocate track` as a process: signals, concurrent processes on one spool, gpsd outages.
-@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct TrackEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct TrackEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 
