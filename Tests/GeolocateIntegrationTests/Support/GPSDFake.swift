@@ -10,8 +10,9 @@ import Glibc
 /// The one server whose port is not held for it (`Loopback.Reservation`) until it listens:
 /// with the port held while gpsd started (SO_REUSEADDR, as the broker's is), geolocate's
 /// satellites matched no SKY gpspipe printed (3 used where gpspipe saw 12) in every run of
-/// SignalsGPSDTests, which without the hold fails so only now and then (a race between the
-/// satellites geolocate takes and the SKYs gpspipe prints, not understood yet). So a free
+/// SignalsGPSDTests, which without the hold fails only now and then, as it did before this
+/// harness (1 run in 4 alone: a race between the satellites geolocate takes and the SKYs
+/// gpspipe prints, not understood yet). So a free
 /// port is picked and released just before gpsfake starts, a window in which another
 /// process could take it.
 ///
