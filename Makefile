@@ -1,7 +1,7 @@
 # geolocate: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build release release-binary install uninstall deb demo gpsd-demo test bench man docs fuzz tsan clean
+.PHONY: deps build release release-binary install uninstall deb demo gpsd-demo test test-unit bench man docs fuzz tsan clean
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -85,9 +85,17 @@ demo: build
 gpsd-demo: build
 	./Examples/gpsd-demo.sh
 
-# Installs what the tests need (apt packages when missing), then runs every test.
+# Installs what the tests need (apt packages when missing), then runs every test; fails if
+# any process the run started (gpsd, mosquitto, collector.py, geolocate, ...) outlives it,
+# naming and killing each (scripts/test-leaving-nothing).
 test: deps
-	$(SWIFT) test
+	./scripts/test-leaving-nothing $(SWIFT) test
+
+# The fast layer: the library's tests (tagged unit; no binary, no server). By target, as
+# `swift test --filter` matches test ids, not tags.
+test-unit:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --filter '^(NMEATests|GPSDTests|GeolocateCoreTests)\.'
 
 # Replay throughput against pynmea2, trigger latency, force-current on gpsd against gpspipe
 # (SPEC §9). BENCH_EPOCHS=200000 for a quick run.

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite struct ConfigEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct ConfigEndToEndTests {
     let geolocate = GeolocateProcess()
 
     @Test func setGetUnsetRoundTrip() throws {

@@ -8,7 +8,7 @@ import Glibc
 /// Errors read as one line in our words: the path or URL, and the cause as a person says it
 /// ("not a directory", "connection refused"), never a library's dump (`Error Domain=…`,
 /// `(errno: 111)`) and never the same words twice (SPEC §8).
-@Suite struct ErrorMessageEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct ErrorMessageEndToEndTests {
     let geolocate = GeolocateProcess()
     let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
     static let libraryText = ["Error Domain", "NSCocoaErrorDomain", "NSPOSIXErrorDomain", "UserInfo", "errno:",
@@ -69,22 +69,16 @@ import Glibc
     /// still goes where --post sends it (here, refused, into the spool), where SIGPIPE used
     /// to end the process before it was sent or spooled.
     @Test func aClosedStdoutStillSpoolsTheTriggerRecord() throws {
-        let pipe = Pipe()
-        try pipe.fileHandleForReading.close()
-        let errors = Pipe()
-        let process = Process()
-        process.executableURL = GeolocateProcess.binary
-        process.arguments = ["trigger", "login", "--replay", kiosk, "--permission", "fine", "--post", "http://127.0.0.1:1/refused"]
-        process.environment = ProcessInfo.processInfo.environment.merging(
-            ["GEOLOCATE_STATE_DIR": geolocate.stateDirectory, "GEOLOCATE_CONFIG": geolocate.configPath]) { $1 }
-        process.standardOutput = pipe.fileHandleForWriting
-        process.standardError = errors.fileHandleForWriting
-        try process.run()
-        try pipe.fileHandleForWriting.close()
-        try errors.fileHandleForWriting.close()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 74, "\(process.terminationStatus) \(stderr)")
+        let pipe = try Spawn.pipe()
+        close(pipe.read)
+        defer { close(pipe.write) }
+        let outcome = try Spawn.run([GeolocateProcess.binary.path, "trigger", "login", "--replay", kiosk, "--permission", "fine",
+                                     "--post", "http://127.0.0.1:1/refused"],
+                                    environment: ProcessInfo.processInfo.environment.merging(
+                                        ["GEOLOCATE_STATE_DIR": geolocate.stateDirectory, "GEOLOCATE_CONFIG": geolocate.configPath]) { $1 },
+                                    directory: GeolocateProcess.projectRoot.path, stdoutDescriptor: pipe.write)
+        let stderr = String(decoding: outcome.stderr, as: UTF8.self)
+        #expect(outcome.signal == nil && outcome.status == 74, "\(outcome.status) \(stderr)")
         #expect(stderr.split(separator: "\n").last == "geolocate: cannot write to standard output: broken pipe", "\(stderr)")
         let pending = try geolocate.run(["flush", "--dry-run", "--json"])
         #expect(pending.stdout.contains("\"pending\":1") || pending.stdout.contains("\"pending\" : 1"), "\(pending.stdout)")
@@ -118,7 +112,8 @@ import Glibc
     /// A refused connection is "cannot connect to HOST:PORT: connection refused", in `--post` warnings, flush's lines and
     /// `flush --json`.
     @Test func aRefusedConnectionIsSaidPlainly() throws {
-        let port = try Loopback.freePort()
+        let (port, held) = try Loopback.refusingPort()
+        defer { close(held) }
         let url = "http://127.0.0.1:\(port)/in"
         let post = try geolocate.run(["trigger", "login", "--replay", kiosk, "--permission", "fine", "--post", url])
         #expect(post.status == 0)

@@ -8,7 +8,7 @@ import Glibc
 /// Under systemd, stderr is the journal (SPEC §14, issue 27 item 9): each line then starts
 /// with its sd-daemon priority, so `journalctl -p warning` finds the warnings and errors.
 /// systemd says so with `JOURNAL_STREAM=DEVICE:INODE`, which must match stderr itself.
-@Suite struct JournalEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct JournalEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 
@@ -22,24 +22,17 @@ import Glibc
         #expect(stat(path, &info) == 0)
         // The same device with another inode: a stream systemd gave a parent, not this stderr.
         let stream = matching ? "\(info.st_dev):\(info.st_ino)" : "\(info.st_dev):\(info.st_ino + 1)"
-        let errors = try #require(FileHandle(forWritingAtPath: path))
-        let process = Process()
-        process.executableURL = GeolocateProcess.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = GeolocateProcess.projectRoot
+        let errors = open(path, O_WRONLY | O_CLOEXEC)
+        try #require(errors >= 0, "cannot open \(path)")
+        defer { close(errors) }
         var environment = ProcessInfo.processInfo.environment
         environment["GEOLOCATE_CONFIG"] = geolocate.configPath
         environment["GEOLOCATE_STATE_DIR"] = geolocate.stateDirectory
         environment["JOURNAL_STREAM"] = stream
-        process.environment = environment
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try errors.close()
+        let outcome = try Spawn.run([GeolocateProcess.binary.path] + arguments, environment: environment,
+                                    directory: GeolocateProcess.projectRoot.path, stderrDescriptor: errors)
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        return (process.terminationStatus, text.split(separator: "\n").map(String.init))
+        return (outcome.status, text.split(separator: "\n").map(String.init))
     }
 
     @Test func eachLineCarriesItsPriorityWhenStderrIsTheJournal() throws {

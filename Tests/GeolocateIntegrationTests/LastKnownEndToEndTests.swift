@@ -8,7 +8,7 @@ import Glibc
 
 /// The last known location across commands: live and replayed fixes kept apart, and a store
 /// that one bad timestamp cannot wedge (SPEC §3, §8).
-@Suite struct LastKnownEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct LastKnownEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     /// Nothing listens on port 1: gpsd is unavailable there.

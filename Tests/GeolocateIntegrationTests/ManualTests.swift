@@ -3,7 +3,7 @@ import Testing
 
 /// The committed man page (`make man`: the parser's part joined with man/sections.mdoc by
 /// scripts/make-man) is lint-clean and true to the parser and to the exit codes in use.
-@Suite struct ManualTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct ManualTests {
     let geolocate = GeolocateProcess()
     let manualPath = GeolocateProcess.projectRoot.appendingPathComponent("man/geolocate.1").path
 
@@ -11,16 +11,8 @@ import Testing
 
     /// Runs a formatter on the page; its stderr is its warnings.
     func lint(_ command: [String]) throws -> (status: Int32, warnings: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command + [manualPath]
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let warnings = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, warnings)
+        let outcome = try Spawn.run(command + [manualPath])
+        return (outcome.status, String(decoding: outcome.stderr, as: UTF8.self))
     }
 
     @Test func theManPageIsLintClean() throws {

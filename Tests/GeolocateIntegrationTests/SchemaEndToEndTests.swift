@@ -4,7 +4,7 @@ import Testing
 /// Every output format, as the binary prints it in many states, validates against its JSON
 /// Schema in docs/schema/ (python jsonschema through scripts/check-schema), and a schema
 /// refuses output that breaks it, so a pass means something.
-@Suite struct SchemaEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SchemaEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     let nofix = GeolocateProcess.fixture("nofix-only.nmea")
@@ -65,7 +65,9 @@ import Testing
         let collector = try Collector()
         defer { collector.stop() }
         #expect(try geolocate.run(["config", "set", "endpoints.good.url", collector.url("/in")]).status == 0)
-        #expect(try geolocate.run(["config", "set", "endpoints.down.url", "http://127.0.0.1:\(try Loopback.freePort())/in"]).status == 0)
+        let (refusing, held) = try Loopback.refusingPort()
+        defer { close(held) }
+        #expect(try geolocate.run(["config", "set", "endpoints.down.url", "http://127.0.0.1:\(refusing)/in"]).status == 0)
         let failed = try geolocate.run(["flush", "--json"])
         #expect(failed.status == 75)
         try expectValid(failed, "flush.schema.json")

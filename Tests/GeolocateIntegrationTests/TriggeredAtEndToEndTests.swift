@@ -4,7 +4,7 @@ import Testing
 /// `triggeredAt` is defined once (man page, SOURCES AND TIME): when the location was decided,
 /// on the source's clock, and never earlier than the fix reported. Expected times are read
 /// from the log's own sentences here, not from geolocate's output.
-@Suite struct TriggeredAtEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct TriggeredAtEndToEndTests {
     let geolocate = GeolocateProcess()
     let log = GeolocateProcess.example("maynooth-drive.nmea")
 

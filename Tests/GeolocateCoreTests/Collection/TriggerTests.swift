@@ -3,7 +3,7 @@ import GeolocateCore
 import Logging
 import Testing
 
-@Suite struct CollectionModeTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct CollectionModeTests {
     @Test(arguments: [
         ("default", CollectionMode.default), ("disabled", .disabled), ("force-current", .forceCurrent),
         ("force-last-known", .forceLastKnown), ("last-known:30", .lastKnown(maxAgeMilliseconds: 1_800_000)),
@@ -28,7 +28,7 @@ import Testing
     }
 }
 
-@Suite struct TriggerResolutionTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TriggerResolutionTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     func trigger(_ settings: Settings = Settings(), environment: [String: String] = [:]) -> Trigger {

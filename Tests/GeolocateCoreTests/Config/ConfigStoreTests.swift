@@ -2,7 +2,7 @@ import Foundation
 import GeolocateCore
 import Testing
 
-@Suite struct ConfigStoreTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ConfigStoreTests {
     let path = NSTemporaryDirectory() + "config-\(UUID().uuidString)/config.json"
 
     @Test func redactsHeaderValuesAndURLCredentials() throws {

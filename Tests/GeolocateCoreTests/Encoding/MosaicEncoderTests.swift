@@ -2,7 +2,7 @@ import Foundation
 @testable import GeolocateCore
 import Testing
 
-@Suite struct MosaicEncoderTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct MosaicEncoderTests {
     @Test func matchesSpecExampleShape() throws {
         let fix = Fix(timestamp: 1_763_783_056_000, latitude: 53.3613367, longitude: -6.50562, mode: .threeD,
                       altitudeHAE: 116.94, speed: 1.234, course: 87.25, horizontalAccuracy: 12.06, verticalAccuracy: 20,
@@ -35,7 +35,7 @@ import Testing
 }
 
 /// The hand-written fixed-point formatting agrees with `%.Nf` (what `String(format:)` prints).
-@Suite struct DecimalTextTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct DecimalTextTests {
     /// A seeded generator, so a failure names values that fail again.
     struct SplitMix64: RandomNumberGenerator {
         var state: UInt64
@@ -75,7 +75,7 @@ import Testing
     }
 }
 
-@Suite struct RecordIDTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct RecordIDTests {
     @Test func idsAreLowerCaseVersion4UUIDsAndDistinct() {
         let ids = (0..<1000).map { _ in Record.newID() }
         #expect(Set(ids).count == 1000)

@@ -6,7 +6,7 @@ import Testing
 /// and azimuthal equidistant projection, shapely's polygons): inside or not, and the distance
 /// to the boundary within 0.1 %, for zones up to 100 km across at the equator, at 60° N with a
 /// hole, across the antimeridian and around the North Pole.
-@Suite struct PolicyGeometryTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct PolicyGeometryTests {
     static let zonesGeoJSON = """
         {"type":"FeatureCollection","features":[
         {"type":"Feature","properties":{"name":"equator"},"geometry":{"type":"Polygon","coordinates":[[[10.0,0.0],[10.8,0.05],[10.7,0.8],[10.1,0.7],[10.0,0.0]]]}},
@@ -52,19 +52,15 @@ import Testing
         let zones = try ZoneFile.load(path: path)
         let points = Self.points()
 
-        let oracle = Process()
-        oracle.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        oracle.arguments = ["python3", TestPaths.projectRoot.appendingPathComponent("Tests/GeolocateCoreTests/Policy/policy-oracle.py").path]
-        let input = Pipe(), output = Pipe()
-        oracle.standardInput = input
-        oracle.standardOutput = output
-        try oracle.run()
         let request: [String: Any] = ["zones": path, "points": points.map { [$0.0, $0.1] }]
-        input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: request))
-        try input.fileHandleForWriting.close()
-        let answer = output.fileHandleForReading.readDataToEndOfFile()
-        oracle.waitUntilExit()
-        try #require(oracle.terminationStatus == 0, "policy-oracle.py needs pyproj and shapely (scripts/install-deps)")
+        let answer: Data
+        do {
+            answer = try Oracle.run(["python3", TestPaths.projectRoot.appendingPathComponent("Tests/GeolocateCoreTests/Policy/policy-oracle.py").path],
+                                    input: try JSONSerialization.data(withJSONObject: request))
+        } catch {
+            Issue.record("policy-oracle.py needs pyproj and shapely (scripts/install-deps): \(error)")
+            return
+        }
         let expected = try #require(try JSONSerialization.jsonObject(with: answer) as? [[[String: Any]]])
 
         var compared = 0, inside = 0, farCompared = 0

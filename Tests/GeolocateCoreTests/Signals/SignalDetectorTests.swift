@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The rules of SPEC §10.1, one by one, on records made by hand.
-@Suite struct SignalDetectorTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct SignalDetectorTests {
     let thresholds = SignalThresholds()
     let start: Int64 = 1_795_248_000_000
 

@@ -20,13 +20,8 @@ struct NMEAGenerator {
     /// Generates the log with `arguments` (`--epochs`, `--seed`, …).
     init(_ arguments: [String]) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let generator = Process()
-        generator.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        generator.arguments = ["python3", TestPaths.corpus.appendingPathComponent("../../tools/nmea-gen.py").standardized.path]
-            + arguments + ["--quiet", "--truth", truthPath, "--out", log]
-        try generator.run()
-        generator.waitUntilExit()
-        guard generator.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+        try Oracle.run(["python3", TestPaths.corpus.appendingPathComponent("../../tools/nmea-gen.py").standardized.path]
+            + arguments + ["--quiet", "--truth", truthPath, "--out", log])
     }
 
     func truth() throws -> [Truth] {

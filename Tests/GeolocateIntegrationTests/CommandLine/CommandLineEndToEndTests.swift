@@ -3,7 +3,7 @@ import Testing
 
 /// The command line as a newcomer meets it (issue 16): help that fits a screen, errors that
 /// suggest the fix, units that cannot be mistaken, input that is not NMEA, completions.
-@Suite struct CommandLineEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct CommandLineEndToEndTests {
     let geolocate = GeolocateProcess()
 
     /// Every command path the parser knows, from its own dump (not from a list kept here).
@@ -213,16 +213,9 @@ import Testing
             complete_words geolocate trigger login --replay '\(GeolocateProcess.projectRoot.path)/Examples/nmea/'
             complete_words geolocate tr
             """
-        let bash = Process()
-        bash.executableURL = URL(fileURLWithPath: "/bin/bash")
-        bash.arguments = ["-c", probe]
-        bash.currentDirectoryURL = GeolocateProcess.projectRoot
-        bash.environment = ["PATH": link.deletingLastPathComponent().path + ":/usr/bin:/bin"]
-        let out = Pipe()
-        bash.standardOutput = out
-        try bash.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        bash.waitUntilExit()
+        let bash = try Spawn.run(["/bin/bash", "-c", probe], environment: ["PATH": link.deletingLastPathComponent().path + ":/usr/bin:/bin"],
+                                 directory: GeolocateProcess.projectRoot.path)
+        let output = String(decoding: bash.stdout, as: UTF8.self)
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false).map { Set($0.split(separator: " ").map(String.init)) }
         try #require(lines.count >= 8, "\(output)")
         #expect(lines[0].isSuperset(of: ["default", "disabled", "force-current", "force-last-known"]), "\(lines[0])")

@@ -4,7 +4,7 @@ import Testing
 /// Completion of configuration keys (issue 27 item 13): `config get endpoints.` offers the
 /// endpoints the configuration in force has, not the literal `endpoints.NAME.url`; a broken
 /// configuration gives the table's keys, quietly.
-@Suite struct KeyCompletionEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct KeyCompletionEndToEndTests {
     let geolocate = GeolocateProcess()
 
     /// What bash offers for each command line (the last word is completed), through the
@@ -29,17 +29,10 @@ import Testing
             }
             \(quoted.joined(separator: "\n"))
             """
-        let bash = Process()
-        bash.executableURL = URL(fileURLWithPath: "/bin/bash")
-        bash.arguments = ["-c", probe]
-        bash.currentDirectoryURL = GeolocateProcess.projectRoot
-        bash.environment = ["PATH": bin.path + ":/usr/bin:/bin", "HOME": geolocate.home.path].merging(environment) { $1 }
-        let out = Pipe()
-        bash.standardOutput = out
-        bash.standardError = FileHandle.nullDevice
-        try bash.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        bash.waitUntilExit()
+        let bash = try Spawn.run(["/bin/bash", "-c", probe],
+                                 environment: ["PATH": bin.path + ":/usr/bin:/bin", "HOME": geolocate.home.path].merging(environment) { $1 },
+                                 directory: GeolocateProcess.projectRoot.path)
+        let output = String(decoding: bash.stdout, as: UTF8.self)
         let results = output.split(separator: "\n", omittingEmptySubsequences: false).prefix(lines.count)
         try #require(results.count == lines.count, "\(output)")
         return results.map { Set($0.split(separator: " ").map(String.init)) }

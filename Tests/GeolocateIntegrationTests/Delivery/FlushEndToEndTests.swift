@@ -10,7 +10,7 @@ import Glibc
 /// `geolocate flush` and `trigger --post` against a real HTTP collector on 127.0.0.1 that the
 /// tests script per request: every record must arrive, and a duplicate only under the same
 /// Idempotency-Key.
-@Suite(.serialized) struct FlushEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct FlushEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 
@@ -358,7 +358,8 @@ import Glibc
         #expect(collector.acceptedIDs("/now") == [id])
         #expect(collector.requests("/now").first?.key == id)
 
-        let closed = try Loopback.freePort()
+        let (closed, held) = try Loopback.refusingPort()
+        defer { close(held) }
         let failed = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
                                         "--post", "http://127.0.0.1:\(closed)/x"])
         #expect(failed.status == 0)
@@ -428,7 +429,8 @@ import Glibc
         let body = try #require(collector.requests("/now").first?.body)
         #expect(!body.contains("\"speed\"") && !body.contains("\"course\"") && body.contains("\"altitude\""))
 
-        let closed = try Loopback.freePort()
+        let (closed, held) = try Loopback.refusingPort()
+        defer { close(held) }
         let failed = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
                                         "--post", "http://127.0.0.1:\(closed)/x"])
         #expect(failed.status == 0)

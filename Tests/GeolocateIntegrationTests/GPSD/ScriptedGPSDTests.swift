@@ -3,7 +3,7 @@ import Testing
 
 /// `geolocate trigger` against a scripted gpsd (`fake-gpsd.py`) reporting what a real gpsd
 /// cannot be made to: values out of range, a fix dated 2099, or nothing at all.
-@Suite(.serialized) struct ScriptedGPSDTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct ScriptedGPSDTests {
     let geolocate = GeolocateProcess()
 
     /// 2026-11-22T12:00:00Z and one second later, as `--now`, so the fixes are current.
@@ -74,6 +74,7 @@ import Testing
     @Test func aFixDatedFarFromTheClockIsAPositionThatJustArrived() throws {
         let future = ScriptedGPSD.tpv(time: "2099-01-01T00:00:00.000Z")
         let gpsd = try ScriptedGPSD(["poll": [], "stream": [future]])
+        defer { gpsd.stop() }
         let before = Int64(Date().timeIntervalSince1970 * 1000)
         let result = try trigger(gpsd, ["--timeout", "1500ms"])
         gpsd.stop()
@@ -90,6 +91,7 @@ import Testing
         // A fix of today, arriving later, is fresher than the one of 2099 and replaces it.
         let today = ISO8601DateFormatter().string(from: Date())
         let later = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: today)]])
+        defer { later.stop() }
         let second = try trigger(later, ["--timeout", "1500ms"])
         later.stop()
         #expect(try second.json()["locationSource"] as? String == "current", "\(second.stderr)")

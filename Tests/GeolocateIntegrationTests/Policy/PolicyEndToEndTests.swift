@@ -8,7 +8,7 @@ import Glibc
 /// SPEC §10.2 through the binary: each rule of the decision with replayed fixes of known
 /// accuracy at known places around an office zone with a deny zone inside it, `--enforce`'s
 /// exit codes, privacy, and every kind of bad zones file.
-@Suite struct PolicyEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct PolicyEndToEndTests {
     let geolocate = GeolocateProcess()
     /// The office: a square of about 1 km around this corner's north-east, in Maynooth (IE).
     static let office = (latitude: 53.3800, longitude: -6.6000)

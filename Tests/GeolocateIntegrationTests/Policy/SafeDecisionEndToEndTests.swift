@@ -53,7 +53,7 @@ enum NMEAText {
 /// hooks; clocks that disagree (a receiver ahead of the system clock, week-rollover dates, a
 /// query time after the log, a log whose time goes back) never make an old fix current nor
 /// lose a new one; and a replay from a pipe or FIFO answers within its timeout.
-@Suite struct SafeDecisionEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SafeDecisionEndToEndTests {
     /// The kiosk of `Examples/nmea/kiosk-gnss.nmea`, inside lyon-office of the example zones.
     static let lyon = (latitude: 45.7640, longitude: 4.8357)
     static let dublinDesk = (latitude: 53.3498, longitude: -6.2603)
@@ -194,6 +194,7 @@ enum NMEAText {
         let geolocate = GeolocateProcess()
         let today = ISO8601DateFormatter().string(from: Date())
         let gpsd = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: today)]])
+        defer { gpsd.stop() }
         let first = try geolocate.run(["trigger", "login", "--source", gpsd.source, "--permission", "fine", "--enforce", "--timeout", "1500ms"])
         gpsd.stop()
         #expect(try first.json()["locationSource"] as? String == "current", "\(first.stderr)")
@@ -216,6 +217,7 @@ enum NMEAText {
         let geolocate = GeolocateProcess()
         let ahead = ISO8601DateFormatter().string(from: Date().addingTimeInterval(20))
         let gpsd = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: ahead)]])
+        defer { gpsd.stop() }
         let first = try geolocate.run(["trigger", "login", "--source", gpsd.source, "--permission", "fine", "--timeout", "1500ms"])
         gpsd.stop()
         let record = try first.json()

@@ -5,7 +5,7 @@ import Testing
 /// The street geocoder against a real HTTP server on 127.0.0.1 answering as Nominatim does
 /// (`collector.py`): street and number in the record, the disk cache, the throttle, and
 /// errorCode 1053 when it fails, with the record still printed.
-@Suite(.serialized) struct GeocoderEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct GeocoderEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
@@ -145,7 +145,9 @@ import Testing
         #expect(collector.requests("/reverse").count == 3)
 
         // Nothing listening at all.
-        try configure([("geocoder.url", "http://127.0.0.1:\(try Loopback.freePort())")])
+        let (refusing, held) = try Loopback.refusingPort()
+        defer { close(held) }
+        try configure([("geocoder.url", "http://127.0.0.1:\(refusing)")])
         let unreachable = try trigger(kiosk)
         #expect(unreachable.status == 0)
         #expect(try unreachable.json()["errorCode"] as? Int == 1053)

@@ -7,7 +7,7 @@ import Glibc
 
 /// `make install`'s layout: a binary found through PATH, run from anywhere, maps the gazetteer
 /// from `PREFIX/share/geolocate/`, not from the source tree it was built in.
-@Suite struct InstalledGazetteerTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct InstalledGazetteerTests {
     @Test func theBinaryFindsTheGazetteerBesideItsPrefix() throws {
         let geolocate = GeolocateProcess()
         let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-prefix-\(UUID().uuidString)")
@@ -20,26 +20,19 @@ import Glibc
             at: share.appendingPathComponent("gazetteer.bin"),
             withDestinationURL: GeolocateProcess.projectRoot.appendingPathComponent("share/geolocate/gazetteer.bin"))
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["geolocate", "trigger", "login", "--permission", "fine", "--verbose", "--format", "veridium",
-                             "--replay", GeolocateProcess.projectRoot.appendingPathComponent(GeolocateProcess.example("kiosk-gnss.nmea")).path]
-        process.currentDirectoryURL = FileManager.default.temporaryDirectory
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = prefix.appendingPathComponent("bin").path + ":" + (environment["PATH"] ?? "/usr/bin")
         environment["GEOLOCATE_CONFIG"] = geolocate.configPath
         environment["GEOLOCATE_STATE_DIR"] = geolocate.stateDirectory
         environment["GEOLOCATE_GAZETTEER"] = nil
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        // env: `geolocate` is looked up on the PATH given here, as a shell would.
+        let outcome = try Spawn.run(["/usr/bin/env", "geolocate", "trigger", "login", "--permission", "fine", "--verbose", "--format", "veridium",
+                                     "--replay", GeolocateProcess.projectRoot.appendingPathComponent(GeolocateProcess.example("kiosk-gnss.nmea")).path],
+                                    environment: environment, directory: FileManager.default.temporaryDirectory.path)
+        let stdout = outcome.stdout
+        let stderr = String(decoding: outcome.stderr, as: UTF8.self)
 
-        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(outcome.status == 0, "\(stderr)")
         #expect(stderr.contains("gazetteer: \(share.path)/gazetteer.bin"), "\(stderr)")
         let veridium = try #require(try JSONSerialization.jsonObject(with: stdout) as? [String: Any])
         #expect(veridium["city"] as? String == "Lyon" && veridium["errorCode"] as? Int == 0)

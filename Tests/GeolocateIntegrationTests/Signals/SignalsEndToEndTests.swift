@@ -4,7 +4,7 @@ import Testing
 /// SPEC §10.1 through the binary: signals in trigger and track records, from replays, kept
 /// in the state directory between processes, limited by privacy, and checked on real
 /// receiver logs and on generated honest and spoofed drives.
-@Suite struct SignalsEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SignalsEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")

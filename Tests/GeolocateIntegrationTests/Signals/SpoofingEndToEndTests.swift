@@ -5,7 +5,7 @@ import Testing
 /// receivers of the gpsd corpus (never spoofed), `nmea-gen.py`'s honest but noisy drives, and
 /// the same drives spoofed by `Support/spoof-nmea.py` (equal signal strengths and an 800 km
 /// jump from a known epoch on).
-@Suite struct SpoofingEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SpoofingEndToEndTests {
     let geolocate = GeolocateProcess()
     static let corpus = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/gpsd")
     static let tools = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/tools")
@@ -31,12 +31,8 @@ import Testing
     }
 
     static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(arguments)")
+        let outcome = try Spawn.run(arguments)
+        #expect(outcome.status == 0, "\(arguments): \(String(decoding: outcome.stderr, as: UTF8.self))")
     }
 
     func generate(_ arguments: [String]) throws -> String {

@@ -17,6 +17,9 @@ final class Collector {
     }
 
     struct Request {
+        /// The method and the request-target as sent (`GET /osmand?id=…&lat=…`).
+        var method: String
+        var target: String
         var path: String
         var status: Int?
         var closed: Bool
@@ -75,7 +78,8 @@ final class Collector {
         let sent = Set(entries.filter { $0["sent"] as? Bool == true }.compactMap { $0["n"] as? Int })
         return entries.compactMap { entry -> Request? in
             guard let requestPath = entry["path"] as? String, path == nil || path == requestPath else { return nil }
-            return Request(path: requestPath, status: entry["status"] as? Int, closed: entry["close"] as? Bool ?? false,
+            return Request(method: entry["method"] as? String ?? "", target: entry["target"] as? String ?? "",
+                           path: requestPath, status: entry["status"] as? Int, closed: entry["close"] as? Bool ?? false,
                            key: entry["key"] as? String, contentType: entry["type"] as? String,
                            ids: (entry["ids"] as? [Any] ?? []).compactMap { $0 as? String },
                            headers: entry["headers"] as? [String: String] ?? [:],
@@ -98,9 +102,12 @@ final class Collector {
         requests(path).filter { $0.sent && (200..<300).contains($0.status ?? 0) }.flatMap(\.ids)
     }
 
+    /// Ends collector.py and removes its directory; calling it again does nothing.
     func stop() {
         if pid > 0 { ProcessGroup.stop(pid) }
         pid = 0
         try? FileManager.default.removeItem(at: directory)
     }
+
+    deinit { stop() }
 }

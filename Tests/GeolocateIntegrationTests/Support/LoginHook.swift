@@ -5,20 +5,12 @@ import Foundation
 /// directory and a log to replay; stdout and stderr together.
 enum LoginHook {
     static func run(_ script: String, config: String, stateDirectory: String, replay: String) throws -> (status: Int32, text: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script]
-        process.currentDirectoryURL = GeolocateProcess.projectRoot
-        process.environment = ProcessInfo.processInfo.environment.merging([
+        let environment = ProcessInfo.processInfo.environment.merging([
             "GEOLOCATE": GeolocateProcess.binary.path, "GEOLOCATE_CONFIG": config,
             "GEOLOCATE_STATE_DIR": stateDirectory, "GEOLOCATE_REPLAY": replay,
         ]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        let outcome = try Spawn.run(["/bin/bash", script], environment: environment, directory: GeolocateProcess.projectRoot.path,
+                                    mergingStderr: true)
+        return (outcome.status, String(decoding: outcome.stdout, as: UTF8.self))
     }
 }

@@ -4,8 +4,9 @@ import Foundation
 import Glibc
 #endif
 
-/// A real mosquitto broker on a free loopback port, in its own process group, with its
-/// configuration, TLS files and persistence in a directory of its own.
+/// A real mosquitto broker on a loopback port reserved for it (`Loopback.Reservation`, kept
+/// across a restart), in its own process group, with its configuration, TLS files and
+/// persistence in a directory of its own; stopped at the end of its last reference.
 final class MosquittoBroker {
     enum Security {
         case plain
@@ -18,13 +19,15 @@ final class MosquittoBroker {
     let directory: URL
     let port: Int
     let security: Security
+    private let reservation: Loopback.Reservation
     private(set) var pid: pid_t = 0
 
     /// Starts the broker and waits until it listens.
     init(_ security: Security = .plain) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try Loopback.freePort()
+        reservation = try Loopback.Reservation()
+        port = reservation.port
         self.security = security
         var lines = ["listener \(port) 127.0.0.1", "persistence true", "persistence_location \(directory.path)/",
                      "log_dest file \(directory.path)/broker.log", "log_type all", "max_queued_messages 0", "max_inflight_messages 100",
@@ -56,6 +59,7 @@ final class MosquittoBroker {
     func start() throws {
         pid = try ProcessGroup.spawn(["mosquitto", "-c", path("mosquitto.conf")], outputPath: path("stdout.log"))
         guard waitUntil(.seconds(10), { Loopback.isListening(port) }) else {
+            stop()
             throw ProcessGroup.SpawnError(command: "mosquitto on port \(port): \((try? String(contentsOfFile: path("broker.log"), encoding: .utf8)) ?? "")", code: ETIMEDOUT)
         }
     }

@@ -46,19 +46,12 @@ struct PAMStack {
         let file = directory.appendingPathComponent("pam-service-\(UUID().uuidString)")
         try service.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: harness)
-        process.arguments = [file.path, user, operation] + items.flatMap { ["-I", $0] }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let arguments = [harness, file.path, user, operation] + items.flatMap { ["-I", $0] }
+        let outcome = try Spawn.run(arguments, mergingStderr: true)
+        let text = String(decoding: outcome.stdout, as: UTF8.self)
+        let lines = text.split(separator: "\n").map(String.init)
         guard let rcLine = lines.lastIndex(where: { $0.hasPrefix("rc=") }), let status = Int32(lines[rcLine].dropFirst(3)) else {
-            throw Tool.Failed(arguments: [harness] + (process.arguments ?? []), status: process.terminationStatus)
+            throw Tool.Failed(arguments: arguments, status: outcome.status, stderr: text)
         }
         return Outcome(status: status, conversation: lines[..<rcLine].joined(separator: "\n"),
                        log: lines[(rcLine + 1)...].filter { $0.hasPrefix("log: ") }.map { String($0.dropFirst(5)) })

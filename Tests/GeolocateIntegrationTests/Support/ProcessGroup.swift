@@ -7,83 +7,67 @@ import Glibc
 /// Child processes started as the leader of their own process group, so a test can end them
 /// and everything they started (gpsfake's gpsd) by the group id in every outcome.
 enum ProcessGroup {
-    struct SpawnError: Error, CustomStringConvertible {
-        var command: String
-        var code: Int32
-        var description: String { "cannot start \(command): \(String(cString: strerror(code)))" }
-    }
+    typealias SpawnError = Spawn.Failure
 
     /// Starts `arguments` (the command is looked up on `PATH`) with stdin from /dev/null and
-    /// stdout and stderr to `outputPath`.
+    /// stdout and stderr to `outputPath`, inheriting no other descriptor (`Spawn.start`).
     static func spawn(_ arguments: [String], outputPath: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
-        guard status == 0 else { throw SpawnError(command: arguments[0], code: status) }
-        return pid
+        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw SpawnError(command: "/dev/null", code: errno) }
+        defer { close(input) }
+        let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw SpawnError(command: outputPath, code: errno) }
+        defer { close(output) }
+        return try Spawn.start(arguments, stdin: input, stdout: output, stderr: output)
     }
 
     /// Ends the group led by `pid`: SIGTERM, SIGKILL after `grace` if the leader is still
     /// running, then SIGKILL for any member that outlived the leader.
     static func stop(_ pid: pid_t, grace: Duration = .seconds(2)) {
-        kill(-pid, SIGTERM)
-        if !reap(pid, within: grace) {
-            kill(-pid, SIGKILL)
-            _ = reap(pid, within: .seconds(5))
-        }
-        kill(-pid, SIGKILL)
-    }
-
-    /// Waits for the child `pid` to exit and collects it; `false` if it is still running.
-    private static func reap(_ pid: pid_t, within limit: Duration) -> Bool {
-        waitUntil(limit) {
-            var status: Int32 = 0
-            let result = waitpid(pid, &status, WNOHANG)
-            return result == pid || (result < 0 && errno == ECHILD)
-        }
-    }
-}
-
-/// Polls `condition` until it holds or `limit` passes; returns whether it held.
-func waitUntil(_ limit: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while true {
-        if try condition() { return true }
-        if ContinuousClock.now >= deadline { return false }
-        usleep(10_000)
+        Spawn.stop(pid, grace: grace)
     }
 }
 
 /// TCP on 127.0.0.1, for finding ports and knowing when a server listens.
 enum Loopback {
-    /// A port nothing listens on now (the kernel's pick for an ephemeral bind).
-    static func freePort() throws -> Int {
-        let (port, fd) = try refusingPort()
-        close(fd)
-        return port
+    /// A port kept for a server the test starts: bound here with SO_REUSEADDR and not
+    /// listening, so the server (gpsd and mosquitto set SO_REUSEADDR too) can bind and listen
+    /// on it while nothing else can: no ephemeral bind or outgoing connection of another
+    /// process gets it between the pick and the server's bind, as one could a port closed
+    /// before the server started. Kept until `release` or the end of the reservation.
+    final class Reservation {
+        let port: Int
+        private var fd: Int32
+
+        init() throws {
+            (port, fd) = try Loopback.bind(reusable: true)
+        }
+
+        /// Gives the port up (a server that took it keeps it); calling it again does nothing.
+        func release() {
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+
+        deinit { release() }
     }
 
     /// A port held bound but not listening, until the caller closes `fd`: connections to it
     /// are refused, and no other test's server can take it meanwhile, as it can a free port.
     static func refusingPort() throws -> (port: Int, fd: Int32) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try bind(reusable: false)
+    }
+
+    /// A TCP socket bound to a port of the kernel's choice on 127.0.0.1, not listening.
+    private static func bind(reusable: Bool) throws -> (port: Int, fd: Int32) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var one: Int32 = 1
+        if reusable { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) }
         var address = loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                Glibc.bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
         guard bound else {
@@ -96,7 +80,7 @@ enum Loopback {
 
     /// Whether something accepts connections on `port`.
     static func isListening(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(fd) }
         var address = loopback(port: port)
         return withUnsafePointer(to: &address) {
@@ -121,24 +105,19 @@ enum Tool {
     struct Failed: Error, CustomStringConvertible {
         var arguments: [String]
         var status: Int32
-        var description: String { "\(arguments.joined(separator: " ")) exited with \(status)" }
+        var stderr = ""
+        var description: String { "\(arguments.joined(separator: " ")) exited with \(status)\(stderr.isEmpty ? "" : ": \(stderr.suffix(2000))")" }
     }
 
-    /// Runs `arguments` (looked up on `PATH`) and returns its stdout.
-    /// - Throws: `Failed` when it exits with a status other than 0.
+    /// Runs `arguments` (looked up on `PATH`) to its end within `timeLimit` and returns its stdout.
+    /// - Throws: `Failed` when it exits with a status other than 0; `Spawn.Overrun` past the limit.
     @discardableResult
-    static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failed(arguments: arguments, status: process.terminationStatus) }
-        return String(decoding: data, as: UTF8.self)
+    static func run(_ arguments: [String], timeLimit: Duration = Spawn.defaultTimeLimit) throws -> String {
+        let outcome = try Spawn.run(arguments, timeLimit: timeLimit)
+        guard outcome.status == 0, outcome.signal == nil else {
+            throw Failed(arguments: arguments, status: outcome.status, stderr: String(decoding: outcome.stderr, as: UTF8.self))
+        }
+        return String(decoding: outcome.stdout, as: UTF8.self)
     }
 
     /// Whether the kernel says the system clock is synchronised, asked with Python's ctypes

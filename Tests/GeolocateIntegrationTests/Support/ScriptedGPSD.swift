@@ -69,11 +69,14 @@ final class ScriptedGPSD {
     /// The commands clients sent, in order (`?WATCH={...}`, `?POLL`).
     var commands: [String] { events.compactMap { $0["command"] as? String } }
 
+    /// Ends fake-gpsd.py and removes its directory; calling it again does nothing.
     func stop() {
         if pid > 0 { ProcessGroup.stop(pid) }
         pid = 0
         try? FileManager.default.removeItem(at: directory)
     }
+
+    deinit { stop() }
 
     /// A TPV with a 3D fix at `time` (ISO 8601), with gpsd's usual fields; `overrides` replace or add fields.
     static func tpv(time: String, _ overrides: [String: Any] = [:]) -> [String: Any] {

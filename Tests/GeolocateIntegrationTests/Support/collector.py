@@ -26,7 +26,8 @@ written to the socket, {"n": n, "sent": true} is appended: only then was a 2xx r
 A GET of /reverse answers as a Nominatim server does (/reverse?format=jsonv2&lat=&lon=): the
 nearest of the rules' "/reverse" "places" ([{"lat", "lon", "road", "house_number", "city",
 "country_code"}]) within 1 km, else {"error": "Unable to geocode"}; "script" and "default"
-work as for POST. The log entry has the query parameters under "query".
+work as for POST. The log entry has the query parameters under "query", and the method and
+request-target as sent under "method" and "target".
 """
 import argparse
 import json
@@ -149,7 +150,7 @@ class Handler(BaseHTTPRequestHandler):
                 answer = {"status": 400}
             counter[0] += 1
             number = counter[0]
-            entry = {"n": number, "path": path, "query": query, "status": answer.get("status"), "close": bool(answer.get("close")),
+            entry = {"n": number, "method": self.command, "target": self.path, "path": path, "query": query, "status": answer.get("status"), "close": bool(answer.get("close")),
                      "key": self.headers.get("Idempotency-Key"), "type": self.headers.get("Content-Type"),
                      "ids": ids, "body": body.decode("utf-8", "replace"), "headers": {k: v for k, v in self.headers.items()}, "time": time.time()}
             with open(LOG, "a") as f:

@@ -5,7 +5,7 @@ import Testing
 /// `track --stdout --format` (issue 27 item 13): the stream in trigger's formats, one record
 /// per line, each line the same record the default (mosaic) stream has; the spool keeps the
 /// records whatever the stream's format.
-@Suite struct TrackFormatEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct TrackFormatEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 
