@@ -3,7 +3,7 @@ import Testing
 
 /// docs/ARCHITECTURE.md's table of targets names exactly the targets Package.swift declares,
 /// so the map a newcomer reads first cannot drift from the build.
-@Suite struct ArchitectureTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ArchitectureTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
