@@ -369,10 +369,10 @@ enum ListText {
         guard trimmed.hasPrefix("[") else {
             return trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        guard let array = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [String] else {
+        guard let items = (try? JSONScanner.parse(Array(trimmed.utf8)))?.array, items.allSatisfy({ $0.string != nil }) else {
             throw GeolocateError.usage("invalid list '\(text)' (use a comma list or a JSON array of strings)")
         }
-        return array
+        return items.compactMap(\.string)
     }
 }
 

@@ -331,8 +331,9 @@ extension Row {
 /// A record as its Mosaic JSON line (SPEC §3.1): how schema version 1 of the spool kept it,
 /// and what `track --stdout` hands to `export --input`.
 ///
-/// The only JSON of its own geolocate reads back: once, when it migrates such a spool, and
-/// when a user pipes records into an export.
+/// Read back, as records, only when geolocate migrates such a spool and when a user pipes
+/// records into an export (the state files it reads back, the last known location and the
+/// previous report, are JSON of their own types).
 package enum MosaicLine {
     /// A line that is not a record geolocate wrote.
     struct Unreadable: Error, CustomStringConvertible {
