@@ -166,7 +166,7 @@ extension Geolocate {
 /// and words them in English we would otherwise have to take apart; the values it stores are
 /// read here by reflection instead, so a change of its wording cannot reach our messages.
 /// Package.swift pins its version exactly; should a new version store them differently, this
-/// is nil, the parser's own sentence is printed, and CommandLineEndToEndTests fail on that bump.
+/// is nil, the parser's own sentence is printed, and UsageErrorEndToEndTests fail on that bump.
 struct RefusedValue {
     var flag: String?
     var value: String
