@@ -1,7 +1,7 @@
 # geolocate: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build release release-binary install uninstall deb demo gpsd-demo test test-unit bench man docs fuzz tsan clean
+.PHONY: deps build release release-binary install uninstall deb demo gpsd-demo test test-unit bench man docs fuzz tsan lint clean
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -104,8 +104,9 @@ bench:
 	python3 ./scripts/bench
 
 # Fuzzes every parser of outside input (Fuzz/FuzzTargets.swift: NMEA, gpsd reports, config
-# files, flag and config values, state files, spooled records, geocoder answers) with libFuzzer
-# and AddressSanitizer, FUZZ_SECONDS each (60), from the seeds in Fuzz/corpus.
+# files, flag and config values, state files, spooled records, geocoder answers, zones) with
+# libFuzzer and AddressSanitizer, FUZZ_SECONDS each (60), from the seeds in Fuzz/corpus.
+# FUZZ_SEED 0 draws a fresh seed each run and prints it; FUZZ_SEED=N runs that one again.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= nmea gpsd config text state spool geocoder zones
 FUZZ_SEED ?= 0
@@ -114,18 +115,23 @@ fuzz: deps
 		-Xswiftc -sanitize=fuzzer,address -Xswiftc -DGEOLOCATE_FUZZING
 	FUZZ_SEED=$(FUZZ_SEED) ./scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# The whole test suite once under ThreadSanitizer (a build of its own in .build-tsan). Every
-# process writes its reports to .build-tsan/reports/, the binaries the tests start included;
-# any report fails the run.
+# The whole test suite once under ThreadSanitizer (a build of its own in .build-tsan), or the
+# suites TSAN_FILTER names (CI: GeolocateCoreTests). Every process writes its reports to
+# .build-tsan/reports/, the binaries the tests start included; any report fails the run.
+TSAN_FILTER ?=
 tsan: deps
 	rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
-	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan; \
+	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
+		$(if $(TSAN_FILTER),--filter '$(TSAN_FILTER)'); \
 	status=$$?; \
 	if ls .build-tsan/reports/tsan.* >/dev/null 2>&1; then \
 		echo "make tsan: ThreadSanitizer reports in .build-tsan/reports/" >&2; exit 1; fi; \
 	exit $$status
 
-# Regenerates man/geolocate.1 from the argument parser (commit the result).
+# What the project forbids and no compiler sees, by grep (scripts/lint lists the rules).
+lint:
+	./scripts/lint
+
 # Regenerates man/geolocate.1: the argument parser's page (generate-manual plugin) with its
 # generic EXIT STATUS replaced by the hand-written sections of man/sections.mdoc. Commit it.
 MAN_GENERATED = .build/generate-manual

@@ -1,20 +1,41 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
+/// Compiler warnings in our own targets are errors: `swift build` fails on one, in CI and here.
+/// Set per target, so it reaches no dependency: SwiftPM builds those with `-suppress-warnings`
+/// (a new warning in a pinned package cannot fail our build).
+let ownSwiftSettings: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+// Linux only: the code calls Glibc (write(2), adjtimex(2), flock) and links Debian's libgps
+// and libmosquitto. SwiftPM has no way to declare that, so there is no `platforms:` line; it
+// would only set a minimum Apple OS version, which would claim a port that does not exist.
 let package = Package(
     name: "geolocate",
-    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "geolocate", targets: ["geolocate"]),
         .library(name: "GeolocateCore", targets: ["GeolocateCore"]),
         .library(name: "NMEA", targets: ["NMEA"]),
     ],
+    // Every version exact, so each build resolves the same packages: a new release changes
+    // nothing until this list does. Package.resolved is not committed (the package mirror of
+    // the build machines has commit ids of its own), so this list is what holds a build.
+    // swift-argument-parser above all: usage errors are made from its error values, and tests
+    // pin their text (Geolocate.main). swift-nio and swift-nio-ssl are here because
+    // GeolocateCore imports them. The 17 other packages, which async-http-client and GRDB
+    // need in turn, are held by the ranges those pinned releases declare, not exactly: the
+    // build machines' mirror has one version of each (only swift-nio and swift-crypto have
+    // two, and both are pinned here), which is what makes the build repeatable there;
+    // `swift package show-dependencies` lists them. To hold one elsewhere, pin it here too
+    // (SwiftPM builds with it, warning that no target uses it); to move any, change its pin
+    // and run the whole suite.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
     ],
     targets: [
         .systemLibrary(
@@ -28,9 +49,9 @@ let package = Package(
             providers: [.apt(["libmosquitto-dev"])]
         ),
         // NMEA-0183 bytes to `Fix`: no dependencies, not even Foundation.
-        .target(name: "NMEA"),
+        .target(name: "NMEA", swiftSettings: ownSwiftSettings),
         // adjtimex(2), which Swift's Glibc module lacks: whether the system clock is synchronised.
-        .target(name: "CSystemClock"),
+        .target(name: "CSystemClock", cSettings: [.treatAllWarnings(as: .error)]),
         .target(
             name: "GeolocateCore",
             dependencies: [
@@ -40,17 +61,24 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: ownSwiftSettings
         ),
         // The gpsd adapter: the one file that touches libgps's C types.
         .target(
             name: "GPSD",
-            dependencies: ["GeolocateCore", "CGPS", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GeolocateCore", "CGPS", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: ownSwiftSettings
         ),
         // The MQTT adapter: the one file that touches libmosquitto's C types.
         .target(
             name: "Mosquitto",
-            dependencies: ["GeolocateCore", "CMosquitto"]
+            dependencies: ["GeolocateCore", "CMosquitto"],
+            swiftSettings: ownSwiftSettings
         ),
         .executableTarget(
             name: "geolocate",
@@ -60,31 +88,36 @@ let package = Package(
                 "Mosquitto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: ownSwiftSettings
         ),
         .executableTarget(
             name: "geolocate-bench",
-            dependencies: ["GeolocateCore"]
+            dependencies: ["GeolocateCore"],
+            swiftSettings: ownSwiftSettings
         ),
         // A runner of inputs in the ordinary build; the libFuzzer target in `make fuzz`.
         .executableTarget(
             name: "geolocate-fuzz",
             dependencies: ["GeolocateCore", "GPSD"],
             path: "Fuzz",
-            exclude: ["corpus"]
+            exclude: ["corpus"],
+            swiftSettings: ownSwiftSettings
         ),
         .testTarget(
             name: "GeolocateCoreTests",
             dependencies: ["GeolocateCore", "NMEA", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Policy/policy-oracle.py"],
-            resources: [.copy("Fixtures")]
+            resources: [.copy("Fixtures")],
+            swiftSettings: ownSwiftSettings
         ),
-        .testTarget(name: "NMEATests", dependencies: ["NMEA"]),
-        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "NMEA"]),
+        .testTarget(name: "NMEATests", dependencies: ["NMEA"], swiftSettings: ownSwiftSettings),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "NMEA"], swiftSettings: ownSwiftSettings),
         .testTarget(
             name: "GeolocateIntegrationTests",
             dependencies: ["GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz"],
-            exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/spoof-nmea.py", "Golden"]
+            exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/spoof-nmea.py", "Support/pam-harness.sh", "Golden"],
+            swiftSettings: ownSwiftSettings
         ),
     ]
 )

@@ -34,30 +34,31 @@ struct Geolocate: AsyncParsableCommand {
         // trigger must still spool or send the record it could not print.
         signal(SIGPIPE, SIG_IGN)
         let arguments = Geolocate.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
-        if let unknown = Geolocate.unknownSubcommand(arguments) {
-            StandardError.write("geolocate: \(unknown)")
+        let command: ParsableCommand.Type
+        switch Geolocate.command(named: arguments) {
+        case .found(let found): command = found
+        case .unknown(let message):
+            StandardError.write("geolocate: \(message)")
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
         do {
-            var command = try parseAsRoot(arguments)
-            if var asyncCommand = command as? AsyncParsableCommand {
+            var parsed = try parseAsRoot(arguments)
+            if var asyncCommand = parsed as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
-                try command.run()
+                try parsed.run()
             }
         } catch {
             let code = exitCode(for: error)
             let full = fullMessage(for: error)
             guard code != .success, !full.isEmpty else { exit(withError: error) }
-            let short = Geolocate.flagMessage(message(for: error))
-            guard code == .validationFailure, !short.isEmpty else {
+            let sentence = code == .validationFailure ? usageMessage(for: error, in: command) : ""
+            guard !sentence.isEmpty else {
+                let short = message(for: error)
                 StandardError.write(lines: full.replacingOccurrences(of: short, with: StandardError.oneLine(short)) + "\n")
                 Foundation.exit(code.rawValue)
             }
-            let help = full.range(of: "See '").flatMap { start in
-                full[start.upperBound...].firstIndex(of: "'").map { " (see '\(full[start.upperBound..<$0])')" }
-            } ?? ""
-            StandardError.write("geolocate: \(short)\(help)")
+            StandardError.write("geolocate: \(sentence) (see '\(commandPath(command)) --help')")
             Foundation.exit(code.rawValue)
         }
     }
@@ -91,32 +92,126 @@ extension Geolocate {
         return joined
     }
 
-    /// "unknown subcommand 'triger'; did you mean 'trigger'?" when a word where a subcommand
-    /// belongs names none, instead of the parser's "2 unexpected arguments".
-    static func unknownSubcommand(_ arguments: [String]) -> String? {
+    /// The command the arguments name, or why they name none.
+    enum CommandLookup {
+        case found(ParsableCommand.Type)
+        /// "unknown subcommand 'triger'; did you mean 'trigger'? (see 'geolocate --help')"
+        case unknown(String)
+    }
+
+    /// The command the leading words of `arguments` name (`config set` for `config set KEY
+    /// VALUE`), from the parser's own command tree; an unknown word where a subcommand belongs
+    /// is said as such, instead of the parser's "2 unexpected arguments".
+    static func command(named arguments: [String]) -> CommandLookup {
         var command: ParsableCommand.Type = Geolocate.self
-        var path = "geolocate"
         for argument in arguments {
             let subcommands = command.configuration.subcommands
-            guard !subcommands.isEmpty, !argument.hasPrefix("-"), argument != "help" else { return nil }
+            guard !subcommands.isEmpty, !argument.hasPrefix("-"), argument != "help" else { break }
             let names = subcommands.map { $0.configuration.commandName ?? "" }
             guard let next = subcommands.first(where: { $0.configuration.commandName == argument }) else {
-                return "unknown subcommand '\(argument)'\(Suggestion.didYouMean(argument, among: names)) (see '\(path) --help')"
+                return .unknown("unknown subcommand '\(argument)'\(Suggestion.didYouMean(argument, among: names)) (see '\(commandPath(command)) --help')")
             }
             command = next
-            path += " \(argument)"
+        }
+        return .found(command)
+    }
+
+    /// `geolocate config set` for `ConfigCommand.Set`: the names from the root down.
+    static func commandPath(_ command: ParsableCommand.Type) -> String {
+        var names: [String] = []
+        var type: ParsableCommand.Type? = command
+        while let current = type {
+            names.insert(current.configuration.commandName ?? "", at: 0)
+            type = Geolocate.parent(of: current)
+        }
+        return names.joined(separator: " ")
+    }
+
+    /// The command whose subcommands include `command`, nil for the root.
+    private static func parent(of command: ParsableCommand.Type, under root: ParsableCommand.Type = Geolocate.self) -> ParsableCommand.Type? {
+        for sub in root.configuration.subcommands {
+            if ObjectIdentifier(sub) == ObjectIdentifier(command) { return root }
+            if let found = parent(of: command, under: sub) { return found }
         }
         return nil
     }
 
-    /// The parser's "The value 'X' is invalid for '--flag <value>': REASON" as "--flag: REASON":
-    /// our reasons quote the value themselves, redacted where it holds a secret (`--post`).
-    static func flagMessage(_ message: String) -> String {
-        guard message.hasPrefix("The value '"), let forRange = message.range(of: "' is invalid for '"),
-              let reasonStart = message.range(of: "': ", range: forRange.upperBound..<message.endIndex) else { return message }
-        let flag = message[forRange.upperBound..<reasonStart.lowerBound].prefix { $0 != " " }
-        let reason = message[reasonStart.upperBound...]
-        return reason.hasPrefix(flag) ? String(reason) : "\(flag): \(reason)"
+    /// The one sentence of a usage error: for a flag's value that was refused, ours (see
+    /// `RefusedValue`); for any other, the parser's own (an unknown option and its suggestion,
+    /// a missing value) or the `ValidationError` our `validate()` threw.
+    static func usageMessage(for error: any Error, in command: ParsableCommand.Type) -> String {
+        guard let refused = RefusedValue(error) else { return message(for: error) }
+        // "--format: " unless the sentence names its flag already ("--timeout 5ms is under
+        // 10ms"); every positional argument is a string, which the parser never refuses.
+        func naming(_ text: String) -> String {
+            guard let flag = refused.flag, !text.hasPrefix(flag) else { return text }
+            return "\(flag): \(text)"
+        }
+        guard let reason = refused.reason else {
+            let values = RefusedValue.allValues(of: refused.flag, in: command)
+            guard !values.isEmpty else { return naming("'\(refused.value)' is not a value it takes") }
+            return naming("'\(refused.value)' is not one of \(values.joined(separator: ", "))"
+                          + Suggestion.didYouMean(refused.value, among: values))
+        }
+        // Our reasons quote the value themselves, redacted where it holds a secret (`--post`).
+        return naming((reason as? LocalizedError)?.errorDescription ?? String(describing: reason))
+    }
+}
+
+/// A value the argument parser refused for a flag or argument: the flag as its synopsis
+/// writes it (`--format`), the value typed, and the error our parsing function threw, if any
+/// (none for a value outside an enumeration's cases).
+///
+/// swift-argument-parser keeps its errors internal (`CommandError`, `ParserError` in 1.8.2)
+/// and words them in English we would otherwise have to take apart; the values it stores are
+/// read here by reflection instead, so a change of its wording cannot reach our messages.
+/// Package.swift pins its version exactly; should a new version store them differently, this
+/// is nil, the parser's own sentence is printed, and UsageErrorEndToEndTests fail on that bump.
+struct RefusedValue {
+    var flag: String?
+    var value: String
+    var reason: (any Error)?
+
+    /// The refused value in `error`, nil for every other error.
+    init?(_ error: any Error) {
+        // A `CommandError` holds the `ParserError` beside the command stack.
+        let wrapped = Mirror(reflecting: error).children.first { $0.label == "parserError" }?.value ?? error
+        // `unableToParseValue(InputOrigin, Name?, String, forKey: InputKey, originalError: Error?)`
+        guard let failure = Mirror(reflecting: wrapped).children.first, failure.label == "unableToParseValue" else { return nil }
+        let fields = Array(Mirror(reflecting: failure.value).children)
+        guard fields.count == 5, let value = fields[2].value as? String else { return nil }
+        self.value = value
+        reason = fields[4].value as? any Error
+        flag = Mirror(reflecting: fields[1].value).children.first.flatMap { RefusedValue.synopsis(of: $0.value) }
+    }
+
+    /// `--name`, `-n` or `-name` for the parser's `Name` (`.long`, `.short`, `.longWithSingleDash`).
+    private static func synopsis(of name: Any) -> String? {
+        guard let (label, value) = Mirror(reflecting: name).children.first.map({ ($0.label, $0.value) }) else { return nil }
+        switch label {
+        case "long": return (value as? String).map { "--\($0)" }
+        case "longWithSingleDash": return (value as? String).map { "-\($0)" }
+        case "short":
+            // `.short(Character, allowingJoined: Bool)`
+            return (Mirror(reflecting: value).children.first?.value as? Character).map { "-\($0)" }
+        default: return nil
+        }
+    }
+
+    /// The values `flag` of `command` takes, from the parser's description of the command
+    /// (its `ToolInfoV0` JSON, as `--experimental-dump-help` prints it: `command.arguments`,
+    /// each with `names` and `allValues`); empty if it lists none.
+    static func allValues(of flag: String?, in command: ParsableCommand.Type) -> [String] {
+        guard let flag,
+              let info = try? JSONSerialization.jsonObject(with: Data(command._dumpHelp().utf8)) as? [String: Any],
+              let arguments = (info["command"] as? [String: Any])?["arguments"] as? [[String: Any]] else { return [] }
+        let argument = arguments.first { argument in
+            (argument["names"] as? [[String: Any]] ?? []).contains { name in
+                guard let kind = name["kind"] as? String, let text = name["name"] as? String else { return false }
+                return (kind == "long" ? "--" : "-") + text == flag
+            }
+        }
+        return argument?["allValues"] as? [String] ?? []
     }
 }
 

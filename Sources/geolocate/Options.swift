@@ -130,7 +130,7 @@ enum DurationFlag {
 /// `--post URL`: an http or https URL, never quoted with its credentials.
 func checkedPostURL(_ text: String) throws -> String {
     guard ConfigStore.isHTTPURL(text) else {
-        throw GeolocateError.usage("invalid URL '\(ConfigStore.redactedURL(text))' for --post (use http://HOST[:PORT]/PATH or https://...)")
+        throw GeolocateError.usage("invalid URL '\(ConfigStore.redactedURL(text))' (use http://HOST[:PORT]/PATH or https://...)")
     }
     return text
 }

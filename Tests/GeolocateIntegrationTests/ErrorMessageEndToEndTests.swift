@@ -30,7 +30,7 @@ import Glibc
     @Test func aStateDirectoryThatCannotBeMadeIsNamedWithItsCause() throws {
         try FileManager.default.createDirectory(atPath: geolocate.home.path, withIntermediateDirectories: true)
         let file = geolocate.home.appendingPathComponent("a-file").path
-        FileManager.default.createFile(atPath: file, contents: Data())
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         let result = try geolocate.run(["track", "--replay", kiosk, "--permission", "fine", "--count", "1"],
                                        environment: ["GEOLOCATE_STATE_DIR": file + "/state"])
         #expect(result.status == 73)
@@ -88,7 +88,7 @@ import Glibc
     @Test func aConfigFileThatCannotBeWrittenOrReadIsNamedWithItsCause() throws {
         try FileManager.default.createDirectory(atPath: geolocate.home.path, withIntermediateDirectories: true)
         let file = geolocate.home.appendingPathComponent("a-file").path
-        FileManager.default.createFile(atPath: file, contents: Data())
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         let unwritable = try geolocate.run(["config", "set", "permissions", "fine", "--config", file + "/config.json"])
         #expect(unwritable.status == 78)
         expectPlain(unwritable.stderr, naming: "not a directory")

@@ -156,7 +156,7 @@ import Glibc
     @Test(arguments: [(0o1777, false), (0o777, true)])
     func aSharedStateDirectoryKeepsItsMode(mode: Int, withForeignFile: Bool) throws {
         try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
-        if withForeignFile { FileManager.default.createFile(atPath: geolocate.stateDirectory + "/notes.txt", contents: Data()) }
+        if withForeignFile { #expect(FileManager.default.createFile(atPath: geolocate.stateDirectory + "/notes.txt", contents: Data())) }
         chmod(geolocate.stateDirectory, mode_t(mode))
         let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine"])
         #expect(result.status == 0)

@@ -229,7 +229,7 @@ public struct Exporter {
         guard mkdtemp(&template) != nil else {
             throw GeolocateError.fileNotWritable(path: FileManager.default.temporaryDirectory.path, reason: ErrorText.posix(errno))
         }
-        let directory = String(cString: template)
+        let directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
             let queue = try DatabaseQueue(path: directory + "/sort.sqlite")

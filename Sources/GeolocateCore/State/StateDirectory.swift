@@ -120,7 +120,7 @@ enum AtomicFile {
         var template = Array((directory + "/.\(url.lastPathComponent).XXXXXX").utf8CString)
         let fd = mkstemp(&template)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        let temporary = String(cString: template)
+        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { close(fd) }
         // Owner first: a change of owner clears the set-id bits the mode may carry.
         if let owner, owner.uid != geteuid() || owner.gid != getegid(), fchown(fd, owner.uid, owner.gid) != 0 {

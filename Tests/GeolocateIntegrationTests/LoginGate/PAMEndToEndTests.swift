@@ -244,7 +244,7 @@ struct PAMEndToEndTests {
     @Test func anUnusableStateDirectoryFailsClosed() throws {
         try writeConfig()
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8))
+        #expect(FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8)))
         let outcome = try login(replay: Self.kiosk)
         #expect(outcome.status != 0)
         #expect(try decisionLine(outcome, priority: 3).contains("the state directory"), "\(outcome.log)")

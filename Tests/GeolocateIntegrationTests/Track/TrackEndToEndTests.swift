@@ -33,7 +33,7 @@ import Glibc
     /// record was produced").
     @Test func anUnwritableStateDirectoryIs73ForTrack() throws {
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8))
+        #expect(FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8)))
         let track = try geolocate.run(["track", "--replay", drive, "--permission", "fine"])
         #expect(track.status == 73)
         #expect(track.stderr.contains(geolocate.stateDirectory) && track.stderr.split(separator: "\n").count == 1, "\(track.stderr)")
@@ -359,7 +359,7 @@ import Glibc
     /// `--stdout --no-spool` needs no state: a state directory that cannot be made is a warning.
     @Test func noSpoolRunsWithoutAWritableStateDirectory() throws {
         try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8))
+        #expect(FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8)))
         let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout", "--no-spool", "--permission", "fine"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(ids(result.stdout.split(separator: "\n").map(String.init)).count == 120)
@@ -395,7 +395,7 @@ struct SpoolLockHolder {
 
     /// Ends the transaction and the process.
     func release() {
-        FileManager.default.createFile(atPath: releaseFile, contents: nil)
+        #expect(FileManager.default.createFile(atPath: releaseFile, contents: nil))
         ProcessGroup.stop(pid)
     }
 }

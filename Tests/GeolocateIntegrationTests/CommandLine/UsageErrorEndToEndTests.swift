@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// Each kind of usage error, its whole stderr pinned: one line in our words, made from the
+/// values of swift-argument-parser's error (flag, value, our reason) rather than from its
+/// English (issue 28). A version of the parser that stores them otherwise fails here.
+@Suite struct UsageErrorEndToEndTests {
+    let geolocate = GeolocateProcess()
+
+    @Test(arguments: [
+        // A value our parsing function refused: the flag, then its reason.
+        (["trigger", "login", "--timeout", "1.5"],
+         "--timeout: invalid duration '1.5': say its unit, such as 1.5s (see 'geolocate trigger --help')"),
+        (["trigger", "login", "--timeout=1.5"],
+         "--timeout: invalid duration '1.5': say its unit, such as 1.5s (see 'geolocate trigger --help')"),
+        // A reason that names its flag already is not prefixed again.
+        (["trigger", "login", "--timeout", "5ms"],
+         "--timeout 5ms is under 10ms, too short for any fix; did you mean 5s? (see 'geolocate trigger --help')"),
+        (["track", "--duration", "0"], "--duration must be above 0 (such as 30s or 10m) (see 'geolocate track --help')"),
+        // A short name, as typed.
+        (["status", "-w", "0"], "-w: --warning must be above 0 (such as 30s or 10m) (see 'geolocate status --help')"),
+        // A value outside an enumeration: its values, from the parser's description of the command.
+        (["trigger", "login", "--format", "xml"],
+         "--format: 'xml' is not one of mosaic, veridium, openlocate, owntracks, osmand (see 'geolocate trigger --help')"),
+        (["track", "--format", "owntrack"],
+         "--format: 'owntrack' is not one of mosaic, veridium, openlocate, owntracks, osmand; did you mean 'owntracks'? (see 'geolocate track --help')"),
+        (["trigger", "login", "--permission", "fien"],
+         "--permission: 'fien' is not one of fine, coarse, none; did you mean 'fine'? (see 'geolocate trigger --help')"),
+        // validate()'s ValidationError, as written.
+        (["track", "--no-spool"], "--no-spool without --stdout would keep nothing; add --stdout (see 'geolocate track --help')"),
+        // The parser's own sentences, which the exact pin of its version holds.
+        (["trigger", "login", "--timout", "2s"], "Unknown option '--timout'. Did you mean '--timeout'? (see 'geolocate trigger --help')"),
+        (["trigger", "login", "--timeout"], "Missing value for '--timeout <duration>' (see 'geolocate trigger --help')"),
+        (["config", "set", "permissions"], "Missing expected argument '<value>' (see 'geolocate config set --help')"),
+        // Ours, before the parser: a word where a subcommand belongs.
+        (["config", "sett"], "unknown subcommand 'sett'; did you mean 'set'? (see 'geolocate config --help')"),
+    ])
+    func aUsageErrorIsOneLineOfOurs(_ arguments: [String], _ message: String) throws {
+        let result = try geolocate.run(arguments)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stdout.isEmpty, "\(result.stdout)")
+        #expect(result.stderr == "geolocate: \(message)\n")
+    }
+
+    /// What the user typed stays on one line: a newline or an escape in a refused value is
+    /// written escaped, not obeyed.
+    @Test func aRefusedValueCannotSplitTheLine() throws {
+        let result = try geolocate.run(["trigger", "login", "--format", "x\ngeolocate: forged\u{1B}[2J"])
+        #expect(result.status == 64)
+        #expect(result.stderr == "geolocate: --format: 'x\\ngeolocate: forged\\u{1B}[2J' is not one of mosaic, veridium, openlocate, owntracks, osmand (see 'geolocate trigger --help')\n")
+    }
+
+    /// A URL refused for `--post` is quoted without its password.
+    @Test func aRefusedURLKeepsItsSecret() throws {
+        let result = try geolocate.run(["trigger", "login", "--post", "ftp://user:hunter2@example.com/in"])
+        #expect(result.status == 64)
+        #expect(result.stderr == "geolocate: --post: invalid URL 'ftp://***:***@example.com/in' (use http://HOST[:PORT]/PATH or https://...) (see 'geolocate trigger --help')\n")
+    }
+}
