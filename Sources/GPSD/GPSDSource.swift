@@ -38,8 +38,9 @@ public final class GPSDSource: LocationSource {
     private var firstPollDeadline: Deadline?
     /// Complete lines read from gpsd so far: its VERSION greeting is the first.
     private var linesRead = 0
-    /// The satellites of gpsd's last SKY report, and when it came (system time, ms).
-    private var sky: (summary: SatelliteSummary?, at: Int64)?
+    /// The satellites of gpsd's last SKY report, when it came (system time, ms), and whether it
+    /// came in a `?POLL;` answer (`isWhole`).
+    private var sky: (summary: SatelliteSummary?, at: Int64, polled: Bool)?
     /// A SKY report older than this no longer describes the fixes that follow.
     private static let skyMaximumAge: Int64 = 30_000
     /// The device of the first TPV in gpsd's last `?POLL;` answer, and whether one came.
@@ -157,11 +158,11 @@ public final class GPSDSource: LocationSource {
             case .position(let tpv):
                 return .position(decode(tpv, held: false))
             case .poll(let tpvs, let satellites, let device):
-                if let satellites { sky = (satellites, clock.nowMilliseconds) }
+                if let satellites { sky = (satellites, clock.nowMilliseconds, true) }
                 polledDevice = (true, device)
                 return .poll(tpvs.compactMap { decode($0, held: true) })
             case .sky(let satellites):
-                sky = (satellites, clock.nowMilliseconds)
+                sky = (satellites, clock.nowMilliseconds, false)
             case .other:
                 continue
             }
@@ -210,6 +211,16 @@ public final class GPSDSource: LocationSource {
         return data.pointee.set & geolocate_mode_set != 0 ? currentFix(held: held) : nil
     }
 
+    /// Whether a `?POLL;` answer's skyview can be the one behind `fix`: gpsd answers with the
+    /// view it is still filling, one GSV sentence at a time (3 of 12 satellites used, seen with
+    /// gpsfake), which would make a spoofing rule weigh a few satellites. A streamed SKY comes
+    /// when the view is complete; a polled one counts only with the satellites the fix needs
+    /// (4 for 3D, 3 for 2D), else the fix has no satellites rather than a part of them.
+    static func isWhole(_ summary: SatelliteSummary?, for fix: Fix) -> Bool {
+        guard let used = summary?.used else { return false }
+        return used >= (fix.mode == .threeD ? 4 : 3)
+    }
+
     /// The fix in `data` after a TPV, with the time it arrived and the satellites of the last
     /// SKY, or `nil` when it is not a usable fix (logged at debug).
     ///
@@ -233,7 +244,9 @@ public final class GPSDSource: LocationSource {
             fix.receivedBoot = boot?.id
             fix.receivedUptime = boot.map { $0.uptimeMilliseconds.subtractingClamped(now - arrived) }
             fix.clockSkewMilliseconds = skew
-            if let sky, now - sky.at <= GPSDSource.skyMaximumAge { fix.satellites = sky.summary }
+            if let sky, now - sky.at <= GPSDSource.skyMaximumAge, !sky.polled || GPSDSource.isWhole(sky.summary, for: fix) {
+                fix.satellites = sky.summary
+            }
             return fix
         case .noFix:
             return nil
