@@ -77,6 +77,11 @@ extension Geolocate {
         var index = arguments.startIndex
         while index < arguments.endIndex {
             let argument = arguments[index]
+            // Everything after "--" is a positional value, as the user said.
+            if argument == "--" {
+                joined += arguments[index...]
+                break
+            }
             if argument.hasPrefix("--"), !argument.contains("="), index + 1 < arguments.endIndex, isNegativeNumber(arguments[index + 1]) {
                 joined.append("\(argument)=\(arguments[index + 1])")
                 index += 2

@@ -44,6 +44,17 @@ import Glibc
 
     /// A group of keys (an endpoint, an action, `privacy`) is unset whole; a key that names
     /// no group is still refused.
+    /// After `--` every word is a value, a negative number too: a user name may be -5, and a
+    /// negative duration is refused for what it is, not as a missing value.
+    @Test func valuesAfterTheDoubleDashAreValues() throws {
+        let set = try geolocate.run(["config", "set", "endpoints.c.username", "--", "-5"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(try geolocate.run(["config", "get", "endpoints.c.username"]).stdout == "-5\n")
+        let negative = try geolocate.run(["config", "set", "endpoints.c.timeout", "--", "-1m"])
+        #expect(negative.status == 64)
+        #expect(negative.stderr.contains("invalid duration '-1m': it is negative"), "\(negative.stderr)")
+    }
+
     @Test func unsetRemovesAGroupOfKeys() throws {
         for (key, value) in [("endpoints.p.url", "http://127.0.0.1:9/in"), ("endpoints.p.batchSize", "10"),
                              ("endpoints.p.headers.X-Key", "k"), ("endpoints.q.url", "http://127.0.0.1:9/q"),

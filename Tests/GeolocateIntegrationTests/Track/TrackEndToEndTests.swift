@@ -44,12 +44,15 @@ import Glibc
         #expect(trigger.stderr.contains("cannot write state file"))
     }
 
-    @Test func sigtermCommitsEverythingAndExitsZero() throws {
+    /// SIGTERM, SIGINT and SIGHUP (the terminal or ssh session closed) alike: every record
+    /// printed is in the spool.
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func aStopSignalCommitsEverythingAndExitsZero(signal: Int32) throws {
         let running = try geolocate.start(["track", "--replay", drive, "--replay-speed", "20x", "--every-fix", "--stdout",
                                            "--permission", "fine"])
         #expect(waitUntil(.seconds(20)) { running.stdoutLines.count >= 20 })
         #expect(running.isRunning)
-        kill(running.pid, SIGTERM)
+        kill(running.pid, signal)
         let result = try #require(running.finish(within: .seconds(10)))
         #expect(result.signal == nil)
         #expect(result.status == 0, "\(result.stderr)")
