@@ -488,8 +488,11 @@ enum GPSDReport {
             guard let number = object.member(key)?.number, let value = Int32(exactly: number) else { continue }
             text += #","\#(key)":\#(value)"#
         }
+        // libgps reads an impossible date as another one (2026-02-30T25:61:61Z as 2 March):
+        // a time that is not a real ISO 8601 instant is left out, and the TPV is no fix.
         if let time = object.member("time")?.string, time.utf8.count <= 40,
-           time.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+           time.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }),
+           TimeText.iso8601Milliseconds(Array(time.utf8)) != nil {
             text += #","time":"\#(time)""#
         }
         for key in numberFields {

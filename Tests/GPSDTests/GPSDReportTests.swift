@@ -42,6 +42,16 @@ import Testing
         #expect(position(#"{"class":"TPV","mode":3,"time":"2026-11-22T05:28:51\"Z"}"#) == #"{"class":"TPV","mode":3}"#)
     }
 
+    /// gpsd's own times pass; an impossible date, which libgps would read as another date,
+    /// is left out (so the TPV is no fix), as is a year beyond four digits.
+    @Test(arguments: [("2026-11-22T05:28:51.000Z", true), ("2026-02-28T23:59:60.5Z", true),
+                      ("2026-02-30T12:00:00.000Z", false), ("9999-99-99T99:99:99Z", false),
+                      ("2026-11-22T25:61:61.000Z", false), ("275760-09-13T00:00:00.000Z", false)])
+    func onlyRealTimesReachLibgps(time: String, kept: Bool) {
+        let flat = position(#"{"class":"TPV","mode":3,"time":"\#(time)","lat":53.5,"lon":-6.5}"#)
+        #expect(flat?.contains(#""time":"\#(time)""#) == kept, "\(flat ?? "nil")")
+    }
+
     @Test func aTruncatedOrMalformedLineIsNothing() {
         for line in [#"{"class":"POLL","tpv":[{"class":"TPV","mode":2},{"class":"TPV","mode":3,"lat":5"#,
                      #"{s"class":"TPV"}"#, "not json", "[]", ""] {

@@ -21,7 +21,7 @@ public enum TimeText {
     }
 
     /// `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)`, or `nil` when any part is missing or out of range.
-    static func iso8601Milliseconds(_ bytes: [UInt8]) -> Int64? {
+    package static func iso8601Milliseconds(_ bytes: [UInt8]) -> Int64? {
         var index = 0
         func digits(_ count: Int) -> Int? {
             guard index + count <= bytes.count else { return nil }
