@@ -13,7 +13,6 @@ let package = Package(
     name: "geolocate",
     products: [
         .executable(name: "geolocate", targets: ["geolocate"]),
-        .library(name: "GeolocateCore", targets: ["GeolocateCore"]),
         .library(name: "NMEA", targets: ["NMEA"]),
     ],
     // Every version exact, so each build resolves the same packages: a new release changes
@@ -21,7 +20,7 @@ let package = Package(
     // the build machines has commit ids of its own), so this list is what holds a build.
     // swift-argument-parser above all: usage errors are made from its error values, and tests
     // pin their text (Geolocate.main). swift-nio and swift-nio-ssl are here because
-    // GeolocateCore imports them. The 17 other packages, which async-http-client and GRDB
+    // GeolocateDelivery and GeolocateCore import them. The 17 other packages, which async-http-client and GRDB
     // need in turn, are held by the ranges those pinned releases declare, not exactly: the
     // build machines' mirror has one version of each (only swift-nio and swift-crypto have
     // two, and both are pinned here), which is what makes the build repeatable there;
@@ -52,13 +51,38 @@ let package = Package(
         .target(name: "NMEA", swiftSettings: ownSwiftSettings),
         // adjtimex(2), which Swift's Glibc module lacks: whether the system clock is synchronised.
         .target(name: "CSystemClock", cSettings: [.treatAllWarnings(as: .error)]),
+        // The layers below the commands, each allowed to see only the ones above it in this list
+        // (docs/ARCHITECTURE.md, "Targets"): a value cannot reach into the spool, the spool
+        // cannot send, and delivery cannot collect. Their declarations are `package`: not API.
+        // Values every layer shares: Record, Signals, errors, clocks, the JSON reader and writer,
+        // and the file primitives every state file is written with.
         .target(
-            name: "GeolocateCore",
+            name: "GeolocateModel",
+            dependencies: ["NMEA", "CSystemClock"],
+            swiftSettings: ownSwiftSettings
+        ),
+        // Settings: each key once, the config file, and the values settings make (endpoints,
+        // privacy, spool limits).
+        .target(name: "GeolocateConfig", dependencies: ["GeolocateModel"], swiftSettings: ownSwiftSettings),
+        // The crash-safe SQLite spool and the last-known fix.
+        .target(
+            name: "GeolocateSpool",
             dependencies: [
-                "NMEA",
-                "CSystemClock",
-                .product(name: "Logging", package: "swift-log"),
+                "GeolocateModel",
+                "GeolocateConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: ownSwiftSettings
+        ),
+        // Records to the wire: encoders, HTTP and MQTT delivery, flushing the spool.
+        .target(
+            name: "GeolocateDelivery",
+            dependencies: [
+                "GeolocateModel",
+                "GeolocateConfig",
+                "GeolocateSpool",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -68,21 +92,40 @@ let package = Package(
             ],
             swiftSettings: ownSwiftSettings
         ),
+        // Collecting and deciding: sources, signals, policy, privacy, the record pipeline,
+        // trigger and track, and the read-only reports (status, export).
+        .target(
+            name: "GeolocateCore",
+            dependencies: [
+                "GeolocateModel",
+                "GeolocateConfig",
+                "GeolocateSpool",
+                "GeolocateDelivery",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: ownSwiftSettings
+        ),
         // The gpsd adapter: the one file that touches libgps's C types.
         .target(
             name: "GPSD",
-            dependencies: ["GeolocateCore", "CGPS", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateCore", "CGPS", .product(name: "Logging", package: "swift-log")],
             swiftSettings: ownSwiftSettings
         ),
         // The MQTT adapter: the one file that touches libmosquitto's C types.
         .target(
             name: "Mosquitto",
-            dependencies: ["GeolocateCore", "CMosquitto"],
+            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateDelivery", "CMosquitto"],
             swiftSettings: ownSwiftSettings
         ),
         .executableTarget(
             name: "geolocate",
             dependencies: [
+                "GeolocateModel",
+                "GeolocateConfig",
+                "GeolocateSpool",
+                "GeolocateDelivery",
                 "GeolocateCore",
                 "GPSD",
                 "Mosquitto",
@@ -93,29 +136,29 @@ let package = Package(
         ),
         .executableTarget(
             name: "geolocate-bench",
-            dependencies: ["GeolocateCore"],
+            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore"],
             swiftSettings: ownSwiftSettings
         ),
         // A runner of inputs in the ordinary build; the libFuzzer target in `make fuzz`.
         .executableTarget(
             name: "geolocate-fuzz",
-            dependencies: ["GeolocateCore", "GPSD"],
+            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD"],
             path: "Fuzz",
             exclude: ["corpus"],
             swiftSettings: ownSwiftSettings
         ),
         .testTarget(
             name: "GeolocateCoreTests",
-            dependencies: ["GeolocateCore", "NMEA", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "NMEA", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Policy/policy-oracle.py"],
             resources: [.copy("Fixtures")],
             swiftSettings: ownSwiftSettings
         ),
         .testTarget(name: "NMEATests", dependencies: ["NMEA"], swiftSettings: ownSwiftSettings),
-        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "NMEA"], swiftSettings: ownSwiftSettings),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GeolocateModel", "NMEA"], swiftSettings: ownSwiftSettings),
         .testTarget(
             name: "GeolocateIntegrationTests",
-            dependencies: ["GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz"],
+            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz"],
             exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/spoof-nmea.py", "Support/pam-harness.sh", "Golden"],
             swiftSettings: ownSwiftSettings
         ),

@@ -1,6 +1,10 @@
 import Foundation
-import GeolocateCore
 import GPSD
+import GeolocateConfig
+import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 #if canImport(Glibc)
 import Glibc

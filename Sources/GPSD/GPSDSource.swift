@@ -1,6 +1,8 @@
 import CGPS
-import GeolocateCore
 import Foundation
+import GeolocateConfig
+import GeolocateCore
+import GeolocateModel
 import Logging
 import Synchronization
 
@@ -20,11 +22,11 @@ import Glibc
 /// is only given TPV objects rewritten by `GPSDReport`: libgps 3.22 loops forever on lines
 /// such as `{s"class":"TPV"}` or a TPV nested in another object (found by `make fuzz`), and
 /// `gps_read` would hand it every line.
-public final class GPSDSource: LocationSource {
-    public let provider = Fix.Provider.gpsd
-    public let name: String
+package final class GPSDSource: LocationSource {
+    package let provider = Fix.Provider.gpsd
+    package let name: String
     /// Live: the system clock is the time.
-    public var currentTime: Int64? { nil }
+    package var currentTime: Int64? { nil }
 
     private let data: UnsafeMutablePointer<gps_data_t>
     private let responseTimeoutMilliseconds: Int
@@ -61,7 +63,7 @@ public final class GPSDSource: LocationSource {
     /// - Parameter clock: the system clock, which dates each fix's arrival.
     /// - Parameter elapsed: what the connection's and each answer's deadlines are measured on.
     /// - Throws: `SourceError.unavailable` naming `gpsd://host:port` and what failed.
-    public init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger,
+    package init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger,
                 clock: WallClock, elapsed: MonotonicClock) throws {
         name = SourceSpecifier.gpsd(host: host, port: port).description
         self.responseTimeoutMilliseconds = max(responseTimeoutMilliseconds, 1)
@@ -92,7 +94,7 @@ public final class GPSDSource: LocationSource {
 
     /// gpsd as `geolocate status` reports it: reachable when it accepts the connection and
     /// answers `?POLL;` within `timeoutMilliseconds`, with the device and mode of its fix.
-    public static func probe(host: String, port: Int, timeoutMilliseconds: Int, logger: Logger,
+    package static func probe(host: String, port: Int, timeoutMilliseconds: Int, logger: Logger,
                              clock: WallClock, elapsed: MonotonicClock) -> GPSDHealth {
         do {
             let source = try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: timeoutMilliseconds, logger: logger,
@@ -108,7 +110,7 @@ public final class GPSDSource: LocationSource {
     }
 
     /// The freshest fix gpsd holds, asked with `?POLL;` (answered in about 1 ms).
-    public func heldFix() throws -> Fix? {
+    package func heldFix() throws -> Fix? {
         guard geolocate_send(data, "?POLL;") == 0 else {
             throw SourceError.unavailable("\(name): gpsd closed the connection (\(ErrorText.posix(errno)))")
         }
@@ -133,7 +135,7 @@ public final class GPSDSource: LocationSource {
         return freshest
     }
 
-    public func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
+    package func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
         logger.debug("waiting up to \(timeoutMilliseconds) ms for a fix from \(name)")
         let deadline = Deadline(milliseconds: timeoutMilliseconds, clock: elapsed)
         while let report = try nextReport(before: deadline) {
@@ -505,7 +507,7 @@ enum GPSDReport {
 
 extension SourceOpener {
     /// Replays and gpsd, through this adapter: what the program opens sources with.
-    public static let withGPSD = SourceOpener { host, port, opening in
+    package static let withGPSD = SourceOpener { host, port, opening in
         try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: opening.responseTimeoutMilliseconds, logger: opening.logger,
                        clock: opening.clock, elapsed: opening.elapsed)
     }

@@ -1,6 +1,8 @@
 import CMosquitto
 import Foundation
-import GeolocateCore
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
 
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +14,7 @@ import Glibc
 /// its client id is the device id, and a broker drops the older of two connections with one
 /// id. libmosquitto runs without a thread of its own: every call, and so every callback, runs
 /// on one serial queue, driven by `mosquitto_loop`, and every wait has a deadline.
-public final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
+package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
     // @unchecked: `session` is only touched on `queue`.
     private let queue = DispatchQueue(label: "geolocate.mosquitto")
     private var session: Session?
@@ -25,18 +27,18 @@ public final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
     /// What the broker's answers are timed on.
     private let elapsed: MonotonicClock
 
-    public init(elapsed: MonotonicClock) {
+    package init(elapsed: MonotonicClock) {
         _ = MosquittoTransport.libraryReady
         self.elapsed = elapsed
     }
 
-    public func publish(_ messages: [[UInt8]], to broker: MQTTBroker) async -> MQTTOutcome {
+    package func publish(_ messages: [[UInt8]], to broker: MQTTBroker) async -> MQTTOutcome {
         await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: self.publishNow(messages, to: broker)) }
         }
     }
 
-    public func close() async {
+    package func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 self.session?.disconnect()

@@ -5,7 +5,11 @@
 //   geolocate-bench gazetteer COUNT    maps the gazetteer, then finds the nearest place to COUNT
 //                                      seeded random points between 60° S and 70° N
 import Foundation
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 /// What every measurement here is timed with.
 let clock = SystemMonotonicClock()

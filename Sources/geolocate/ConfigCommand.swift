@@ -1,6 +1,10 @@
 import ArgumentParser
 import Foundation
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,10 @@
 import ArgumentParser
 import Foundation
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 #if canImport(Glibc)
 import Glibc

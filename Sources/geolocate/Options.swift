@@ -1,6 +1,10 @@
 import ArgumentParser
 import Foundation
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 /// `--config FILE` and `--state-dir DIR`, shared by every command.
 struct GlobalOptions: ParsableArguments {

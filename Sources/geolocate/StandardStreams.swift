@@ -1,4 +1,9 @@
 #if canImport(Glibc)
+import GeolocateConfig
+import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

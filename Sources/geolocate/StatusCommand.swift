@@ -1,7 +1,11 @@
 import ArgumentParser
 import Foundation
-import GeolocateCore
 import GPSD
+import GeolocateConfig
+import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,10 +1,14 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import GeolocateCore
-import Mosquitto
 import GPSD
+import GeolocateConfig
+import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
+import Mosquitto
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,11 @@
 import ArgumentParser
 import Foundation
-import GeolocateCore
 import GPSD
+import GeolocateConfig
+import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
 import Mosquitto
 import Synchronization

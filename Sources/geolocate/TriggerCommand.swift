@@ -1,8 +1,12 @@
 import ArgumentParser
 import Foundation
-import GeolocateCore
-import Mosquitto
 import GPSD
+import GeolocateConfig
+import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
+import Mosquitto
 
 struct TriggerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,9 @@
 import Foundation
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Testing
 
 /// Every numeric flag and every config key, fed the numbers careless and hostile users type:

@@ -1,39 +1,21 @@
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
 
-/// Why the reported location is not a current one.
-public enum FallbackReason: String, Sendable, Codable {
-    /// No fix arrived within the query timeout.
-    case timeout
-    /// The source could not be reached.
-    case unavailable
-}
-
-/// Whether the reported location was queried now or remembered.
-public enum LocationOrigin: String, Sendable, Codable {
-    case current
-    case lastKnown = "last_known"
-}
-
-/// Veridium error codes carried in every record.
-public enum LocationErrorCode: Int, Sendable, Codable {
-    case none = 0
-    case geocodingFailed = 1053
-    case unavailable = 1054
-    case permissionDenied = 1055
-    case timeout = 1056
-}
 
 /// What the collection mode decided: a fix or none, where it came from, and why.
-public struct LocationDecision: Sendable, Equatable {
-    public var fix: Fix?
-    public var origin: LocationOrigin?
-    public var fallbackReason: FallbackReason?
-    public var errorCode: LocationErrorCode
+package struct LocationDecision: Sendable, Equatable {
+    package var fix: Fix?
+    package var origin: LocationOrigin?
+    package var fallbackReason: FallbackReason?
+    package var errorCode: LocationErrorCode
     /// When the location was decided, the record's `triggeredAt`: the source's time (the
     /// log's on a replay) when the query ended; on a replay never earlier than the fix.
-    public var now: Int64
+    package var now: Int64
     /// The fix's age at `now` (`ageMs`): from its arrival for a live fix (`FixAge`).
-    public var age: Int64?
+    package var age: Int64?
 }
 
 /// Applies a collection mode to a source and the last known location (SPEC §3 mode table).
@@ -47,28 +29,28 @@ public struct LocationDecision: Sendable, Equatable {
 /// reported (plus the query's own wait on a replay's clock): `--now`, or a log whose time
 /// jumps back, cannot make an older fix current. On a replay, a remembered fix dated after
 /// the query is not reported, and a fix from the source dated later moves the moment up to it.
-public struct LocationResolver {
-    public var source: () throws -> LocationSource
+package struct LocationResolver {
+    package var source: () throws -> LocationSource
     /// A source already open, used instead of opening one: a replay, opened first to read
     /// its time.
-    public var opened: LocationSource?
-    public var store: LastKnownStore
-    public var clock: WallClock
+    package var opened: LocationSource?
+    package var store: LastKnownStore
+    package var clock: WallClock
     /// Measures what connecting to a live source used of the timeout.
-    public var elapsed: MonotonicClock
+    package var elapsed: MonotonicClock
     /// `--now`: fixes "now" for the age computations, whatever the source's time.
-    public var nowOverride: Int64?
+    package var nowOverride: Int64?
     /// A fix at most this old counts as current (SPEC §3, `currentMaxAge`).
-    public var currentMaxAgeMilliseconds: Int64
+    package var currentMaxAgeMilliseconds: Int64
     /// A last known location older than this is not a fallback after a timeout or an
     /// unavailable source (`lastKnownMaxAge`); `nil` is unlimited.
-    public var lastKnownMaxAgeMilliseconds: Int64?
+    package var lastKnownMaxAgeMilliseconds: Int64?
     /// Where on `elapsed` the query began, when the timeout also bounds wall time: a replay
     /// from a pipe, FIFO or tty, whose writer may send nothing (SPEC §3).
-    public var wallStart: Double?
-    public var logger: Logger
+    package var wallStart: Double?
+    package var logger: Logger
 
-    public init(source: @escaping () throws -> LocationSource, opened: LocationSource? = nil, store: LastKnownStore, clock: WallClock,
+    package init(source: @escaping () throws -> LocationSource, opened: LocationSource? = nil, store: LastKnownStore, clock: WallClock,
                 elapsed: MonotonicClock,
                 nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, lastKnownMaxAgeMilliseconds: Int64? = nil,
                 wallStart: Double? = nil, logger: Logger) {
@@ -86,7 +68,7 @@ public struct LocationResolver {
 
     /// Decides the location for an already-resolved mode (never `.default`).
     /// - Throws: only `GeolocateError` for input that cannot be opened (a missing replay file).
-    public func decide(mode: CollectionMode, timeoutMilliseconds: Int64) throws -> LocationDecision {
+    package func decide(mode: CollectionMode, timeoutMilliseconds: Int64) throws -> LocationDecision {
         var attempt = Attempt(resolver: self)
         switch mode {
         case .default, .disabled:
@@ -279,9 +261,3 @@ public struct LocationResolver {
     }
 }
 
-extension Duration {
-    /// Whole milliseconds, rounded down.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-    }
-}

@@ -1,21 +1,25 @@
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
 
 /// One risk event as the command line asked for it; `nil` fields were not given.
-public struct TriggerRequest: Sendable {
-    public var action: String
-    public var mode: CollectionMode
-    public var timeoutMilliseconds: Int64?
+package struct TriggerRequest: Sendable {
+    package var action: String
+    package var mode: CollectionMode
+    package var timeoutMilliseconds: Int64?
     /// `--permission`: the permissions granted for this call (`[]` for none), instead of config `permissions`.
-    public var permission: [Permission]?
-    public var now: Int64?
-    public var source: SourceSpecifier?
-    public var replaySpeed: ReplaySpeed
+    package var permission: [Permission]?
+    package var now: Int64?
+    package var source: SourceSpecifier?
+    package var replaySpeed: ReplaySpeed
     /// `--policy` (or `--enforce`): the record carries a policy decision.
-    public var policy: Bool
+    package var policy: Bool
     /// `--pam`: who the login hook runs for, carried in the record.
-    public var subject: Subject?
+    package var subject: Subject?
 
-    public init(action: String, mode: CollectionMode = .default, timeoutMilliseconds: Int64? = nil,
+    package init(action: String, mode: CollectionMode = .default, timeoutMilliseconds: Int64? = nil,
                 permission: [Permission]? = nil, now: Int64? = nil, source: SourceSpecifier? = nil,
                 replaySpeed: ReplaySpeed = .asap, policy: Bool = false, subject: Subject? = nil) {
         self.action = action
@@ -32,17 +36,17 @@ public struct TriggerRequest: Sendable {
 
 /// `geolocate trigger`: resolves each setting (flag, else config, else built-in), applies the
 /// collection mode and makes the record.
-public struct Trigger {
-    public var settings: Settings
-    public var environment: [String: String]
-    public var clock: WallClock
+package struct Trigger {
+    package var settings: Settings
+    package var environment: [String: String]
+    package var clock: WallClock
     /// Elapsed time on a live source (see `LocationResolver.elapsed`).
-    public var elapsed: MonotonicClock
-    public var logger: Logger
+    package var elapsed: MonotonicClock
+    package var logger: Logger
     /// Opens a source: `SourceOpener.withGPSD.open` in the program; the default opens replays only.
-    public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
+    package var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
 
-    public init(settings: Settings, environment: [String: String], clock: WallClock,
+    package init(settings: Settings, environment: [String: String], clock: WallClock,
                 elapsed: MonotonicClock, logger: Logger,
                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open) {
         self.settings = settings
@@ -55,7 +59,7 @@ public struct Trigger {
 
     /// Makes the record for one event, with the address and fields `privacy.*` and `fields.*` allow.
     /// - Throws: `GeolocateError` for input that cannot be opened (missing replay file: 66).
-    public func run(_ request: TriggerRequest) async throws -> Record {
+    package func run(_ request: TriggerRequest) async throws -> Record {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         // A bad zones file is refused before anything is collected.
@@ -131,7 +135,7 @@ public struct Trigger {
 
     /// The mode to apply: an explicit mode, else `actions.NAME.mode`, else the built-in table,
     /// else `defaultInterval`, else `force-current`.
-    public func resolveMode(_ requested: CollectionMode, action: String) -> CollectionMode {
+    package func resolveMode(_ requested: CollectionMode, action: String) -> CollectionMode {
         if requested != .default { return requested }
         let mode = settings[ConfigKey.actionMode, name: action]
         return mode == .default ? settings[ConfigKey.defaultInterval] : mode
@@ -139,45 +143,31 @@ public struct Trigger {
 
     /// The query timeout: `--timeout`, else `actions.NAME.timeout`, else
     /// `triggerActionQueryTimeout`, else 1500 ms.
-    public func resolveTimeout(_ flag: Int64?, action: String) -> Int64 {
+    package func resolveTimeout(_ flag: Int64?, action: String) -> Int64 {
         flag ?? settings[ConfigKey.actionTimeout, name: action] ?? settings[ConfigKey.queryTimeout]
     }
 
     /// The oldest last-known fallback: `actions.NAME.lastKnownMaxAge`, else `lastKnownMaxAge`,
     /// else unlimited (`nil`).
-    public func resolveLastKnownMaxAge(action: String) -> Int64? {
+    package func resolveLastKnownMaxAge(action: String) -> Int64? {
         settings[ConfigKey.actionLastKnownMaxAge, name: action] ?? settings[ConfigKey.lastKnownMaxAge]
     }
 
     /// The permissions in force: `--permission`, else config `permissions`, else none.
-    public func resolvePermissions(_ flag: [Permission]?) -> [Permission] {
+    package func resolvePermissions(_ flag: [Permission]?) -> [Permission] {
         settings.permissionsInForce(flag: flag)
     }
 
     /// The source: `--source`/`--replay`, else `$GEOLOCATE_SOURCE`, else config `source`, else gpsd.
-    public func resolveSource(_ flag: SourceSpecifier?) throws -> SourceSpecifier {
+    package func resolveSource(_ flag: SourceSpecifier?) throws -> SourceSpecifier {
         try settings.resolvedSource(flag: flag, environment: environment)
     }
 
     /// Action names are what scripts pass through: letters, digits, `_` and `-`, up to 64; no
     /// `.`, which separates the parts of a config key (`actions.NAME.mode`).
-    public static func validate(action: String) throws {
+    package static func validate(action: String) throws {
         guard isPlainName(action) else {
             throw GeolocateError.usage("invalid action name '\(action)' (\(plainNameRule), such as login)")
         }
     }
 }
-
-/// Whether `name` is 1 to 64 letters, digits, `_` or `-`: the names of actions and endpoints,
-/// which appear in config keys, messages and file names.
-///
-/// No `.`: keys are dotted (`endpoints.NAME.url`), so a dotted name would pass in a file and
-/// deliver, yet `config get`, `set` and `unset` could never reach it.
-package func isPlainName(_ name: String) -> Bool {
-    !name.isEmpty && name.unicodeScalars.count <= 64 && name.unicodeScalars.allSatisfy {
-        ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "_-".unicodeScalars.contains($0)
-    }
-}
-
-/// `isPlainName`'s rule, as messages say it.
-package let plainNameRule = "letters, digits, _ or -, up to 64 characters; no dots, which separate the parts of a config key"

@@ -1,3 +1,9 @@
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
+
+
 /// What `geolocate export` writes (SPEC §12): GPX 1.1, GeoJSON (RFC 7946) or CSV (RFC 4180).
 ///
 /// Each format is written in three parts, so an export streams: `header`, one `point` per
@@ -5,7 +11,7 @@
 /// privacy withholds has none in GPX and GeoJSON, which need them, and is a CSV row with
 /// empty coordinates, which still tells its time and what the policy lets through (city,
 /// country). A field the record withholds is left out (GPX, GeoJSON) or empty (CSV).
-public enum ExportFormat: String, Sendable, CaseIterable {
+package enum ExportFormat: String, Sendable, CaseIterable {
     /// Events (trigger records: login, payment…) as `wpt` waypoints named by their action,
     /// then one `trk/trkseg` of `trkpt` for track's records; each point with `ele` (metres
     /// above the WGS84 ellipsoid), `time`, `desc` or `name` (the record's id) and `fix`.
@@ -17,7 +23,7 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     case csv
 
     /// The start of the file.
-    public var header: String {
+    package var header: String {
         switch self {
         case .gpx:
             return """
@@ -35,7 +41,7 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     }
 
     /// The end of the file.
-    public var footer: String {
+    package var footer: String {
         switch self {
         case .gpx: return "</gpx>\n"
         case .geojson: return "\n]}\n"
@@ -48,14 +54,14 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     static let gpxTrackEnd = "</trkseg></trk>\n"
 
     /// Whether `record` is an event, a waypoint in GPX: any record but track's.
-    public static func isEvent(_ record: Record) -> Bool { record.action != Record.trackAction }
+    package static func isEvent(_ record: Record) -> Bool { record.action != Record.trackAction }
 
     /// Whether the format has a point for a record whose coordinates are withheld: CSV only.
-    public var keepsRecordsWithoutCoordinates: Bool { self == .csv }
+    package var keepsRecordsWithoutCoordinates: Bool { self == .csv }
 
     /// `record` as one point, after `index` points already written; `nil` when it has no fix,
     /// or no coordinates and the format needs them.
-    public func point(_ record: Record, index: Int) -> String? {
+    package func point(_ record: Record, index: Int) -> String? {
         guard let fix = record.fix else { return nil }
         guard keepsRecordsWithoutCoordinates || record.attributes.isSuperset(of: [.latitude, .longitude]) else { return nil }
         switch self {

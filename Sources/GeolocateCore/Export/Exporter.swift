@@ -1,5 +1,10 @@
 import Foundation
-import GRDB
+import class GRDB.DatabaseQueue
+import struct GRDB.DatabaseError
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Synchronization
 
 #if canImport(Glibc)
@@ -8,9 +13,9 @@ import Glibc
 
 /// `geolocate export`: records from the spool or from NDJSON, in a time window, streamed into
 /// one of the `ExportFormat`s with constant memory.
-public struct Exporter {
+package struct Exporter {
     /// Where the records come from.
-    public enum Input {
+    package enum Input {
         /// The spool: pending records, and delivered ones kept for `spool.keepDelivered`.
         case spool(Spool)
         /// No spool yet: the export has no records.
@@ -19,16 +24,16 @@ public struct Exporter {
         case ndjson(fd: Int32, name: String)
     }
 
-    public var format: ExportFormat
+    package var format: ExportFormat
     /// `privacy.*` and `fields.*` in force: an export file leaves the device as surely as a
     /// POST, so each record is limited by it exactly as flush limits what it sends.
-    public var policy: OutputPolicy
+    package var policy: OutputPolicy
     /// Only records whose fix is at or after this time (epoch ms).
-    public var since: Int64?
+    package var since: Int64?
     /// Only records whose fix is at or before this time (epoch ms).
-    public var until: Int64?
+    package var until: Int64?
 
-    public init(format: ExportFormat, policy: OutputPolicy, since: Int64? = nil, until: Int64? = nil) {
+    package init(format: ExportFormat, policy: OutputPolicy, since: Int64? = nil, until: Int64? = nil) {
         self.format = format
         self.policy = policy
         self.since = since
@@ -38,7 +43,7 @@ public struct Exporter {
     /// The spool of `stateDirectory`, opened for reading only (SPEC §12): an export creates,
     /// locks and migrates nothing, and works for a user who may only read the spool.
     /// - Throws: `GeolocateError.spoolDamaged`, `.stateUnreadable` (65).
-    public static func spoolInput(stateDirectory: String, elapsed: MonotonicClock) throws -> Input {
+    package static func spoolInput(stateDirectory: String, elapsed: MonotonicClock) throws -> Input {
         guard let spool = try Spool.openForReading(stateDirectory: stateDirectory, elapsed: elapsed) else { return .nothing }
         guard spool.schemaVersion >= Spool.oldestExportableSchema else {
             throw GeolocateError.stateUnreadable(path: spool.path, reason: "written by an older geolocate (schema version \(spool.schemaVersion)); a command that writes the spool, such as geolocate flush --dry-run, upgrades it")
@@ -48,7 +53,7 @@ public struct Exporter {
 
     /// An export in the window `since`...`until` as typed (`--since`, `--until`).
     /// - Throws: `GeolocateError.usage` for a time that is none of the forms `time` reads.
-    public init(format: ExportFormat, policy: OutputPolicy, since: String?, until: String?, clock: WallClock) throws {
+    package init(format: ExportFormat, policy: OutputPolicy, since: String?, until: String?, clock: WallClock) throws {
         let now = clock.nowMilliseconds
         self.init(format: format, policy: policy, since: try since.map { try Exporter.time($0, now: now) },
                   until: try until.map { try Exporter.time($0, now: now) })
@@ -66,14 +71,14 @@ public struct Exporter {
     }
 
     /// What an export wrote.
-    public struct Summary: Sendable, Equatable {
+    package struct Summary: Sendable, Equatable {
         /// Points (CSV rows) written.
-        public var points = 0
+        package var points = 0
         /// Records without a fix (a timeout), left out.
-        public var withoutFix = 0
+        package var withoutFix = 0
         /// Records in the window whose coordinates the policy withholds: left out of GPX and
         /// GeoJSON, CSV rows with empty coordinates.
-        public var coordinatesWithheld = 0
+        package var coordinatesWithheld = 0
     }
 
     /// Writes the export to `output`: a path, written to a temporary file beside it and renamed
@@ -88,7 +93,7 @@ public struct Exporter {
     ///   `.unreadableInput` (65) for a line that is not a record,
     ///   `.fileNotWritable` (73) when the file cannot be written (a full disk),
     ///   `.outputFailed` (74) when standard output cannot take it.
-    public func run(from input: Input, to output: String?, stateDirectory: String, temporary: PendingFile,
+    package func run(from input: Input, to output: String?, stateDirectory: String, temporary: PendingFile,
                     protected: [(path: String, what: String)] = []) throws -> Summary {
         guard let output, output != "-" else {
             let sink = ByteSink(fd: 1) { GeolocateError.outputFailed(reason: ErrorText.posix($0)) }
@@ -262,10 +267,10 @@ public struct Exporter {
 ///
 /// Creating, renaming into place and removing each happen under one lock, so a signal lands
 /// either before the file exists, while it may be removed, or after it has its final name.
-public final class PendingFile: Sendable {
+package final class PendingFile: Sendable {
     private let path = Mutex<String?>(nil)
 
-    public init() {}
+    package init() {}
 
     /// Creates a file from `template` (ending in `XXXXXX`) with `mkstemp`: an unpredictable
     /// name, `O_EXCL`, mode 0600.
@@ -291,7 +296,7 @@ public final class PendingFile: Sendable {
 
     /// Removes the file being written, if any; a signal handler's last step before the
     /// process ends.
-    public func abandon() {
+    package func abandon() {
         path.withLock { path in
             if let written = path { unlink(written) }
             path = nil

@@ -1,5 +1,10 @@
 import Foundation
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +16,7 @@ import Glibc
 /// with the exit code already decided (the decision was logged; a record still being sent
 /// stays in the spool for the next flush), or with what `expired` returns when there was no
 /// decision yet. SQLite's journal makes an exit in the middle of a write safe.
-public final class HookDeadline: Sendable {
+package final class HookDeadline: Sendable {
     private struct State {
         var deadline: Double
         var decided: Int32?
@@ -23,7 +28,7 @@ public final class HookDeadline: Sendable {
 
     /// Starts the wait: the process ends at `clock.nowSeconds + seconds` unless it ends first.
     /// - Parameter expired: logs that no decision was made in time and returns the exit code.
-    public init(seconds: Double, clock: MonotonicClock, expired: @escaping @Sendable () -> Int32) {
+    package init(seconds: Double, clock: MonotonicClock, expired: @escaping @Sendable () -> Int32) {
         self.clock = clock
         self.expired = expired
         state = Mutex(State(deadline: clock.nowSeconds + seconds))
@@ -33,17 +38,17 @@ public final class HookDeadline: Sendable {
 
     /// Moves the deadline to `seconds` after `start` (a `nowSeconds` reading): the action's own
     /// timeout is known only once the configuration is read.
-    public func reset(seconds: Double, from start: Double) {
+    package func reset(seconds: Double, from start: Double) {
         state.withLock { $0.deadline = start + seconds }
     }
 
     /// Records the exit code of the decision made, which the deadline ends the process with.
-    public func decided(_ code: Int32) {
+    package func decided(_ code: Int32) {
         state.withLock { $0.decided = code }
     }
 
     /// The time left before the deadline, in milliseconds (0 when past).
-    public var remainingMilliseconds: Int64 {
+    package var remainingMilliseconds: Int64 {
         let deadline = state.withLock { $0.deadline }
         return max(0, Int64((deadline - clock.nowSeconds) * 1000))
     }

@@ -1,4 +1,9 @@
 import Foundation
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,9 +13,9 @@ import Glibc
 /// The hook runs with the environment of whoever is logging in (under `su`, the calling
 /// user's), so nothing it reads from there may choose a file, a source or a state directory:
 /// `environment(from:stateDirectory:)` keeps only the `PAM_*` values and a fixed `PATH`.
-public struct PAMHook: Sendable {
+package struct PAMHook: Sendable {
     /// `PAM_TYPE`: which stack runs the hook.
-    public enum Stage: Equatable, Sendable {
+    package enum Stage: Equatable, Sendable {
         /// `auth` or `account`: the hook decides.
         case decides(String)
         /// Any other type (`session`, `password`, `open_session`…): nothing to decide, exit 0.
@@ -19,13 +24,13 @@ public struct PAMHook: Sendable {
         case missing
     }
 
-    public var stage: Stage
-    public var subject: Subject
+    package var stage: Stage
+    package var subject: Subject
 
     /// The `PATH` the hook runs with: the system's, never the caller's.
-    public static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    package static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-    public init(environment: [String: String]) {
+    package init(environment: [String: String]) {
         switch environment["PAM_TYPE"] {
         case nil, "": stage = .missing
         case let type? where type == "auth" || type == "account": stage = .decides(type)
@@ -36,7 +41,7 @@ public struct PAMHook: Sendable {
 
     /// The environment the hook's collection sees: the `PAM_*` values, `PATH`, and the state
     /// directory as `GEOLOCATE_STATE_DIR`; no `GEOLOCATE_*`, `XDG_*` or `HOME` of the caller's.
-    public static func environment(from callers: [String: String], stateDirectory: String) -> [String: String] {
+    package static func environment(from callers: [String: String], stateDirectory: String) -> [String: String] {
         var environment = callers.filter { $0.key.hasPrefix("PAM_") }
         environment["PATH"] = path
         environment["GEOLOCATE_STATE_DIR"] = stateDirectory
@@ -45,7 +50,7 @@ public struct PAMHook: Sendable {
 
     /// The one syslog line of a decision: who, from where, the decision, why and the record,
     /// never coordinates (the log is read more widely than the spool).
-    public func decisionLine(action: String, decision: String, reason: String, zone: String? = nil, recordID: String?) -> String {
+    package func decisionLine(action: String, decision: String, reason: String, zone: String? = nil, recordID: String?) -> String {
         var line = "\(action) user=\(Subject.syslogField(subject.user)) service=\(Subject.syslogField(subject.service))"
         line += " rhost=\(Subject.syslogField(subject.remoteHost)) tty=\(Subject.syslogField(subject.tty))"
         line += " decision=\(decision) reason=\(Subject.syslogField(reason))"
@@ -56,9 +61,9 @@ public struct PAMHook: Sendable {
 }
 
 /// Lines to the system log, facility authpriv: where PAM modules write, readable by root only.
-public enum SystemLog {
+package enum SystemLog {
     /// The priorities geolocate writes at.
-    public enum Priority: Sendable {
+    package enum Priority: Sendable {
         case error, warning, notice, info
 
         var value: Int32 {
@@ -74,7 +79,7 @@ public enum SystemLog {
     /// Writes `line` as `geolocate[PID]: line` to authpriv at `priority`.
     ///
     /// The text goes as a `%s` argument, never as the format: it holds what users typed.
-    public static func write(_ priority: Priority, _ line: String) {
+    package static func write(_ priority: Priority, _ line: String) {
         openlog(identity, LOG_PID, LOG_AUTHPRIV)
         line.withCString { text in
             withVaList([text]) { vsyslog(priority.value, "%s", $0) }
@@ -88,7 +93,7 @@ public enum SystemLog {
 /// Whether a file the hook relies on could have been written by someone other than root
 /// (SPEC §14): a configuration, zones file or state directory any user could change would let
 /// that user decide who logs in.
-public enum TrustedPath {
+package enum TrustedPath {
     /// Why `path` cannot be trusted, or `nil` when it, and every directory above it, is owned
     /// by root (or one of `owners`) and writable by no one else.
     ///
@@ -96,7 +101,7 @@ public enum TrustedPath {
     /// rename or remove what they do not own there. Both the path as written and the file it
     /// finally names (through symlinks) are checked, since whoever may change a link chooses
     /// its target.
-    public static func problem(_ path: String, owners: Set<uid_t> = []) -> String? {
+    package static func problem(_ path: String, owners: Set<uid_t> = []) -> String? {
         let trusted = owners.union([0])
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         var paths = [absolute]
@@ -137,7 +142,7 @@ public enum TrustedPath {
     }
 
     /// The uid of the system user `name` (such as `geolocate` or `gpsd`), if there is one.
-    public static func uid(ofUser name: String) -> uid_t? {
+    package static func uid(ofUser name: String) -> uid_t? {
         guard let entry = getpwnam(name) else { return nil }
         return entry.pointee.pw_uid
     }
@@ -147,9 +152,9 @@ public enum TrustedPath {
 ///
 /// gpsd's port 2947 is unprivileged: while gpsd is down any local user could listen there
 /// and serve the fixes a login gate decides on.
-public enum PortListener {
+package enum PortListener {
     /// The uids of the sockets listening on `port` (any local address); empty when none is.
-    public static func owners(port: Int, tables: [String] = ["/proc/net/tcp", "/proc/net/tcp6"]) -> Set<uid_t> {
+    package static func owners(port: Int, tables: [String] = ["/proc/net/tcp", "/proc/net/tcp6"]) -> Set<uid_t> {
         var owners: Set<uid_t> = []
         for table in tables {
             guard let data = BoundedFile.contents(table, limit: 64 * 1024 * 1024) else { continue }
@@ -186,7 +191,7 @@ extension SourceOpener {
     /// host counts as this machine when any address it resolves to is a loopback, unspecified
     /// or local interface address (`localhost`, `[::ffff:127.0.0.1]`, the host name, `0.0.0.0`);
     /// a remote gpsd cannot be checked this way and is opened as before.
-    public func trustingOnlySystemListeners() -> SourceOpener {
+    package func trustingOnlySystemListeners() -> SourceOpener {
         let inner = self
         return SourceOpener { host, port, opening in
             if PortListener.isThisMachine(host) {
@@ -204,7 +209,7 @@ extension PortListener {
     /// Whether `host` names this machine: any address it resolves to is a loopback or
     /// unspecified address or one of this machine's interfaces. A name that does not resolve
     /// counts as this machine, so the check errs on the side of looking.
-    public static func isThisMachine(_ host: String) -> Bool {
+    package static func isThisMachine(_ host: String) -> Bool {
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

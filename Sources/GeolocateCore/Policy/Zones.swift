@@ -1,4 +1,8 @@
 import Foundation
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 /// One area of `policy.zones`: a polygon (with holes), several, or a circle, that allows or
 /// denies (SPEC §10.2).

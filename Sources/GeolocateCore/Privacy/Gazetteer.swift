@@ -1,4 +1,8 @@
 import Foundation
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Synchronization
 
 #if canImport(Glibc)
@@ -6,14 +10,14 @@ import Glibc
 #endif
 
 /// A populated place from the gazetteer: what an offline reverse geocoder can tell.
-public struct Place: Sendable, Equatable {
+package struct Place: Sendable, Equatable {
     /// ISO 3166-1 alpha-2, upper case.
-    public var countryCode: String
+    package var countryCode: String
     /// The first-level administrative division (state, province, region); `nil` when GeoNames has none.
-    public var district: String?
-    public var city: String
-    public var latitude: Double
-    public var longitude: Double
+    package var district: String?
+    package var city: String
+    package var latitude: Double
+    package var longitude: Double
 }
 
 /// The offline reverse geocoder: the nearest of GeoNames' 144,561 places of 1,000 people or
@@ -23,11 +27,11 @@ public struct Place: Sendable, Equatable {
 /// where each cell starts, so opening it costs a few system calls and a lookup reads only the
 /// cells around the point (microseconds), which keeps a `trigger` that geocodes as
 /// fast as one that does not.
-public final class Gazetteer: @unchecked Sendable {
+package final class Gazetteer: @unchecked Sendable {
     // @unchecked: everything is set once in `init` and the mapping is read-only (PROT_READ)
     // until `deinit`, so any number of threads may look up at once.
     /// The file it was mapped from.
-    public let path: String
+    package let path: String
     private let base: UnsafeRawPointer
     private let length: Int
     private let placeCount: Int
@@ -47,7 +51,7 @@ public final class Gazetteer: @unchecked Sendable {
 
     /// Maps the gazetteer at `path`.
     /// - Throws: `GeocodingError.gazetteerUnavailable` when it is missing or not a gazetteer file.
-    public init(path: String) throws {
+    package init(path: String) throws {
         // Without blocking, and judged before mapping: a FIFO in its place must not hang the record.
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw GeocodingError.gazetteerUnavailable(path: path, reason: ErrorText.posix(errno)) }
@@ -94,7 +98,7 @@ public final class Gazetteer: @unchecked Sendable {
     /// The gazetteer every command uses, opened on first use:
     /// `$GEOLOCATE_GAZETTEER`, else `../share/geolocate/gazetteer.bin` beside the executable
     /// (where `make install` puts it), else the copy in the source tree it was built from.
-    public static func shared(environment: [String: String]) throws -> Gazetteer {
+    package static func shared(environment: [String: String]) throws -> Gazetteer {
         let override = environment["GEOLOCATE_GAZETTEER"].flatMap { $0.isEmpty ? nil : $0 }
         return try sharedInstances.withLock { instances in
             if let opened = instances[override ?? ""] { return opened }
@@ -120,7 +124,7 @@ public final class Gazetteer: @unchecked Sendable {
     }
 
     /// The place nearest to a point, by great-circle distance; `nil` for a point off the globe.
-    public func nearest(latitude: Double, longitude: Double) -> Place? {
+    package func nearest(latitude: Double, longitude: Double) -> Place? {
         guard placeCount > 0, abs(latitude) <= 90, abs(longitude) <= 180 else { return nil }
         let query = Point(latitude: latitude, longitude: longitude)
         let row0 = row(of: latitude), column0 = column(of: longitude)

@@ -1,21 +1,25 @@
 import Foundation
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
 import Synchronization
 
 /// Applies `privacy.*` to records as they are made, before anything is printed, spooled or
 /// sent: finds the address parts the precision asks for and limits the location object to
 /// the fields the precision and `privacy.locationAttributeFilter` allow.
-public struct RecordPrivacy: Sendable {
-    public var policy: PrivacyPolicy
+package struct RecordPrivacy: Sendable {
+    package var policy: PrivacyPolicy
     /// For `$GEOLOCATE_GAZETTEER`; the gazetteer is opened by the first record that needs a
     /// country, district or city.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// The street geocoder, when `geocoder.url` is set.
-    public var streetGeocoder: StreetGeocoder?
-    public var logger: Logger
+    package var streetGeocoder: StreetGeocoder?
+    package var logger: Logger
     private let logged = FirstOccurrences()
 
-    public init(policy: PrivacyPolicy, environment: [String: String], streetGeocoder: StreetGeocoder?, logger: Logger) {
+    package init(policy: PrivacyPolicy, environment: [String: String], streetGeocoder: StreetGeocoder?, logger: Logger) {
         self.policy = policy
         self.environment = environment
         self.streetGeocoder = streetGeocoder
@@ -23,7 +27,7 @@ public struct RecordPrivacy: Sendable {
     }
 
     /// The privacy settings of `settings`, with the geocoder's cache in `stateDirectory`.
-    public init(settings: Settings, environment: [String: String], stateDirectory: String,
+    package init(settings: Settings, environment: [String: String], stateDirectory: String,
                 clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
         self.init(policy: settings.privacy, environment: environment,
                   streetGeocoder: StreetGeocoder(settings: settings, stateDirectory: stateDirectory, clock: clock, elapsed: elapsed),
@@ -31,13 +35,13 @@ public struct RecordPrivacy: Sendable {
     }
 
     /// Whether records need the HTTP geocoder (a street part is allowed and one is configured).
-    public var asksStreetGeocoder: Bool {
+    package var asksStreetGeocoder: Bool {
         streetGeocoder != nil && !policy.attributes.isDisjoint(with: [.street, .streetNumber])
     }
 
     /// `record` with its address and allowed fields; errorCode 1053 (with a warning) when an
     /// address part it should carry could not be found. The location itself stays.
-    public func apply(to record: Record) async -> Record {
+    package func apply(to record: Record) async -> Record {
         var record = record
         var failure: GeocodingError?
         let allowed = attributes(for: record)
@@ -59,7 +63,7 @@ public struct RecordPrivacy: Sendable {
 
     /// `apply(to:)` for synchronous callers (track's loop, outside Swift concurrency): it
     /// waits for the street geocoder only when records ask for one.
-    public func applyWaiting(to record: Record) throws -> Record {
+    package func applyWaiting(to record: Record) throws -> Record {
         guard asksStreetGeocoder else { return applyOffline(to: record) }
         let privacy = self
         return try BlockingTask.run { await privacy.apply(to: record) }
@@ -97,7 +101,7 @@ public struct RecordPrivacy: Sendable {
     /// The country of `record`'s location as signals compare it, whatever the precision lets
     /// records show: its address's code, else the gazetteer's (the replacement when the fix
     /// is not accurate enough); `nil` when unknown.
-    public func signalCountry(for record: Record) -> String? {
+    package func signalCountry(for record: Record) -> String? {
         if let code = record.address?.countryCode { return code }
         guard let fix = record.fix, let gazetteer = try? Gazetteer.shared(environment: environment),
               let place = gazetteer.nearest(latitude: fix.latitude, longitude: fix.longitude) else { return nil }

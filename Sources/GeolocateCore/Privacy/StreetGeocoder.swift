@@ -1,15 +1,19 @@
 import Foundation
 import GRDB
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import NIOSSL
 import Synchronization
 
 /// The street and house number at a point, as the HTTP geocoder tells them; both `nil` where
 /// it knows none (at sea, in a field).
-public struct StreetAddress: Sendable, Equatable, Codable {
-    public var street: String?
-    public var streetNumber: String?
+package struct StreetAddress: Sendable, Equatable, Codable {
+    package var street: String?
+    package var streetNumber: String?
 
-    public init(street: String? = nil, streetNumber: String? = nil) {
+    package init(street: String? = nil, streetNumber: String? = nil) {
         self.street = street
         self.streetNumber = streetNumber
     }
@@ -22,22 +26,22 @@ public struct StreetAddress: Sendable, Equatable, Codable {
 /// `geocoder.minInterval` (60 s) across every geolocate process, and its answers are kept on
 /// disk by cell of 0.0001° (about 11 m), so a device that stays put never asks twice. A lookup
 /// that is neither cached nor allowed by the throttle fails, and the record carries errorCode 1053.
-public struct StreetGeocoder: Sendable {
+package struct StreetGeocoder: Sendable {
     /// The base URL to which `/reverse` is appended.
-    public var baseURL: String
-    public var minIntervalMilliseconds: Int64
-    public var timeoutMilliseconds: Int64
+    package var baseURL: String
+    package var minIntervalMilliseconds: Int64
+    package var timeoutMilliseconds: Int64
     /// `geocoder.caFile`: the CAs (PEM) an `https://` service's certificate is checked
     /// against; `nil` for the system's.
-    public var caFile: String?
-    public var cache: GeocoderCache
-    public var transport: HTTPTransport
+    package var caFile: String?
+    package var cache: GeocoderCache
+    package var transport: HTTPTransport
     /// Wall-clock time for the throttle and the cache, also on a replay: they are about the
     /// service's load, not the log's time.
-    public var clock: WallClock
+    package var clock: WallClock
 
 
-    public init(baseURL: String, minIntervalMilliseconds: Int64 = ConfigKey.geocoderMinInterval.builtInValue,
+    package init(baseURL: String, minIntervalMilliseconds: Int64 = ConfigKey.geocoderMinInterval.builtInValue,
                 timeoutMilliseconds: Int64 = ConfigKey.geocoderTimeout.builtInValue, caFile: String? = nil, cache: GeocoderCache,
                 transport: HTTPTransport, clock: WallClock) {
         self.baseURL = baseURL
@@ -51,7 +55,7 @@ public struct StreetGeocoder: Sendable {
 
     /// The geocoder of `settings` (`geocoder.*`), with its cache in `stateDirectory`; `nil`
     /// when `geocoder.url` is not set.
-    public init?(settings: Settings, stateDirectory: String, clock: WallClock, elapsed: MonotonicClock) {
+    package init?(settings: Settings, stateDirectory: String, clock: WallClock, elapsed: MonotonicClock) {
         guard let url = settings[ConfigKey.geocoderURL] else { return nil }
         self.init(baseURL: url, minIntervalMilliseconds: settings[ConfigKey.geocoderMinInterval],
                   timeoutMilliseconds: settings[ConfigKey.geocoderTimeout],
@@ -63,7 +67,7 @@ public struct StreetGeocoder: Sendable {
     /// The HTTPS client configuration of `geocoder.caFile`; `nil` for the system's CAs.
     /// - Throws: `GeolocateError.missingSetting` (78): a caFile for a plain `http://` URL, or
     ///   one that cannot be read or holds no PEM certificate.
-    public func tlsConfiguration() throws -> TLSConfiguration? {
+    package func tlsConfiguration() throws -> TLSConfiguration? {
         guard let caFile else { return nil }
         guard baseURL.lowercased().hasPrefix("https://") else {
             throw GeolocateError.missingSetting("geocoder.caFile needs an https:// geocoder.url")
@@ -74,7 +78,7 @@ public struct StreetGeocoder: Sendable {
     /// The street address at a point: from the cache, else from one request if the throttle allows.
     /// - Throws: `GeocodingError` when it cannot be had, also when the cache (which carries
     ///   the throttle) cannot be written: without it no request is made.
-    public func street(latitude: Double, longitude: Double) async throws(GeocodingError) -> StreetAddress {
+    package func street(latitude: Double, longitude: Double) async throws(GeocodingError) -> StreetAddress {
         let cell = GeocoderCache.cell(latitude: latitude, longitude: longitude)
         let now = clock.nowMilliseconds
         let cached: StreetAddress?
@@ -149,8 +153,8 @@ public struct StreetGeocoder: Sendable {
 /// transaction, so two processes never both ask within `geocoder.minInterval`. The database is
 /// opened, and its migrator run, on the first lookup only; the connection then serves every
 /// later one of the command.
-public final class GeocoderCache: Sendable {
-    public let path: String
+package final class GeocoderCache: Sendable {
+    package let path: String
     private let stateDirectory: String
     /// The connection, once a lookup has opened it.
     private let database = Mutex<DatabaseQueue?>(nil)
@@ -161,7 +165,7 @@ public final class GeocoderCache: Sendable {
     /// How long a lookup waits for another process's transaction: a record must not stall.
     static let busyTimeout: TimeInterval = 2
 
-    public init(stateDirectory: String) {
+    package init(stateDirectory: String) {
         path = StateFile.geocoderCache.path(in: stateDirectory)
         self.stateDirectory = stateDirectory
     }

@@ -1,36 +1,20 @@
 import Foundation
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// What OpenLocate collects about a phone's surroundings, read the Linux way (SPEC §10.3):
-/// whether it is charging, the Wi-Fi it is connected to, and its mobile carrier.
-///
-/// Each is `nil` when the device has no such thing (no battery or mains supply, no Wi-Fi
-/// connection, no modem) or `fields.*` switched it off; reading never fails a record.
-public struct DeviceContext: Sendable, Equatable {
-    public var isCharging: Bool?
-    public var wifiSsid: String?
-    public var wifiBssid: String?
-    public var carrierName: String?
-
-    public init(isCharging: Bool? = nil, wifiSsid: String? = nil, wifiBssid: String? = nil, carrierName: String? = nil) {
-        self.isCharging = isCharging
-        self.wifiSsid = wifiSsid
-        self.wifiBssid = wifiBssid
-        self.carrierName = carrierName
-    }
-
-    var isEmpty: Bool { self == DeviceContext() }
-}
 
 /// Reads `DeviceContext` from sysfs and from NetworkManager's `nmcli` and ModemManager's
 /// `mmcli`, when they are installed.
 ///
 /// `$GEOLOCATE_DEVICE_ROOT` points the reader at a fake system for tests: sysfs under
 /// `ROOT/sys`, and the commands in `ROOT/bin` only.
-public struct DeviceContextReader: Sendable {
+package struct DeviceContextReader: Sendable {
     /// The directory `sys/class/power_supply` is read under: `/` on a real system.
     let root: String
     /// Where commands are looked for: `PATH`, or `ROOT/bin` under a fake root.
@@ -45,7 +29,7 @@ public struct DeviceContextReader: Sendable {
     /// The longest a command may take before its answer is given up (it is then killed).
     static let commandTimeoutMilliseconds = 500
 
-    public init(environment: [String: String], fields: RecordFields, clock: MonotonicClock) {
+    package init(environment: [String: String], fields: RecordFields, clock: MonotonicClock) {
         self.clock = clock
         if let root = environment["GEOLOCATE_DEVICE_ROOT"], !root.isEmpty {
             self.root = root
@@ -61,10 +45,10 @@ public struct DeviceContextReader: Sendable {
     }
 
     /// Whether records ask for any of the context.
-    public var wantsAny: Bool { fields.isCharging || fields.wifiSsid || fields.wifiBssid || fields.carrierName }
+    package var wantsAny: Bool { fields.isCharging || fields.wifiSsid || fields.wifiBssid || fields.carrierName }
 
     /// The context now, as far as `fields.*` ask for it.
-    public func read() -> DeviceContext {
+    package func read() -> DeviceContext {
         var context = DeviceContext()
         if fields.isCharging { context.isCharging = isCharging() }
         if fields.wifiSsid || fields.wifiBssid {

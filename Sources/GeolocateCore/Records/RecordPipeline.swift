@@ -1,3 +1,7 @@
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
 
 /// The one way a collected record becomes what geolocate prints, spools or sends: the
@@ -10,9 +14,9 @@ import Logging
 /// still read. Flush and export take a record as it was made and apply only the output policy
 /// in force when it leaves (`OutputPolicy.applied`), which narrows it and never reruns a step:
 /// signals compare with the report before the record, which is gone by then.
-public struct RecordPipeline {
+package struct RecordPipeline {
     /// How the previous report signals compare with is kept.
-    public enum Reports: Sendable {
+    package enum Reports: Sendable {
         /// Read before and written after each record, under the report's lock: trigger's one record.
         case eachRecord
         /// Read once (`loadPreviousReport`) and written when the caller asks (`saveLatestReport`):
@@ -20,11 +24,11 @@ public struct RecordPipeline {
         case byCaller
     }
 
-    public let privacy: RecordPrivacy
+    package let privacy: RecordPrivacy
     /// What any output may show: applied last here, and again by flush and export.
-    public let output: OutputPolicy
+    package let output: OutputPolicy
     /// The decision records carry (`trigger --policy`); `nil` without one.
-    public let policy: LocationPolicy?
+    package let policy: LocationPolicy?
     /// `signals.enabled`: records carry their signals. A policy weighs them either way.
     private let showsSignals: Bool
     private let reports: Reports
@@ -35,7 +39,7 @@ public struct RecordPipeline {
     /// The pipeline of `settings`, keeping its previous report in `stateDirectory`.
     /// - Parameter replay: whether the records come from a replayed log, whose reports are
     ///   kept apart from live ones (a test log must never make a real login look like a jump).
-    public init(settings: Settings, environment: [String: String], stateDirectory: String, policy: LocationPolicy?,
+    package init(settings: Settings, environment: [String: String], stateDirectory: String, policy: LocationPolicy?,
                 replay: Bool, reports: Reports, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
         privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory,
                                 clock: clock, elapsed: elapsed, logger: logger)
@@ -51,24 +55,24 @@ public struct RecordPipeline {
     }
 
     /// `collected` as it may leave the device, its street address awaited: trigger's record.
-    public mutating func make(_ collected: Record) async -> Record {
+    package mutating func make(_ collected: Record) async -> Record {
         finish(await privacy.apply(to: RecordPipeline.limitedToPermission(collected)))
     }
 
     /// `make` for a caller outside Swift concurrency (track's loop): it blocks for the street
     /// geocoder only when records ask for one.
-    public mutating func makeWaiting(_ collected: Record) throws -> Record {
+    package mutating func makeWaiting(_ collected: Record) throws -> Record {
         finish(try privacy.applyWaiting(to: RecordPipeline.limitedToPermission(collected)))
     }
 
     /// Reads the stored previous report, which the first record is compared with (`.byCaller`).
-    public mutating func loadPreviousReport() {
+    package mutating func loadPreviousReport() {
         let now = clock.nowMilliseconds
         signals?.loadPrevious(now: now)
     }
 
     /// Keeps the last report made here, unless another process has kept a later one (`.byCaller`).
-    public mutating func saveLatestReport() {
+    package mutating func saveLatestReport() {
         signals?.saveLatest()
     }
 

@@ -1,29 +1,33 @@
 import Foundation
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
 
 /// The thresholds of `signals.*` (SPEC §10.1).
-public struct SignalThresholds: Sendable, Equatable {
+package struct SignalThresholds: Sendable, Equatable {
     /// Metres per second: faster travel between two reports is a jump.
-    public var maxSpeed: Double
+    package var maxSpeed: Double
     /// A country change counts when the reports are at most this far apart in time.
-    public var countryWindowMilliseconds: Int64
-    public var staleAfterMilliseconds: Int64
+    package var countryWindowMilliseconds: Int64
+    package var staleAfterMilliseconds: Int64
     /// Metres: a less accurate fix, or one of unknown accuracy, is inaccurate.
-    public var maxAccuracy: Double
+    package var maxAccuracy: Double
     /// A live fix whose time is further than this from a synchronised system clock when it
     /// arrives is clockSkewed.
-    public var maxClockSkewMilliseconds: Int64
+    package var maxClockSkewMilliseconds: Int64
     /// dB-Hz: satellites closer together in C/N0 than this look simulated.
-    public var minCn0StdDev: Double
+    package var minCn0StdDev: Double
 
     /// Mean C/N0 above which the signals are stronger than open sky gives (dB-Hz).
-    public static let maxCn0Mean = 55.0
+    package static let maxCn0Mean = 55.0
     /// A Wi-Fi access point change between reports this close, with the fix put, is a reason.
-    public static let wifiChangeWindowMilliseconds: Int64 = 60_000
+    package static let wifiChangeWindowMilliseconds: Int64 = 60_000
     /// The fewest satellites whose C/N0 spread says anything.
-    public static let minSatellitesForSpread = 5
+    package static let minSatellitesForSpread = 5
 
-    public init(settings: Settings = Settings()) {
+    package init(settings: Settings = Settings()) {
         maxSpeed = settings[ConfigKey.signalsMaxSpeed]
         countryWindowMilliseconds = settings[ConfigKey.signalsCountryWindow]
         staleAfterMilliseconds = settings[ConfigKey.signalsStaleAfter]
@@ -68,13 +72,13 @@ struct PreviousReport: Codable, Sendable, Equatable {
 /// `previous-report-replay.json`), as last known locations are: replaying a test log must
 /// never make a real login look like a jump. Every read and write of the file holds
 /// `previous-report.lock`, so processes that report at once each see a whole report.
-public struct SignalDetector {
-    public var thresholds: SignalThresholds
+package struct SignalDetector {
+    package var thresholds: SignalThresholds
     /// `privacy.countryCodeReplacement`: a code that is not a country.
-    public var countryCodeReplacement: String
+    package var countryCodeReplacement: String
     /// `WallClock.isSynchronized` when the records were made: a skew counts only against a
     /// synchronised system clock.
-    public var clockSynchronized: Bool?
+    package var clockSynchronized: Bool?
     /// What waiting for another process's lock on the report measures and sleeps on.
     private let clock: MonotonicClock
     private let path: String
@@ -89,7 +93,7 @@ public struct SignalDetector {
     /// it: signals never delay a record noticeably.
     static let lockPatienceMilliseconds = 200
 
-    public init(settings: Settings, stateDirectory: String, replay: Bool, clockSynchronized: Bool?, clock: MonotonicClock,
+    package init(settings: Settings, stateDirectory: String, replay: Bool, clockSynchronized: Bool?, clock: MonotonicClock,
                 logger: Logger) {
         thresholds = SignalThresholds(settings: settings)
         self.clockSynchronized = clockSynchronized
@@ -100,11 +104,11 @@ public struct SignalDetector {
     }
 
     /// Whether records get signals: `signals.enabled`.
-    public static func isEnabled(_ settings: Settings) -> Bool { settings[ConfigKey.signalsEnabled] }
+    package static func isEnabled(_ settings: Settings) -> Bool { settings[ConfigKey.signalsEnabled] }
 
     /// `record` with its signals, compared with the last report in the state directory, which
     /// it then replaces there: trigger's one record.
-    public mutating func annotateAndSave(_ record: Record, country: String?, now: Int64) -> Record {
+    package mutating func annotateAndSave(_ record: Record, country: String?, now: Int64) -> Record {
         guard record.fix != nil else { return record }
         guard let lock = lockFile() else { return annotate(record, country: country, now: now) }
         defer { withExtendedLifetime(lock) {} }
@@ -116,7 +120,7 @@ public struct SignalDetector {
 
     /// `record` with its signals, compared with the report before it in this process (or, for
     /// the first, the one in the state directory): track's records, kept by `save()`.
-    public mutating func annotate(_ record: Record, country: String?, now: Int64) -> Record {
+    package mutating func annotate(_ record: Record, country: String?, now: Int64) -> Record {
         guard let fix = record.fix else { return record }
         var record = record
         record.signals = SignalDetector.signals(of: record, fix: fix, country: country, previous: previous,
@@ -131,7 +135,7 @@ public struct SignalDetector {
     }
 
     /// Loads the stored report to compare the first record with.
-    public mutating func loadPrevious(now: Int64) {
+    package mutating func loadPrevious(now: Int64) {
         guard let lock = lockFile() else { return }
         defer { withExtendedLifetime(lock) {} }
         previous = load(now: now)
@@ -139,7 +143,7 @@ public struct SignalDetector {
 
     /// Writes the last report made here, unless another process has written a later one
     /// since, which the next record is then compared with.
-    public mutating func saveLatest() {
+    package mutating func saveLatest() {
         guard let unsaved, let lock = lockFile() else { return }
         defer { withExtendedLifetime(lock) {} }
         if let stored = load(now: unsaved.madeAt), stored.madeAt > unsaved.madeAt {
@@ -287,26 +291,3 @@ public struct SignalDetector {
     }
 }
 
-/// Figures in reason lines: short, and in the units people read.
-package enum SignalText {
-    /// One decimal below 100, else whole: `4.2`, `4124`.
-    static func figure(_ value: Double) -> String {
-        abs(value) < 100 ? JSONWriter.decimal(value, digits: 1) : JSONWriter.decimal(value.rounded(), digits: 0)
-    }
-
-    /// Metres below 10 km, else kilometres: `850 m`, `5630 km`.
-    static func distance(_ metres: Double) -> String {
-        metres < 10_000 ? "\(figure(metres)) m" : "\(figure(metres / 1000)) km"
-    }
-
-    /// Whole units: `22 min`, `3 h`, `2 d`, `12 s`, `350 ms`.
-    package static func duration(_ milliseconds: Int64) -> String {
-        switch milliseconds {
-        case 172_800_000...: return "\(milliseconds / 86_400_000) d"
-        case 7_200_000...: return "\(milliseconds / 3_600_000) h"
-        case 120_000...: return "\(milliseconds / 60_000) min"
-        case 1_000...: return "\(milliseconds / 1000) s"
-        default: return "\(milliseconds) ms"
-        }
-    }
-}

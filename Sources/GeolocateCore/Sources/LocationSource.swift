@@ -1,7 +1,11 @@
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
 
 /// The outcome of waiting for a fresh fix.
-public enum SourceWait: Sendable, Equatable {
+package enum SourceWait: Sendable, Equatable {
     /// A fix arrived within the time allowed.
     case fix(Fix)
     /// No fix arrived within the time allowed (or the replay ended first).
@@ -12,7 +16,7 @@ public enum SourceWait: Sendable, Equatable {
 ///
 /// Time inside a source is the source's own: the system clock for live sources, the NMEA
 /// timestamps (virtual time) for a replay, so timeouts on a replay are exact and instant.
-public protocol LocationSource: AnyObject {
+package protocol LocationSource: AnyObject {
     /// The `provider` name records carry.
     var provider: Fix.Provider { get }
     /// A one-line description for messages, such as `gpsd://localhost:2947` or `nmea:drive.nmea`.
@@ -45,19 +49,19 @@ public protocol LocationSource: AnyObject {
 }
 
 extension LocationSource {
-    public func startTime() throws -> Int64? { nil }
-    public var hasEnded: Bool { false }
-    public var lastWaitWasIdle: Bool { false }
-    public func finishPending() -> Fix? { nil }
-    public var readSummary: String? { nil }
+    package func startTime() throws -> Int64? { nil }
+    package var hasEnded: Bool { false }
+    package var lastWaitWasIdle: Bool { false }
+    package func finishPending() -> Fix? { nil }
+    package var readSummary: String? { nil }
 }
 
 /// Why a source could not deliver.
-public enum SourceError: Error, Equatable, CustomStringConvertible {
+package enum SourceError: Error, Equatable, CustomStringConvertible {
     /// The source could not be reached or failed; the text names it and says how.
     case unavailable(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unavailable(let message): return message
         }
@@ -65,24 +69,24 @@ public enum SourceError: Error, Equatable, CustomStringConvertible {
 }
 
 /// What opening a source needs besides its specifier.
-public struct SourceOpening: Sendable {
+package struct SourceOpening: Sendable {
     /// Pacing of a replay.
-    public var replaySpeed: ReplaySpeed
+    package var replaySpeed: ReplaySpeed
     /// The longest gpsd may take to accept the connection, and to answer `?POLL;`.
-    public var responseTimeoutMilliseconds: Int
+    package var responseTimeoutMilliseconds: Int
     /// How long a replay wait may block on silent input or pacing before it returns (track
     /// sets it, to commit and see a stop meanwhile); `nil` waits as long as needed.
-    public var idleMilliseconds: Int32?
+    package var idleMilliseconds: Int32?
     /// The longest a replay may read ahead for its date on silent input (trigger on a pipe,
     /// FIFO or tty, where the query timeout bounds wall time); `nil` reads as long as needed.
-    public var readAheadMilliseconds: Int64?
+    package var readAheadMilliseconds: Int64?
     /// The system clock a live source dates arrivals on; `--now` fixes it for a trigger.
-    public var clock: WallClock
+    package var clock: WallClock
     /// What a replay's pacing and gpsd's deadlines are measured on.
-    public var elapsed: MonotonicClock
-    public var logger: Logger
+    package var elapsed: MonotonicClock
+    package var logger: Logger
 
-    public init(replaySpeed: ReplaySpeed = .asap,
+    package init(replaySpeed: ReplaySpeed = .asap,
                 responseTimeoutMilliseconds: Int = Int(Defaults.gpsdResponseTimeoutMilliseconds),
                 idleMilliseconds: Int32? = nil, readAheadMilliseconds: Int64? = nil,
                 clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
@@ -98,22 +102,22 @@ public struct SourceOpening: Sendable {
 
 /// Opens the source a specifier names: a replay here, gpsd through the adapter the program
 /// links (the `GPSD` target's `SourceOpener.withGPSD`), so the core never touches libgps.
-public struct SourceOpener: Sendable {
+package struct SourceOpener: Sendable {
     let gpsd: @Sendable (_ host: String, _ port: Int, _ opening: SourceOpening) throws -> LocationSource
 
-    public init(gpsd: @escaping @Sendable (_ host: String, _ port: Int, _ opening: SourceOpening) throws -> LocationSource) {
+    package init(gpsd: @escaping @Sendable (_ host: String, _ port: Int, _ opening: SourceOpening) throws -> LocationSource) {
         self.gpsd = gpsd
     }
 
     /// Replays only: gpsd is unavailable, as in a program built without the adapter.
-    public static let replaysOnly = SourceOpener { host, port, _ in
+    package static let replaysOnly = SourceOpener { host, port, _ in
         throw SourceError.unavailable("gpsd://\(host):\(port): this program was built without the gpsd adapter")
     }
 
     /// Opens the source: connects to gpsd, or opens the replay file.
     /// - Throws: `SourceError.unavailable` when gpsd cannot be reached; `GeolocateError` when a
     ///   replay file is missing (66) or unreadable (65).
-    public func open(_ specifier: SourceSpecifier, _ opening: SourceOpening) throws -> LocationSource {
+    package func open(_ specifier: SourceSpecifier, _ opening: SourceOpening) throws -> LocationSource {
         switch specifier {
         case .nmea(let path):
             return try NMEAReplaySource(path: path, speed: opening.replaySpeed, idleMilliseconds: opening.idleMilliseconds,

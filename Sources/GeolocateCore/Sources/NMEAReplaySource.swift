@@ -1,3 +1,8 @@
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -5,7 +10,7 @@ import Darwin
 #endif
 
 /// How fast a replay plays: as fast as possible, or paced against the wall clock.
-public enum ReplaySpeed: Sendable, Equatable, CustomStringConvertible {
+package enum ReplaySpeed: Sendable, Equatable, CustomStringConvertible {
     /// No pacing; virtual time still advances by the NMEA timestamps.
     case asap
     /// `factor` seconds of log per wall-clock second (`realtime` is 1).
@@ -13,10 +18,10 @@ public enum ReplaySpeed: Sendable, Equatable, CustomStringConvertible {
 
     /// The slowest and fastest paced factors accepted: beyond them a replay would take
     /// centuries, or pacing would be indistinguishable from `asap`.
-    public static let factorRange = 0.001...1_000_000.0
+    package static let factorRange = 0.001...1_000_000.0
 
     /// Parses `asap`, `realtime` or `Nx` (such as `10x` or `0.5x`).
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         switch text.lowercased() {
         case "asap": self = .asap
         case "realtime": self = .factor(1)
@@ -31,7 +36,7 @@ public enum ReplaySpeed: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .asap: return "asap"
         case .factor(let value): return value == 1 ? "realtime" : "\(value)x"
@@ -45,9 +50,9 @@ public enum ReplaySpeed: Sendable, Equatable, CustomStringConvertible {
 /// receiver's UTC times of successive epochs: it crosses midnight, and a step backwards
 /// (out-of-order receivers, logs joined together) does not rewind it. Its date comes from the
 /// first dated epoch (RMC or ZDA), so `currentTime` is the log's time once one was read.
-public final class NMEAReplaySource: LocationSource {
-    public let provider = Fix.Provider.nmeaReplay
-    public let name: String
+package final class NMEAReplaySource: LocationSource {
+    package let provider = Fix.Provider.nmeaReplay
+    package let name: String
     private let path: String
     private let stream: NMEAEpochStream
     private let fd: Int32
@@ -69,7 +74,7 @@ public final class NMEAReplaySource: LocationSource {
 
     /// Whether `path` is live input, read as it comes: a pipe, FIFO, tty or other device, or
     /// standard input that is not a regular file. A query's timeout bounds its wall time too.
-    public static func isLiveInput(_ path: String) -> Bool {
+    package static func isLiveInput(_ path: String) -> Bool {
         var info = stat()
         let found = path == "-" ? fstat(0, &info) == 0 : stat(path, &info) == 0
         return found && (info.st_mode & S_IFMT) != S_IFREG
@@ -83,7 +88,7 @@ public final class NMEAReplaySource: LocationSource {
     /// - Parameter pacingClock: what paced replays measure and wait on.
     /// - Parameter readAheadMilliseconds: with a value, `startTime()` reads silent input for
     ///   its date at most this long (wall time, from opening) before it answers `nil`.
-    public init(path: String, speed: ReplaySpeed = .asap, idleMilliseconds: Int32? = nil,
+    package init(path: String, speed: ReplaySpeed = .asap, idleMilliseconds: Int32? = nil,
                 readAheadMilliseconds: Int64? = nil, pacingClock: MonotonicClock) throws {
         self.pacingClock = pacingClock
         readAheadDeadline = readAheadMilliseconds.map { Deadline(milliseconds: $0, clock: pacingClock) }
@@ -118,9 +123,9 @@ public final class NMEAReplaySource: LocationSource {
     deinit { if fd != 0 { close(fd) } }
 
     /// What the replay contained so far (accepted, rejected and unknown sentences).
-    public var statistics: NMEAStatistics { stream.statistics }
+    package var statistics: NMEAStatistics { stream.statistics }
 
-    public var readSummary: String? {
+    package var readSummary: String? {
         let read = statistics
         let rejected = read.skipped == 0 ? "no line rejected" : "\(read.skipped) \(read.skipped == 1 ? "line" : "lines") rejected (\(read.rejectedKinds))"
         return "\(name): \(read.accepted - read.unknown) sentences read, \(read.unknown) of other types, \(rejected)"
@@ -128,12 +133,12 @@ public final class NMEAReplaySource: LocationSource {
 
     /// The log's time where the replay stands: its start plus the virtual time played, once
     /// a dated epoch was read; `nil` before.
-    public var currentTime: Int64? { startTimestamp.map { $0 + Int64(elapsed) } }
+    package var currentTime: Int64? { startTimestamp.map { $0 + Int64(elapsed) } }
 
     /// The log's time at its first epoch, reading ahead (without playing) to the first dated
     /// epoch when none was read yet; `nil` when the log has no date at all.
     /// - Throws: `GeolocateError.unreadableInput` when the input cannot be read or holds no NMEA.
-    public func startTime() throws -> Int64? {
+    package func startTime() throws -> Int64? {
         while startTimestamp == nil, !hasEnded {
             do {
                 guard let next = try readEpoch() else { break }
@@ -146,20 +151,20 @@ public final class NMEAReplaySource: LocationSource {
     }
 
     /// A replay holds nothing before it is read: last known comes from geolocate's own store.
-    public func heldFix() throws -> Fix? { nil }
+    package func heldFix() throws -> Fix? { nil }
 
     /// Whether the whole log has been read.
-    public private(set) var hasEnded = false
+    package private(set) var hasEnded = false
 
     /// Whether the last read found the input silent for the idle limit (a pipe, FIFO or tty).
     private var inputIsIdle = false
 
-    public private(set) var lastWaitWasIdle = false
+    package private(set) var lastWaitWasIdle = false
 
     /// The epoch in progress, when the input has gone silent: everything the receiver sent
     /// for it has come. Reading a file, or pacing, it has none: the rest of that epoch, and
     /// the next ones, are still to be read, not late.
-    public func finishPending() -> Fix? {
+    package func finishPending() -> Fix? {
         guard case .asap = speed, inputIsIdle, lookahead.isEmpty else { return nil }
         return stream.finishEpoch()?.fix
     }
@@ -170,7 +175,7 @@ public final class NMEAReplaySource: LocationSource {
     /// (`SourceOpening.idleMilliseconds`) it also returns `.timedOut`, with no log time passed,
     /// when the input stayed silent that long or pacing holds the next epoch back: the caller
     /// (track) then commits and checks for a stop before waiting again.
-    public func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
+    package func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
         lastWaitWasIdle = false
         let limit = elapsed + timeoutMilliseconds
         while true {

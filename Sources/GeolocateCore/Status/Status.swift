@@ -1,50 +1,54 @@
 import Foundation
 import GRDB
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
 
 /// What `geolocate status` reports (SPEC §12): where state lives, what waits in the spool and
 /// for which endpoint, the last fix, whether gpsd answers, and the geocoder cache.
-public struct StatusReport: Sendable, Encodable {
-    public var stateDirectory: String
+package struct StatusReport: Sendable, Encodable {
+    package var stateDirectory: String
     /// Whether the state directory exists: status reports a missing one, never makes it.
-    public var stateDirectoryExists: Bool
-    public var configPath: String
+    package var stateDirectoryExists: Bool
+    package var configPath: String
     /// The source in force: `gpsd://HOST:PORT` or `nmea:FILE`.
-    public var source: String
-    public var spool: SpoolStatus
-    public var endpoints: [EndpointStatus]
-    public var lastFix: LastFixStatus?
+    package var source: String
+    package var spool: SpoolStatus
+    package var endpoints: [EndpointStatus]
+    package var lastFix: LastFixStatus?
     /// gpsd as it answered just now, when it is the source.
-    public var gpsd: GPSDHealth?
+    package var gpsd: GPSDHealth?
     /// Street geocoder answers cached, when the cache exists.
-    public var geocoderCacheEntries: Int?
+    package var geocoderCacheEntries: Int?
 
-    public struct SpoolStatus: Sendable, Encodable {
+    package struct SpoolStatus: Sendable, Encodable {
         /// Whether the spool could be read; the counts are there only when it could (0 when
         /// there is no spool yet).
-        public var state: SpoolState
+        package var state: SpoolState
         /// What is wrong with it, in words, when `state` is not `ok` or `none`.
-        public var problem: String?
+        package var problem: String?
         /// Its schema version (`PRAGMA user_version`), when it could be opened.
-        public var schemaVersion: Int?
+        package var schemaVersion: Int?
         /// Records waiting for at least one endpoint.
-        public var pending: Int?
+        package var pending: Int?
         /// How old the oldest of them is (ms), by the time it was recorded.
-        public var oldestPendingAgeMs: Int64?
-        public var deadLetters: Int?
+        package var oldestPendingAgeMs: Int64?
+        package var deadLetters: Int?
         /// Records expired unsent, ever.
-        public var expired: Int?
+        package var expired: Int?
         /// Records expired unsent in the last 24 h: a WARNING for `--check`.
-        public var expiredLast24h: Int?
+        package var expiredLast24h: Int?
         /// Delivered records kept for export (`spool.keepDelivered`).
-        public var keptDelivered: Int?
+        package var keptDelivered: Int?
 
         /// An empty spool's counts: no spool yet, or no state directory.
         static let absent = SpoolStatus(state: .absent, pending: 0, deadLetters: 0, expired: 0, expiredLast24h: 0, keptDelivered: 0)
     }
 
     /// What status found of the spool.
-    public enum SpoolState: String, Sendable, Encodable {
+    package enum SpoolState: String, Sendable, Encodable {
         /// Read.
         case ok
         /// No spool yet (no file, or no state directory): nothing was collected here.
@@ -59,27 +63,27 @@ public struct StatusReport: Sendable, Encodable {
         case unreadable
     }
 
-    public struct EndpointStatus: Sendable, Encodable {
-        public var name: String
+    package struct EndpointStatus: Sendable, Encodable {
+        package var name: String
         /// The URL without credentials.
-        public var url: String
+        package var url: String
         /// Records waiting for it, when the spool could be read.
-        public var pending: Int?
+        package var pending: Int?
         /// Epoch milliseconds of the last delivery, if any.
-        public var lastSuccessAt: Int64?
-        public var lastError: String?
+        package var lastSuccessAt: Int64?
+        package var lastError: String?
         /// Whether `lastError` is the endpoint's configuration (CRITICAL at once for `--check`)
         /// or may pass; absent for an error stored by a geolocate that did not keep it.
-        public var lastErrorKind: EndpointErrorKind?
+        package var lastErrorKind: EndpointErrorKind?
         /// Epoch milliseconds before which flush will not try it again (backoff, `Retry-After`).
-        public var nextRetryAt: Int64?
+        package var nextRetryAt: Int64?
     }
 
-    public struct LastFixStatus: Sendable, Encodable {
-        public var ageMs: Int64
+    package struct LastFixStatus: Sendable, Encodable {
+        package var ageMs: Int64
         /// The fix's provider: `gpsd` or `NMEA_REPLAY`.
-        public var source: String
-        public var recordTimestamp: Int64
+        package var source: String
+        package var recordTimestamp: Int64
     }
 
     /// Gathers the report, reading the state directory without changing anything in it
@@ -88,7 +92,7 @@ public struct StatusReport: Sendable, Encodable {
     /// a damaged or unreadable spool is a `SpoolStatus.state`, not a failure.
     /// `probe` asks gpsd (`GPSDSource.probe`) when it is the source.
     /// - Throws: `GeolocateError` when the configuration cannot be read.
-    public static func gather(settings: Settings, configPath: String, environment: [String: String],
+    package static func gather(settings: Settings, configPath: String, environment: [String: String],
                               clock: WallClock, elapsed: MonotonicClock, logger: Logger,
                               probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
         let now = clock.nowMilliseconds
@@ -145,12 +149,12 @@ public struct StatusReport: Sendable, Encodable {
 
     /// The exit code of `status` and `status --json` after the report is printed: 65 when
     /// the spool is damaged or cannot be read (the report says why), else 0.
-    public var exitCode: Int32 {
+    package var exitCode: Int32 {
         spool.state == .damaged || spool.state == .unreadable ? 65 : 0
     }
 
     /// The one line for stderr when `exitCode` is not 0.
-    public var problemLine: String? {
+    package var problemLine: String? {
         switch spool.state {
         case .damaged: return GeolocateError.spoolDamaged(path: StateFile.spool.path(in: stateDirectory), reason: spool.problem ?? "").description
         case .unreadable: return spool.problem
@@ -160,20 +164,20 @@ public struct StatusReport: Sendable, Encodable {
 
     /// The ages `--check` judges by: past `warningMs` the oldest pending record or the last
     /// fix is a WARNING, past `criticalMs` CRITICAL (`-w`, `-c`).
-    public struct Thresholds: Sendable, Equatable {
-        public var warningMs: Int64
-        public var criticalMs: Int64
+    package struct Thresholds: Sendable, Equatable {
+        package var warningMs: Int64
+        package var criticalMs: Int64
 
-        public init(warningMs: Int64 = StatusReport.warningAgeMs, criticalMs: Int64 = StatusReport.criticalAgeMs) {
+        package init(warningMs: Int64 = StatusReport.warningAgeMs, criticalMs: Int64 = StatusReport.criticalAgeMs) {
             self.warningMs = warningMs
             self.criticalMs = criticalMs
         }
     }
 
     /// Past this age the oldest pending record or the last fix is a WARNING, unless `-w` says.
-    public static let warningAgeMs: Int64 = 3_600_000
+    package static let warningAgeMs: Int64 = 3_600_000
     /// Past this age it is CRITICAL, unless `-c` says.
-    public static let criticalAgeMs: Int64 = 86_400_000
+    package static let criticalAgeMs: Int64 = 86_400_000
 
     /// The monitoring-plugins verdict: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN, and one
     /// line with perfdata. CRITICAL: an age past `critical`, dead letters, a damaged spool,
@@ -182,7 +186,7 @@ public struct StatusReport: Sendable, Encodable {
     /// past `warning`, records expired unsent in the last 24 h, a spool of an older schema.
     /// UNKNOWN: a spool status cannot read. The last fix is judged only when gpsd is the
     /// source: a replay has no device.
-    public func check(_ thresholds: Thresholds = Thresholds()) -> (status: Int32, line: String) {
+    package func check(_ thresholds: Thresholds = Thresholds()) -> (status: Int32, line: String) {
         var critical: [String] = [], warning: [String] = [], unknown: [String] = []
         func judge(_ age: Int64?, _ what: String) {
             guard let age else { return }
@@ -236,7 +240,7 @@ public struct StatusReport: Sendable, Encodable {
     }
 
     /// The report as aligned `key: value` lines.
-    public var text: String {
+    package var text: String {
         var rows: [(String, String)] = [("state directory", stateDirectory + (stateDirectoryExists ? "" : " (does not exist yet)")),
                                         ("config", configPath), ("source", source)]
         switch spool.state {
@@ -271,7 +275,7 @@ public struct StatusReport: Sendable, Encodable {
     }
 
     /// The report as one JSON object.
-    public var json: String {
+    package var json: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
@@ -279,14 +283,14 @@ public struct StatusReport: Sendable, Encodable {
 }
 
 /// gpsd as `status` found it: whether it answered `?POLL;` within 1 s, its device, its fix.
-public struct GPSDHealth: Sendable, Encodable {
-    public var reachable: Bool
-    public var device: String?
+package struct GPSDHealth: Sendable, Encodable {
+    package var reachable: Bool
+    package var device: String?
     /// `2D`, `3D`, or `nil` with no fix.
-    public var fixMode: String?
-    public var error: String?
+    package var fixMode: String?
+    package var error: String?
 
-    public init(reachable: Bool, device: String? = nil, fixMode: String? = nil, error: String? = nil) {
+    package init(reachable: Bool, device: String? = nil, fixMode: String? = nil, error: String? = nil) {
         self.reachable = reachable
         self.device = device
         self.fixMode = fixMode

@@ -1,46 +1,50 @@
 import Foundation
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 /// What `track` collects and when it emits a record (SPEC §4).
-public struct TrackPolicy: Sendable, Equatable {
+package struct TrackPolicy: Sendable, Equatable {
     /// GeoManager's limits: an emission at least every 60 s and at most every 1800 s.
-    public static let intervalRange: ClosedRange<Int64> = 60_000...1_800_000
-    public static let defaultIntervalMilliseconds: Int64 = 300_000
+    package static let intervalRange: ClosedRange<Int64> = 60_000...1_800_000
+    package static let defaultIntervalMilliseconds: Int64 = 300_000
     /// GeoManager's limits on the distance that triggers an emission.
-    public static let distanceRange: ClosedRange<Double> = 200...500
-    public static let defaultDistanceMetres = 300.0
+    package static let distanceRange: ClosedRange<Double> = 200...500
+    package static let defaultDistanceMetres = 300.0
 
     /// Emit when this much (fix) time has passed since the last emitted record.
-    public var intervalMilliseconds = TrackPolicy.defaultIntervalMilliseconds
+    package var intervalMilliseconds = TrackPolicy.defaultIntervalMilliseconds
     /// Or when the device is this far from the last emitted record.
-    public var distanceMetres = TrackPolicy.defaultDistanceMetres
-    public var accuracy = AccuracyLevel.best
-    public var window = CollectionWindow.allDay
+    package var distanceMetres = TrackPolicy.defaultDistanceMetres
+    package var accuracy = AccuracyLevel.best
+    package var window = CollectionWindow.allDay
     /// Emit every fix that passes the filters (gpspipe-like).
-    public var everyFix = false
+    package var everyFix = false
     /// Stop after this many records.
-    public var count: Int?
+    package var count: Int?
     /// Stop after this much source time (log time on a replay).
-    public var durationMilliseconds: Int64?
+    package var durationMilliseconds: Int64?
     /// Stay detection for `location_context`; `nil` when off.
-    public var visits: VisitSettings? = VisitSettings()
+    package var visits: VisitSettings? = VisitSettings()
 
-    public init() {}
+    package init() {}
 
     /// `1m-30m`: `intervalRange` as help and warnings write it.
-    public static let intervalRangeText =
+    package static let intervalRangeText =
         "\(DurationText.format(intervalRange.lowerBound))-\(DurationText.format(intervalRange.upperBound))"
     /// `200-500`: `distanceRange` in metres, as help and warnings write it.
-    public static let distanceRangeText = "\(distanceRange.lowerBound.shortText)-\(distanceRange.upperBound.shortText)"
+    package static let distanceRangeText = "\(distanceRange.lowerBound.shortText)-\(distanceRange.upperBound.shortText)"
 
     /// `interval` if GeoManager allows it, else the default and the warning to print.
-    public static func checkedInterval(_ milliseconds: Int64) -> (value: Int64, warning: String?) {
+    package static func checkedInterval(_ milliseconds: Int64) -> (value: Int64, warning: String?) {
         if intervalRange.contains(milliseconds) { return (milliseconds, nil) }
         return (defaultIntervalMilliseconds, "--interval \(DurationText.format(milliseconds)) is outside \(intervalRangeText); "
                     + "using the default \(DurationText.format(defaultIntervalMilliseconds))")
     }
 
     /// `distance` if GeoManager allows it, else the default and the warning to print.
-    public static func checkedDistance(_ metres: Double) -> (value: Double, warning: String?) {
+    package static func checkedDistance(_ metres: Double) -> (value: Double, warning: String?) {
         if distanceRange.contains(metres) { return (metres, nil) }
         return (defaultDistanceMetres, "--distance \(String(format: "%.6g", metres)) is outside \(distanceRangeText) m; "
                     + "using the default \(defaultDistanceMetres.shortText) m")
@@ -48,7 +52,7 @@ public struct TrackPolicy: Sendable, Equatable {
 }
 
 /// `--accuracy`: the worst 68 % radius a fix may have to be collected (iOS's desired accuracy levels).
-public enum AccuracyLevel: String, Sendable, CaseIterable {
+package enum AccuracyLevel: String, Sendable, CaseIterable {
     /// Every fix, whatever its accuracy (also one that reports none).
     case best
     case tenMetres = "10m"
@@ -56,7 +60,7 @@ public enum AccuracyLevel: String, Sendable, CaseIterable {
     case kilometre = "1km"
     case threeKilometres = "3km"
 
-    public var maximumMetres: Double? {
+    package var maximumMetres: Double? {
         switch self {
         case .best: return nil
         case .tenMetres: return 10
@@ -67,7 +71,7 @@ public enum AccuracyLevel: String, Sendable, CaseIterable {
     }
 
     /// Whether `fix` is good enough; a fix without an accuracy passes only `best`.
-    public func accepts(_ fix: Fix) -> Bool {
+    package func accepts(_ fix: Fix) -> Bool {
         guard let maximum = maximumMetres else { return true }
         guard let accuracy = fix.horizontalAccuracy else { return false }
         return accuracy <= maximum
@@ -76,21 +80,21 @@ public enum AccuracyLevel: String, Sendable, CaseIterable {
 
 /// `--window HH:MM-HH:MM`: the local times of day fixes are collected in, both minutes
 /// included; a window whose end is before its start crosses midnight.
-public struct CollectionWindow: Sendable, Equatable, CustomStringConvertible {
+package struct CollectionWindow: Sendable, Equatable, CustomStringConvertible {
     /// Minutes after local midnight.
-    public var startMinute: Int
-    public var endMinute: Int
+    package var startMinute: Int
+    package var endMinute: Int
 
-    public static let allDay = CollectionWindow(startMinute: 0, endMinute: 23 * 60 + 59)
+    package static let allDay = CollectionWindow(startMinute: 0, endMinute: 23 * 60 + 59)
 
-    public init(startMinute: Int, endMinute: Int) {
+    package init(startMinute: Int, endMinute: Int) {
         self.startMinute = startMinute
         self.endMinute = endMinute
     }
 
     /// Parses `HH:MM-HH:MM`.
     /// - Throws: `GeolocateError.usage` naming the form.
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         func minute(_ part: Substring) -> Int? {
             let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
             guard pieces.count == 2, pieces.allSatisfy({ $0.count == 2 }),
@@ -106,7 +110,7 @@ public struct CollectionWindow: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether the instant `milliseconds` since 1970 falls in the window in `timeZone`.
-    public func contains(_ milliseconds: Int64, in timeZone: TimeZone) -> Bool {
+    package func contains(_ milliseconds: Int64, in timeZone: TimeZone) -> Bool {
         if self == .allDay { return true }  // no time zone lookup for every fix of the default
         let seconds = milliseconds / 1000 + Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(milliseconds) / 1000)))
         let minute = Int(((seconds % 86_400) + 86_400) % 86_400 / 60)
@@ -114,20 +118,8 @@ public struct CollectionWindow: Sendable, Equatable, CustomStringConvertible {
         return minute >= startMinute || minute <= endMinute
     }
 
-    public var description: String {
+    package var description: String {
         String(format: "%02d:%02d-%02d:%02d", startMinute / 60, startMinute % 60, endMinute / 60, endMinute % 60)
-    }
-}
-
-/// Stay detection (config `visits.*`): within `radiusMetres` for at least `minDurationMilliseconds`.
-public struct VisitSettings: Sendable, Equatable {
-    public var radiusMetres: Double
-    public var minDurationMilliseconds: Int64
-
-    public init(radiusMetres: Double = ConfigKey.visitsRadius.builtInValue,
-                minDurationMilliseconds: Int64 = ConfigKey.visitsMinDuration.builtInValue) {
-        self.radiusMetres = radiusMetres
-        self.minDurationMilliseconds = minDurationMilliseconds
     }
 }
 
@@ -135,15 +127,15 @@ public struct VisitSettings: Sendable, Equatable {
 /// fix (its anchor) and lasts while later fixes are within the radius of it; once it has lasted
 /// the minimum duration it is a visit (`visit_entry`), and the first fix outside the radius ends
 /// it (`visit_exit`) and anchors the next possible stay.
-public struct VisitDetector: Sendable {
-    public let settings: VisitSettings
+package struct VisitDetector: Sendable {
+    package let settings: VisitSettings
     private var anchor: Fix?
     private var inVisit = false
 
-    public init(settings: VisitSettings) { self.settings = settings }
+    package init(settings: VisitSettings) { self.settings = settings }
 
     /// The visit event `fix` causes, if any.
-    public mutating func observe(_ fix: Fix) -> LocationContext? {
+    package mutating func observe(_ fix: Fix) -> LocationContext? {
         guard let anchor else {
             self.anchor = fix
             return nil
@@ -167,18 +159,18 @@ public struct VisitDetector: Sendable {
 
 /// Decides which fixes become records: the first, then one when `--interval` has passed or the
 /// device moved `--distance` from the last record (GeoManager), or every one with `--every-fix`.
-public struct EmissionFilter: Sendable {
-    public let policy: TrackPolicy
+package struct EmissionFilter: Sendable {
+    package let policy: TrackPolicy
     private(set) var lastEmitted: Fix?
 
-    public init(policy: TrackPolicy) { self.policy = policy }
+    package init(policy: TrackPolicy) { self.policy = policy }
 
-    public func isDue(_ fix: Fix) -> Bool {
+    package func isDue(_ fix: Fix) -> Bool {
         guard let last = lastEmitted, !policy.everyFix else { return true }
         return fix.timestamp - last.timestamp >= policy.intervalMilliseconds
             || Geodesy.greatCircle(last, fix) >= policy.distanceMetres
     }
 
     /// Notes that a record was made of `fix`: intervals and distances count from it.
-    public mutating func emitted(_ fix: Fix) { lastEmitted = fix }
+    package mutating func emitted(_ fix: Fix) { lastEmitted = fix }
 }

@@ -1,41 +1,45 @@
 import Foundation
+import GeolocateConfig
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Logging
 import Synchronization
 
 /// A request to stop, set from a signal handler and read by the tracking loop.
 ///
 /// An atomic, not a lock: a signal handler may interrupt the loop while it holds a lock.
-public final class StopFlag: Sendable {
+package final class StopFlag: Sendable {
     private let requested = Atomic(false)
 
-    public init() {}
+    package init() {}
 
-    public func request() {
+    package func request() {
         requested.store(true, ordering: .releasing)
     }
 
-    public var isRequested: Bool {
+    package var isRequested: Bool {
         requested.load(ordering: .acquiring)
     }
 }
 
 /// `geolocate track` as the command line asked for it; `nil` fields were not given.
-public struct TrackRequest: Sendable {
-    public var policy: TrackPolicy
-    public var source: SourceSpecifier?
-    public var replaySpeed: ReplaySpeed
+package struct TrackRequest: Sendable {
+    package var policy: TrackPolicy
+    package var source: SourceSpecifier?
+    package var replaySpeed: ReplaySpeed
     /// `--permission`: the permissions granted for this run (`[]` for none), instead of config `permissions`.
-    public var permission: [Permission]?
+    package var permission: [Permission]?
     /// `--stdout`: NDJSON records on standard output.
-    public var toStdout: Bool
+    package var toStdout: Bool
     /// `--format`: how each `--stdout` line writes its record (the spool keeps the record).
-    public var format: RecordFormat = .mosaic
+    package var format: RecordFormat = .mosaic
     /// Who sends, for the formats that name the device (owntracks, osmand).
-    public var sender = Sender()
+    package var sender = Sender()
     /// Not `--no-spool`.
-    public var toSpool: Bool
+    package var toSpool: Bool
 
-    public init(policy: TrackPolicy = TrackPolicy(), source: SourceSpecifier? = nil, replaySpeed: ReplaySpeed = .asap,
+    package init(policy: TrackPolicy = TrackPolicy(), source: SourceSpecifier? = nil, replaySpeed: ReplaySpeed = .asap,
                 permission: [Permission]? = nil, toStdout: Bool = false, toSpool: Bool = true) {
         self.policy = policy
         self.source = source
@@ -47,17 +51,17 @@ public struct TrackRequest: Sendable {
 }
 
 /// What a track run did, for its closing diagnostics and for tests.
-public struct TrackSummary: Sendable, Equatable, CustomStringConvertible {
-    public var fixes = 0
-    public var outsideWindow = 0
-    public var tooInaccurate = 0
-    public var records = 0
-    public var spooled = 0
-    public var expired = 0
+package struct TrackSummary: Sendable, Equatable, CustomStringConvertible {
+    package var fixes = 0
+    package var outsideWindow = 0
+    package var tooInaccurate = 0
+    package var records = 0
+    package var spooled = 0
+    package var expired = 0
     /// What the source read (`LocationSource.readSummary`), such as the lines a replay rejected.
-    public var input: String?
+    package var input: String?
 
-    public var description: String {
+    package var description: String {
         "\(fixes) fixes (\(outsideWindow) outside --window, \(tooInaccurate) less accurate than --accuracy), "
             + "\(records) records, \(spooled) spooled, \(expired) expired from the spool" + (input.map { "; \($0)" } ?? "")
     }
@@ -66,24 +70,24 @@ public struct TrackSummary: Sendable, Equatable, CustomStringConvertible {
 /// `geolocate track`: collects fixes from a source, filters them, emits records to the spool
 /// and/or a line output, until the log ends, `--count` or `--duration` is reached, or a stop is
 /// requested (SIGINT/SIGTERM), committing everything before it returns.
-public struct Tracker {
-    public var settings: Settings
-    public var environment: [String: String]
-    public var clock: WallClock
+package struct Tracker {
+    package var settings: Settings
+    package var environment: [String: String]
+    package var clock: WallClock
     /// Elapsed time for the commit window, the last known location's saves, transmissions,
     /// reconnect backoff and the final commit's deadline.
-    public var elapsed: MonotonicClock
-    public var timeZone: TimeZone
-    public var logger: Logger
-    public var stop: StopFlag
+    package var elapsed: MonotonicClock
+    package var timeZone: TimeZone
+    package var logger: Logger
+    package var stop: StopFlag
     /// Receives each record's JSON line (with its newline) for `--stdout`.
-    public var output: (String) -> Void
+    package var output: (String) -> Void
     /// Opens a source: `SourceOpener.withGPSD.open` in the program; the default opens replays only.
-    public var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
+    package var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
     /// `--transmit-interval`: starts a flush this often (wall clock), beside collection.
-    public var transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)?
+    package var transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)?
 
-    public init(settings: Settings, environment: [String: String], clock: WallClock,
+    package init(settings: Settings, environment: [String: String], clock: WallClock,
                 elapsed: MonotonicClock, timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
                 output: @escaping (String) -> Void,
                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open,
@@ -120,7 +124,7 @@ public struct Tracker {
     /// Runs until the source ends, a limit is reached or a stop is requested.
     /// - Throws: `GeolocateError` for a missing permission (78), a replay file that cannot be
     ///   opened (66/65) or a spool that cannot be written (73).
-    public func run(_ request: TrackRequest) throws -> TrackSummary {
+    package func run(_ request: TrackRequest) throws -> TrackSummary {
         let specifier = try settings.resolvedSource(flag: request.source, environment: environment)
         // A missing replay is the first thing said, whatever the permissions, as trigger says it.
         if case .nmea(let path) = specifier, path != "-", !FileManager.default.fileExists(atPath: path) {

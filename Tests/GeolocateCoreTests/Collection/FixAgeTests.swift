@@ -1,6 +1,10 @@
 import Foundation
-import Logging
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
+import Logging
 import Testing
 
 /// SPEC §3, "Clocks that disagree": a live fix ages from its arrival, on the monotonic clock

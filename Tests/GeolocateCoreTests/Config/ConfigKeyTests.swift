@@ -1,5 +1,9 @@
 import Foundation
+@testable import GeolocateConfig
 @testable import GeolocateCore
+@testable import GeolocateDelivery
+@testable import GeolocateModel
+@testable import GeolocateSpool
 import Testing
 
 /// The table of settings: each key's default is a value it accepts, and what `config set`

@@ -1,5 +1,9 @@
-@testable import GeolocateCore
 import Foundation
+@testable import GeolocateConfig
+@testable import GeolocateCore
+@testable import GeolocateDelivery
+@testable import GeolocateModel
+@testable import GeolocateSpool
 import Testing
 
 /// The small rules of delivery: idempotency keys, Retry-After, backoff and body formats.

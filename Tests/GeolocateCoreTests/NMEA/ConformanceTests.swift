@@ -1,5 +1,9 @@
 import Foundation
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Testing
 
 /// Replays every log of the gpsd corpus and compares our fixes with gpsd 3.22's, epoch by

@@ -1,5 +1,9 @@
 import Foundation
+@testable import GeolocateConfig
 @testable import GeolocateCore
+@testable import GeolocateDelivery
+@testable import GeolocateModel
+@testable import GeolocateSpool
 import Logging
 import Testing
 

@@ -1,5 +1,9 @@
 import Foundation
+@testable import GeolocateConfig
 @testable import GeolocateCore
+@testable import GeolocateDelivery
+@testable import GeolocateModel
+@testable import GeolocateSpool
 import Testing
 
 /// The rules of SPEC §10.1, one by one, on records made by hand.

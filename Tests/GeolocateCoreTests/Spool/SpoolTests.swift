@@ -1,5 +1,9 @@
 import Foundation
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import class GRDB.Database
 import class GRDB.DatabaseQueue
 import class GRDB.Row

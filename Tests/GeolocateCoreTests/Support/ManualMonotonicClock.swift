@@ -1,4 +1,8 @@
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Synchronization
 
 /// A monotonic clock a test moves by hand; `sleep` moves it at once, so nothing waits.

@@ -1,5 +1,9 @@
-import Testing
+@testable import GeolocateConfig
 @testable import GeolocateCore
+@testable import GeolocateDelivery
+@testable import GeolocateModel
+@testable import GeolocateSpool
+import Testing
 
 /// Numbers as typed: what `Double(_:)` reads beyond decimal notation is refused.
 @Suite(.tags(.unit), .timeLimit(.minutes(20))) struct NumberTextTests {

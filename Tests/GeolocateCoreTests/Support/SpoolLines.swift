@@ -1,4 +1,8 @@
+@testable import GeolocateConfig
 @testable import GeolocateCore
+@testable import GeolocateDelivery
+@testable import GeolocateModel
+@testable import GeolocateSpool
 
 extension Spool {
     /// The spooled records as Mosaic lines, what a `mosaic-ndjson` endpoint would receive.

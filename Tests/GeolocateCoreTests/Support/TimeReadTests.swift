@@ -9,7 +9,7 @@ import Testing
                               "NIODeadline.now", "clock_gettime", "gettimeofday", "time(nil)", "usleep(", "nanosleep(",
                               "Thread.sleep", "Task.sleep", "systemUptime", "CFAbsoluteTimeGetCurrent"]
     /// The one file that holds the clocks.
-    static let clockFile = "Sources/GeolocateCore/Collection/WallClock.swift"
+    static let clockFile = "Sources/GeolocateModel/Time/WallClock.swift"
 
     @Test func nothingOutsideTheClockFileReadsTheTime() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

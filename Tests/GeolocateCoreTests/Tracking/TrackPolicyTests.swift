@@ -1,5 +1,9 @@
 import Foundation
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Testing
 
 /// The pieces of a track policy on their own: GeoManager ranges, windows, accuracy levels,

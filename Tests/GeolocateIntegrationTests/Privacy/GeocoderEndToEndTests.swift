@@ -1,5 +1,9 @@
 import Foundation
+@testable import GeolocateConfig
 @testable import GeolocateCore
+@testable import GeolocateDelivery
+@testable import GeolocateModel
+@testable import GeolocateSpool
 import Testing
 
 /// The street geocoder against a real HTTP server on 127.0.0.1 answering as Nominatim does

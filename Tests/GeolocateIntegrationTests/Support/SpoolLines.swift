@@ -1,4 +1,8 @@
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 
 extension Spool {
     /// The spooled records as Mosaic lines, what a `mosaic-ndjson` endpoint would receive.

@@ -1,5 +1,9 @@
 import Foundation
+import GeolocateConfig
 import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import GeolocateSpool
 import Testing
 
 /// `track --stdout --format` (issue 27 item 13): the stream in trigger's formats, one record

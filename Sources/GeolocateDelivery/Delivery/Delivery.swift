@@ -1,0 +1,178 @@
+import Foundation
+import GeolocateConfig
+import GeolocateModel
+import GeolocateSpool
+import Logging
+import NIOSSL
+
+/// The entry points the commands call: a whole flush, and one record POSTed at once.
+package enum Delivery {
+    /// Flushes the spool of the state directory to the configured endpoints, one flush at a time.
+    ///
+    /// - Parameter waitForTurn: whether to wait while another flush runs; without, that
+    ///   flush is left to it and the report is empty (track's own flushes).
+    /// - Throws: `GeolocateError.configuration` when no endpoint is configured (78).
+    package static func flush(settings: Settings, configPath: String, environment: [String: String], logger: Logger,
+                             only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
+                             waitForTurn: Bool = true, ignoringRetryAfter: Bool = false,
+                             transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
+                             clock: WallClock, elapsed: MonotonicClock) async throws -> FlushReport {
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
+        // Without endpoints there may still be records `trigger --post URL` left for their URL.
+        let hasWork = try !settings.endpoints.isEmpty
+            || (names == nil && !Spool(stateDirectory: stateDirectory, clock: clock).postDestinations().isEmpty)
+        guard hasWork else {
+            throw GeolocateError.missingSetting(
+                "no endpoint is configured in \(configPath); add one with: geolocate config set endpoints.NAME.url https://HOST/PATH")
+        }
+        // Flushes take turns: a second one then finds the first one's records delivered.
+        let lockPath = StateFile.flushLock.path(in: stateDirectory)
+        guard let lock = try waitForTurn ? FileLock(path: lockPath) : FileLock.ifFree(path: lockPath) else {
+            logger.debug("another flush is running; leaving the spool to it")
+            return FlushReport(endpoints: [])
+        }
+        defer { withExtendedLifetime(lock) {} }
+        var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory, clock: clock), endpoints: settings.endpoints,
+                              transport: transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed),
+                              limits: settings.spoolLimits, clock: clock, logger: logger)
+        flusher.policy = OutputPolicy(settings: settings)
+        flusher.ignoresRetryAt = ignoringRetryAfter
+        flusher.mqtt = mqtt
+        flusher.sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        let report: FlushReport
+        do {
+            report = try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
+        } catch {
+            await mqtt?.close()
+            throw error
+        }
+        await mqtt?.close()
+        return report
+    }
+
+    /// Where `trigger --post URL` or `--endpoint NAME` sends its record.
+    package enum Target: Sendable {
+        case url(String)
+        case endpoint(String)
+    }
+
+    /// What became of a `trigger --post` or `--endpoint` record.
+    package enum PostOutcome: Sendable, Equatable {
+        /// The endpoint answered 2xx; the record is not kept.
+        case delivered
+        /// Not delivered, for `reason`; the record is in the spool for the next flush.
+        case spooled(reason: String)
+        /// Not sent and not kept: the endpoint's format has no message for the record
+        /// (owntracks and osmand, for a record without a location).
+        case notCarried
+    }
+
+    /// How long `trigger --post` waits for another process's lock on the spool: a login hook
+    /// must not stall; the record is sent anyway.
+    package static let postSpoolBusyTimeout: TimeInterval = 1
+
+    /// POSTs `record` once, spooled first for the next flush to the same destination (a URL is
+    /// remembered with the record) and taken out again when the POST delivered it: a record
+    /// that was printed is kept whatever happens to the POST (a kill, a hang, a refusal).
+    /// `timeoutMilliseconds` shortens the endpoint's own timeout (a login hook's time left).
+    /// - Returns: whether the POST delivered the record or it waits in the spool.
+    /// - Throws: `GeolocateError` for an unknown endpoint (78), or a spool that could not take
+    ///   the record when the POST did not deliver it either (73, 75).
+    package static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
+                            environment: [String: String], logger: Logger,
+                            transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
+                            clock: WallClock, elapsed: MonotonicClock, timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
+        let transport = transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed)
+        var endpoint: Endpoint
+        switch target {
+        case .url(let url):
+            endpoint = .post(to: url)
+        case .endpoint(let name):
+            endpoint = try settings.endpoint(named: name, configPath: configPath)
+        }
+        let policy = OutputPolicy(settings: settings)
+        let record = policy.applied(to: record)
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        let broker: MQTTBroker?
+        let tls: TLSConfiguration?
+        do {
+            endpoint = try endpoint.readingSecretFiles()
+            broker = try endpoint.broker(as: sender)
+            tls = try endpoint.tlsConfiguration()
+        } catch let error as GeolocateError {
+            throw GeolocateError.missingSetting("endpoint \(endpoint.name): \(error.description)")
+        }
+        if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("endpoint \(endpoint.name): this build of geolocate has no MQTT") }
+        guard endpoint.format.carries(record) else { return .notCarried }
+        var spooled: (spool: Spool, seq: Int64)?
+        var notSpooled: GeolocateError?
+        do {
+            let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: postSpoolBusyTimeout, clock: clock)
+            spooled = (spool, try spool.enqueue(SpoolEntry(record, destination: endpoint.name),
+                                                now: clock.nowMilliseconds, limits: settings.spoolLimits))
+        } catch let error as GeolocateError {
+            notSpooled = error
+        }
+        let failure: String
+        let verdict: DeliveryVerdict
+        if let broker, let mqtt {
+            let outcome = await mqtt.publish([endpoint.format.message(for: record, policy: policy, sender: sender)], to: broker)
+            await mqtt.close()
+            switch outcome.failure {
+            case nil: verdict = .delivered
+            case .unreachable(let reason): verdict = .retry(reason, retryAfterMilliseconds: nil)
+            case .refused(let reason): verdict = .endpointRefused(reason)
+            }
+        } else {
+            var request = endpoint.request(for: [record], policy: policy, sender: sender,
+                                           idempotencyKey: IdempotencyKey.of([record.id], to: endpoint), tls: tls)
+            if let timeoutMilliseconds { request.timeoutMilliseconds = max(1, min(request.timeoutMilliseconds, timeoutMilliseconds)) }
+            verdict = DeliveryVerdict(await transport.post(request), from: endpoint)
+        }
+        switch verdict {
+        case .delivered:
+            if let spooled {
+                // Left in the spool, it would only be sent again under the same key.
+                do { try spooled.spool.remove(seq: spooled.seq, now: clock.nowMilliseconds, limits: settings.spoolLimits) } catch { logger.debug("\(error)") }
+            }
+            return .delivered
+        case .retry(let reason, _, _), .endpointRefused(let reason):
+            failure = reason
+        case .recordsRefused(let code):
+            failure = "HTTP \(code)"
+        }
+        if let notSpooled { throw notSpooled }
+        return .spooled(reason: failure)
+    }
+}
+
+extension Settings {
+    /// The configured endpoint `name`.
+    /// - Throws: `GeolocateError.missingSetting` naming the configured ones (78).
+    package func endpoint(named name: String, configPath: String) throws -> Endpoint {
+        guard let endpoint = endpoints.first(where: { $0.name == name }) else {
+            throw GeolocateError.missingSetting(
+                "no endpoint named '\(name)' in \(configPath) (configured: \(endpoints.map(\.name).joined(separator: ", ")))")
+        }
+        return endpoint
+    }
+}
+
+extension FlushReport {
+    /// The `flush --json` document: `{"endpoints":[...]}`.
+    package func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+extension Sender {
+    /// The sender of this install: its device id (made on first use) and `owntracks.tid`.
+    /// - Throws: `GeolocateError.stateNotWritable` when the device id cannot be stored.
+    package init(settings: Settings, stateDirectory: String) throws {
+        self.init(deviceID: try DeviceInfo.deviceID(stateDirectory: stateDirectory), trackerID: settings[ConfigKey.owntracksTrackerID])
+    }
+}

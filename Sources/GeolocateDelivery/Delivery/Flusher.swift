@@ -1,0 +1,445 @@
+import Crypto
+import Foundation
+import GeolocateConfig
+import GeolocateModel
+import GeolocateSpool
+import Logging
+import NIOSSL
+
+/// What one flush did for one endpoint, as `flush --json` prints it.
+package struct EndpointReport: Sendable, Equatable, Encodable {
+    package var name: String
+    /// The URL without credentials.
+    package var url: String
+    /// Records delivered in this run.
+    package var sent = 0
+    /// Records that were in the spool when the flush began and still wait for this endpoint.
+    package var pending = 0
+    /// Records the endpoint refused in this run (4xx), now in the dead-letter table.
+    package var deadLettered = 0
+    /// Those records: id, HTTP status and reason.
+    package var deadLetters: [DeadLetter] = []
+    /// Records expired from the spool past `spool.*` limits, ever (they are never sent).
+    package var expired = 0
+    /// Records passed over in this run because the endpoint's format has no message for them
+    /// (owntracks and osmand, for a record without a location).
+    package var skipped = 0
+    /// Why the last attempt failed, when it did.
+    package var lastError: String?
+    /// When a `Retry-After` or the backoff parks the endpoint: it is not tried before this
+    /// time (epoch milliseconds), as `status --json` says too.
+    package var nextRetryAt: Int64?
+    /// Whether this run passed the endpoint over, parked by an earlier one.
+    package var parked = false
+    /// Set when the endpoint answered that it, not the records, is wrong (401, 403, 404, 405,
+    /// 407, a redirect, a broker refusing the credentials, a failed TLS handshake) or is
+    /// configured wrongly: its records stay pending and flush exits 78.
+    package var endpointError: String?
+}
+
+/// A record an endpoint refused.
+package struct DeadLetter: Sendable, Equatable, Encodable {
+    package var id: String
+    package var status: Int?
+    package var reason: String
+}
+
+/// The whole flush: one report per endpoint.
+package struct FlushReport: Sendable, Equatable, Encodable {
+    package var endpoints: [EndpointReport]
+
+    /// Whether nothing deliverable is left (exit 0; else 75).
+    package var allDelivered: Bool { endpoints.allSatisfy { $0.pending == 0 } }
+
+    /// The endpoints that answered that they, or their credentials, are wrong (exit 78).
+    package var misconfigured: [EndpointReport] { endpoints.filter { $0.endpointError != nil } }
+}
+
+/// What an answer means for the records it carried (SPEC §5).
+package enum DeliveryVerdict: Equatable {
+    /// 2xx.
+    case delivered
+    /// Network errors, timeouts, 408, 429, 5xx: keep the records and try again later. `kind`
+    /// is `.configuration` for a refused connection or an unknown host, which status reports
+    /// at once although flush tries again.
+    case retry(String, retryAfterMilliseconds: Int64?, kind: EndpointErrorKind = .temporary)
+    /// 401, 403, 404, 405, 407, a redirect or a failed TLS handshake: the endpoint, its
+    /// credentials or its TLS files are wrong, not the records, which stay pending.
+    case endpointRefused(String)
+    /// Any other 4xx: some of the records are refused.
+    case recordsRefused(Int)
+
+    /// What `response` from `endpoint` means (a TLS failure is said naming its settings).
+    package init(_ response: DeliveryResponse, from endpoint: Endpoint) {
+        switch response {
+        case .status(let code, _, _) where (200..<300).contains(code):
+            self = .delivered
+        case .status(let code, _, let location) where (300..<400).contains(code):
+            let target = location.map { " to \(ConfigStore.redactedURL($0))" } ?? ""
+            self = .endpointRefused("HTTP \(code) redirect\(target), which geolocate does not follow (configure the final URL)")
+        case .status(let code, _, _) where [401, 403, 404, 405, 407].contains(code):
+            self = .endpointRefused("HTTP \(code): the endpoint's URL or credentials are wrong")
+        case .status(let code, _, _) where (400..<500).contains(code) && code != 408 && code != 429:
+            self = .recordsRefused(code)
+        case .status(let code, let retryAfter, _):
+            self = .retry("HTTP \(code)", retryAfterMilliseconds: retryAfter)
+        case .failed(let reason, let kind):
+            self = .retry(reason, retryAfterMilliseconds: nil, kind: kind)
+        case .unusableURL(let reason):
+            self = .endpointRefused(reason)
+        case .tlsFailed(let failure):
+            self = .endpointRefused(endpoint.text(of: failure))
+        }
+    }
+}
+
+/// Retries of transient failures within one flush: exponential backoff with jitter.
+package struct RetryPolicy: Sendable, Equatable {
+    /// Tries per batch in one run, the first included.
+    package var maxAttempts = 4
+    package var baseDelayMilliseconds: Int64 = 500
+    package var maxDelayMilliseconds: Int64 = 30_000
+    /// The most one batch waits between its attempts, in all: a wait that would pass it (a
+    /// long `Retry-After`, or 29 s three times over) ends the run for the endpoint instead, and
+    /// the next flush before that time skips it. A flush under cron must not take minutes.
+    package var maxWaitMilliseconds: Int64 = 30_000
+
+    package init() {}
+
+    /// The wait after failed attempt `attempt` (1-based): base × 2^(attempt−1), capped, ×0.5–1.5.
+    package func delay(afterAttempt attempt: Int) -> Int64 {
+        let exponential = min(Double(maxDelayMilliseconds), Double(baseDelayMilliseconds) * pow(2, Double(attempt - 1)))
+        return Int64(exponential * Double.random(in: 0.5...1.5))
+    }
+}
+
+/// Sends the spool to endpoints (SPEC §5): batches in spool order per endpoint, each endpoint
+/// with its own cursor; 2xx delivered; network errors, timeouts, 408, 429 and 5xx retried with
+/// backoff (`Retry-After` honoured) and otherwise left pending; any other 4xx splits the batch
+/// until the refused records are alone, which go to the dead-letter table. A record leaves the
+/// spool when every configured endpoint has it.
+package struct Flusher: Sendable {
+    package var spool: Spool
+    /// Every configured endpoint: deletion waits for all of them, whichever are flushed now.
+    package var endpoints: [Endpoint]
+    package var transport: HTTPTransport
+    /// Publishes to `mqtt://` and `mqtts://` endpoints; `nil` in builds without libmosquitto.
+    package var mqtt: MQTTTransport?
+    /// Who the records are sent as: OsmAnd's `id`, OwnTracks' `tid`, the MQTT client id.
+    package var sender = Sender()
+    /// Records past these are expired before anything is sent.
+    package var limits: SpoolLimits
+    package var retry: RetryPolicy
+    package var clock: WallClock
+    package var logger: Logger
+    /// Waits between attempts; replaced in tests to count the waits.
+    package var sleep: @Sendable (Int64) async -> Void
+    /// `privacy.*` and `fields.*` in force: records are rendered under it when they are sent,
+    /// so one spooled under a wider policy leaves without what the present one withholds.
+    package var policy = OutputPolicy.unrestricted
+    /// `flush --ignore-retry-after`: try endpoints an earlier `Retry-After` or backoff parked.
+    package var ignoresRetryAt = false
+
+    package init(spool: Spool, endpoints: [Endpoint], transport: HTTPTransport, limits: SpoolLimits = SpoolLimits(),
+                retry: RetryPolicy = RetryPolicy(),
+                clock: WallClock, logger: Logger,
+                sleep: @escaping @Sendable (Int64) async -> Void = { await systemTaskSleep(milliseconds: $0) }) {
+        self.spool = spool
+        self.endpoints = endpoints
+        self.transport = transport
+        self.limits = limits
+        self.retry = retry
+        self.clock = clock
+        self.logger = logger
+        self.sleep = sleep
+    }
+
+    /// Flushes the endpoints named in `only` (all when `nil`).
+    /// - Throws: `GeolocateError.configuration` for an unknown endpoint name; spool errors.
+    package func run(only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false) async throws -> FlushReport {
+        var selected = endpoints
+        if let names {
+            for name in names where !endpoints.contains(where: { $0.name == name }) {
+                throw GeolocateError.usage("unknown endpoint '\(name)' (configured: \(endpoints.map(\.name).joined(separator: ", ")))")
+            }
+            selected = endpoints.filter { names.contains($0.name) }
+        }
+        if !dryRun {
+            let expired = try spool.expire(now: clock.nowMilliseconds, limits: limits)
+            // A warning, not a note: records that will never arrive are the one loss the spool allows.
+            if expired > 0 {
+                logger.warning("\(limits.expiryWarning(count: expired))")
+            }
+        }
+        if names == nil {
+            // Records `trigger --post URL` could not deliver go to that URL, as it sent them.
+            selected += try spool.postDestinations().map(Endpoint.post(to:))
+        }
+        let horizon = try spool.lastSeq()
+        var reports: [EndpointReport] = []
+        for endpoint in selected {
+            reports.append(try await flush(endpoint, batchSize: batchSize ?? endpoint.batchSize, through: horizon, dryRun: dryRun))
+        }
+        return FlushReport(endpoints: reports)
+    }
+
+    /// Delivers the records up to `horizon` to `endpoint`.
+    private func flush(_ configured: Endpoint, batchSize: Int, through horizon: Int64, dryRun: Bool) async throws -> EndpointReport {
+        // A --post URL is its own name; reports never show its secrets.
+        var report = EndpointReport(name: configured.displayName, url: configured.redactedURL)
+        let label = configured.isPostDestination ? "the --post URL \(configured.redactedURL)" : "endpoint \(configured.name) (\(configured.redactedURL))"
+        report.expired = try spool.expiredCount()
+        report.pending = try spool.pendingCount(for: configured.name, through: horizon)
+        var state = try spool.state(of: configured.name)
+        if dryRun {
+            report.lastError = state.lastError
+            return report
+        }
+        // A stored time past the longest wait an endpoint can ask for (another program's
+        // value) parks it for that long at most.
+        if !ignoresRetryAt, let stored = state.retryAt, case let retryAt = min(stored, clock.nowMilliseconds + RetryAfter.maximumMilliseconds),
+           retryAt > clock.nowMilliseconds, state.retryURL == nil || state.retryURL == configured.url {
+            report.lastError = state.lastError
+            report.nextRetryAt = retryAt
+            report.parked = true
+            return report
+        }
+        let all = endpoints.map(\.name)
+        let endpoint: Endpoint
+        let broker: MQTTBroker?
+        let tls: TLSConfiguration?
+        do {
+            // Secrets in files are read when sending, so a rotated token is used at once.
+            endpoint = try configured.readingSecretFiles()
+            broker = try endpoint.broker(as: sender)
+            if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("this build of geolocate has no MQTT") }
+            tls = try endpoint.tlsConfiguration()
+        } catch let error as GeolocateError {
+            // Kept as the last error with no retry time, as an endpoint's refusal is: `status`
+            // shows it, and it is a configuration error, not a temporary one.
+            try spool.markFailed(endpoint: configured.name, url: configured.url, error: error.description, kind: .configuration, retryAt: nil)
+            report.lastError = error.description
+            report.endpointError = error.description
+            return report
+        }
+        let limit = broker == nil && endpoint.format.sendsOneRecordPerRequest ? 1 : max(batchSize, 1)
+        var next = try prepare(for: endpoint, broker: broker, tls: tls, after: state.deliveredThrough, through: horizon, limit: limit)
+        while let batch = next {
+            // The next batch is read and rendered while this one is on the wire: it starts
+            // after this one's last record, whatever the answer, so the spool and the network
+            // overlap instead of taking turns.
+            async let following = prepare(for: endpoint, broker: broker, tls: tls, after: batch.lastSeq, through: horizon, limit: limit)
+            var outcome: Outcome
+            switch batch.payload {
+            case nil: outcome = Outcome()
+            case .http(let request):
+                var waited: Int64 = 0
+                outcome = await send(batch.sendable[...], to: endpoint, request: request, tls: tls, waited: &waited)
+            case .mqtt(let messages): outcome = await publish(batch.sendable[...], messages: messages[...], to: broker!, endpoint: endpoint)
+            }
+            // Damaged records go to the dead letters unsent, and skipped ones pass, with the
+            // part of the batch handled.
+            if outcome.failure == nil { outcome.handledThrough = batch.lastSeq }
+            let handled = outcome.handledThrough ?? 0
+            outcome.deadLetters += batch.damaged.filter { $0.seq <= handled }.map { ($0, nil, "damaged in the spool: \($0.damage ?? "")") }
+            report.skipped += batch.skipped.filter { $0 <= handled }.count
+            if let through = outcome.handledThrough {
+                try spool.markDelivered(endpoint: endpoint.name, through: through, delivered: outcome.delivered,
+                                        deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: all, limits: limits)
+                state.deliveredThrough = through
+                report.sent += outcome.delivered
+                report.deadLettered += outcome.deadLetters.count
+                report.deadLetters += outcome.deadLetters.map { DeadLetter(id: $0.record.record.id, status: $0.status, reason: $0.reason) }
+            }
+            if let failure = outcome.failure {
+                _ = try? await following
+                try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: failure.message, kind: failure.kind, retryAt: failure.retryAt)
+                report.lastError = failure.message
+                report.nextRetryAt = failure.retryAt
+                if failure.retryAt == nil {
+                    report.endpointError = failure.message
+                } else {
+                    logger.warning("\(label): \(failure.message); records stay in the spool for the next flush")
+                }
+                break
+            }
+            next = try await following
+        }
+        if report.deadLettered > 0 {
+            logger.warning("\(label) refused \(report.deadLettered) records; they are in the dead-letter table (flush --dead-letters)")
+        }
+        report.pending = try spool.pendingCount(for: endpoint.name, through: horizon)
+        return report
+    }
+
+    /// The result of sending some records, in spool order.
+    private struct Outcome {
+        /// Everything through this `seq` is delivered or dead-lettered.
+        package var handledThrough: Int64?
+        package var delivered = 0
+        package var deadLetters: [(record: PendingRecord, status: Int?, reason: String)] = []
+        /// Why sending stopped; `retryAt` is `nil` when the endpoint itself is wrong.
+        package var failure: (message: String, retryAt: Int64?, kind: EndpointErrorKind)?
+    }
+
+    /// A batch read from the spool: the records to send and what carries them, the damaged
+    /// ones, and the `seq`s of those the endpoint's format has no message for.
+    private struct Batch: Sendable {
+        package var sendable: [PendingRecord]
+        package var payload: Payload?
+        package var damaged: [PendingRecord]
+        package var skipped: [Int64]
+        /// The `seq` of its last record, sent or not.
+        package var lastSeq: Int64
+    }
+
+    /// A batch rendered for the wire: one HTTP request, or one MQTT message per record.
+    private enum Payload: Sendable {
+        case http(DeliveryRequest)
+        case mqtt([[UInt8]])
+    }
+
+    /// Up to `limit` of the endpoint's records after `seq`, rendered; `nil` when none are left.
+    private func prepare(for endpoint: Endpoint, broker: MQTTBroker?, tls: TLSConfiguration?, after seq: Int64, through horizon: Int64,
+                         limit: Int) throws -> Batch? {
+        let records = try spool.records(for: endpoint.name, after: seq, through: horizon, limit: limit)
+        guard let last = records.last else { return nil }
+        let whole = records.filter { $0.damage == nil }
+        let carried = whole.map { endpoint.format.carries($0.record, under: policy) }
+        let sendable = zip(whole, carried).filter(\.1).map(\.0)
+        var payload: Payload?
+        if !sendable.isEmpty {
+            payload = broker == nil ? .http(request(for: sendable[...], to: endpoint, tls: tls))
+                : .mqtt(sendable.map { endpoint.format.message(for: $0.record, policy: policy, sender: sender) })
+        }
+        return Batch(sendable: sendable, payload: payload, damaged: records.filter { $0.damage != nil },
+                     skipped: zip(whole, carried).filter { !$0.1 }.map(\.0.seq), lastSeq: last.seq)
+    }
+
+    private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint, tls: TLSConfiguration?) -> DeliveryRequest {
+        let key = IdempotencyKey.of(records.map(\.record.id), to: endpoint)
+        return endpoint.request(for: records.map(\.record), policy: policy, sender: sender, idempotencyKey: key, tls: tls)
+    }
+
+    /// Publishes `records` (as `messages`) to `broker`: what the broker acknowledged is
+    /// delivered, in order; the rest is published again after a backoff, as a failed HTTP
+    /// batch is, and stays pending when the tries run out. A broker that refuses the
+    /// credentials or the topic stops the endpoint (exit 78).
+    private func publish(_ records: ArraySlice<PendingRecord>, messages: ArraySlice<[UInt8]>, to broker: MQTTBroker, endpoint: Endpoint) async -> Outcome {
+        var outcome = Outcome()
+        guard let mqtt else { return outcome }
+        var records = records
+        var messages = messages
+        var attempt = 1
+        var waited: Int64 = 0
+        while true {
+            let result = await mqtt.publish(Array(messages), to: broker)
+            if result.acknowledged > 0 {
+                let acknowledged = min(result.acknowledged, records.count)
+                outcome.handledThrough = records[records.startIndex + acknowledged - 1].seq
+                outcome.delivered += acknowledged
+                records = records.dropFirst(acknowledged)
+                messages = messages.dropFirst(acknowledged)
+                attempt = 1
+            }
+            switch result.failure ?? (records.isEmpty ? nil : .unreachable("the broker did not acknowledge every message")) {
+            case nil:
+                return outcome
+            case .refused(let reason):
+                outcome.failure = (reason, nil, .configuration)
+                return outcome
+            case .unreachable(let reason):
+                if let failure = await backOff(after: reason, attempt: &attempt, waited: &waited, endpoint: endpoint) {
+                    outcome.failure = failure
+                    return outcome
+                }
+            }
+        }
+    }
+
+    /// Sends `records` until delivered, refused or out of tries; `waited` is the batch's waiting
+    /// so far, shared with the halves of a refused batch, so splitting never renews it.
+    private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint, request: DeliveryRequest? = nil,
+                      tls: TLSConfiguration?, waited: inout Int64) async -> Outcome {
+        let request = request ?? self.request(for: records, to: endpoint, tls: tls)
+        var attempt = 1
+        while true {
+            let message: String
+            let retryAfter: Int64?
+            let kind: EndpointErrorKind
+            switch DeliveryVerdict(await transport.post(request), from: endpoint) {
+            case .delivered:
+                return Outcome(handledThrough: records.last?.seq, delivered: records.count)
+            case .recordsRefused(let code):
+                return await isolate(records, status: code, to: endpoint, tls: tls, waited: &waited)
+            case .endpointRefused(let reason):
+                return Outcome(failure: (reason, nil, .configuration))
+            case .retry(let reason, let after, let failureKind):
+                message = reason
+                retryAfter = after
+                kind = failureKind
+                if after == RetryAfter.maximumMilliseconds {
+                    logger.warning("endpoint \(endpoint.displayName) asked to wait a day or more (Retry-After); it is parked for 24 h at most (flush --ignore-retry-after tries at once)")
+                }
+            }
+            if let failure = await backOff(after: message, kind: kind, attempt: &attempt, waited: &waited, retryAfter: retryAfter, endpoint: endpoint) {
+                return Outcome(failure: failure)
+            }
+        }
+    }
+
+    /// Waits before the next attempt after a transient failure, with backoff (or the
+    /// endpoint's `Retry-After`); returns the failure to report instead when the tries or the
+    /// batch's waiting time are used up.
+    private func backOff(after message: String, kind: EndpointErrorKind = .temporary, attempt: inout Int, waited: inout Int64,
+                         retryAfter: Int64? = nil, endpoint: Endpoint) async -> (message: String, retryAt: Int64?, kind: EndpointErrorKind)? {
+        let wait = retryAfter ?? retry.delay(afterAttempt: attempt)
+        if attempt >= retry.maxAttempts || waited + wait > retry.maxWaitMilliseconds {
+            return ("\(message) after \(attempt) attempt\(attempt == 1 ? "" : "s")", clock.nowMilliseconds + wait, kind)
+        }
+        logger.debug("endpoint \(endpoint.displayName): \(message); attempt \(attempt + 1) in \(wait) ms")
+        await sleep(wait)
+        waited += wait
+        attempt += 1
+        return nil
+    }
+
+    /// A refused batch split in halves until each refused record is alone; the rest is delivered.
+    private func isolate(_ records: ArraySlice<PendingRecord>, status: Int, to endpoint: Endpoint, tls: TLSConfiguration?,
+                         waited: inout Int64) async -> Outcome {
+        guard records.count > 1 else {
+            return Outcome(handledThrough: records.last?.seq, deadLetters: records.map { ($0, status, "HTTP \(status)") })
+        }
+        let middle = records.startIndex + records.count / 2
+        var outcome = await send(records[..<middle], to: endpoint, tls: tls, waited: &waited)
+        guard outcome.failure == nil else { return outcome }
+        let second = await send(records[middle...], to: endpoint, tls: tls, waited: &waited)
+        outcome.handledThrough = second.handledThrough ?? outcome.handledThrough
+        outcome.delivered += second.delivered
+        outcome.deadLetters += second.deadLetters
+        outcome.failure = second.failure
+        return outcome
+    }
+}
+
+/// The `Idempotency-Key` of a batch: the same for the same records to the same endpoint, so a
+/// retry (in this run or after a crash) is recognisably the same request.
+///
+/// It is a version 8 UUID (RFC 9562) made of the first 122 bits of the SHA-256 of the endpoint's
+/// name and the records' ids, one per line: a UUID because receivers that check the header
+/// often expect one, SHA-256 so that different batches never share a key.
+package enum IdempotencyKey {
+    /// The key of a request carrying `ids` to `endpoint`, whether `trigger --post`/`--endpoint`
+    /// sends it or flush sends it again: one record to a `mosaic`, `owntracks` or `osmand` endpoint (one record per
+    /// request) is keyed by its own id, everything else by `make`.
+    package static func of(_ ids: [String], to endpoint: Endpoint) -> String {
+        endpoint.format.sendsOneRecordPerRequest && ids.count == 1 ? ids[0] : make(endpoint: endpoint.name, ids: ids)
+    }
+
+    package static func make(endpoint: String, ids: [String]) -> String {
+        var hash = SHA256()
+        hash.update(data: Array(endpoint.utf8))
+        for id in ids { hash.update(data: Array(("\n" + id).utf8)) }
+        return Record.uuidText(Array(hash.finalize().prefix(16)), version: 8)
+    }
+}

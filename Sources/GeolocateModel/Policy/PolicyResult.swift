@@ -1,0 +1,103 @@
+import Foundation
+
+/// The decision of a location policy on one record (SPEC §10.2), as the record carries it.
+package struct PolicyResult: Sendable, Equatable {
+    package enum Decision: String, Sendable, CaseIterable {
+        case allow
+        case deny
+        case undetermined
+    }
+
+    /// Which rule decided, in the order they apply; the reason's words come from it.
+    package enum Rule: String, Sendable {
+        case distrustedJumped = "distrusted-jumped"
+        case distrustedSpoofingSuspected = "distrusted-spoofingSuspected"
+        case distrustedClockSkewed = "distrusted-clockSkewed"
+        case distrustedEstimatedFix = "distrusted-estimatedFix"
+        case distrustedStale = "distrusted-stale"
+        case distrustedReplayed = "distrusted-replayed"
+        case distrustedInaccurate = "distrusted-inaccurate"
+        case distrustedCountryChanged = "distrusted-countryChanged"
+        case tooOld
+        case noLocation
+        case insideDenyZone
+        case nearDenyZone
+        case countryNotAllowed
+        case countryUnknown
+        case insideAllowZone
+        case outsideAllowZones
+        case acrossAllowZone
+        case noAllowZone
+
+        /// The rule for a fired signal of `policy.distrust`.
+        package static func distrusted(_ signal: DistrustedSignal) -> Rule {
+            Rule(rawValue: "distrusted-" + signal.rawValue)!
+        }
+
+        /// The signal a `distrusted…` rule names.
+        package var distrustedSignal: DistrustedSignal? {
+            rawValue.hasPrefix("distrusted-") ? DistrustedSignal(rawValue: String(rawValue.dropFirst("distrusted-".count))) : nil
+        }
+    }
+
+    package var decision: Decision
+    /// The zone that decided: for `outsideAllowZones`, the nearest allow zone.
+    package var zone: String?
+    package var rule: Rule
+    /// The country a country rule judged; withheld below `COUNTRY` precision.
+    package var country: String?
+    /// Metres from the location to `zone`'s nearest boundary; withheld below `GPS_LOCATION`.
+    package var boundaryDistance: Double?
+    /// For `tooOld`: the location's age and `policy.maxAge`, in ms, for the reason's words
+    /// (not kept in the spool, where the reason is said without them).
+    package var age: Int64?
+    package var maxAge: Int64?
+
+    package init(decision: Decision, zone: String? = nil, rule: Rule, country: String? = nil, boundaryDistance: Double? = nil) {
+        self.decision = decision
+        self.zone = zone
+        self.rule = rule
+        self.country = country
+        self.boundaryDistance = boundaryDistance
+    }
+
+    /// One short English line; figures only where `boundaryDistance` is kept.
+    package var reason: String {
+        let zone = self.zone ?? "?"
+        let distance = boundaryDistance.map(SignalText.distance)
+        if let signal = rule.distrustedSignal {
+            let words = Signals.plainReasons[signal.rawValue] ?? signal.rawValue
+            return "\(signal.rawValue): \(words); policy.distrust counts it against access"
+        }
+        switch rule {
+        case .tooOld:
+            guard let age, let maxAge else { return "the location is older than policy.maxAge" }
+            return "location \(SignalText.duration(age)) old, policy.maxAge is \(DurationText.format(maxAge))"
+        case .noLocation: return "no location"
+        case .insideDenyZone: return "inside deny zone \(zone)" + (distance.map { " by \($0)" } ?? "")
+        case .nearDenyZone: return "the accuracy circle crosses deny zone \(zone)" + (distance.map { " (\($0) from its boundary)" } ?? "")
+        case .countryNotAllowed: return country.map { "country \($0) is not in policy.countries" } ?? "the country is not in policy.countries"
+        case .countryUnknown: return country.map { "the country is withheld (\($0): the fix is not accurate enough)" } ?? "the country is unknown or withheld"
+        case .insideAllowZone: return "inside \(zone)" + (distance.map { " by \($0)" } ?? "")
+        case .outsideAllowZones: return "outside every allow zone; the nearest is \(zone)" + (distance.map { ", \($0) away" } ?? "")
+        case .acrossAllowZone: return "the accuracy circle crosses the boundary of \(zone)" + (distance.map { " (\($0) from it)" } ?? "")
+        case .noAllowZone: return "no allow zone and no rule denies"
+        default: return rule.rawValue
+        }
+    }
+}
+
+/// `policy.undetermined`: what an undetermined decision counts as under `--enforce`.
+package enum UndeterminedPolicy: String, Sendable, CaseIterable {
+    case deny
+    case allow
+}
+
+/// What a login hook does when geolocate cannot decide at all (`policy.onError`, SPEC §14):
+/// a broken configuration or zones file, a file others could have changed, no time left.
+package enum ErrorPolicy: String, Sendable, CaseIterable {
+    /// Fail closed: the login is refused (exit 1).
+    case deny
+    /// Fail open: the login goes on (exit 0), with a syslog warning.
+    case allow
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The device a track record was collected on: a per-install random id, never an advertising id.
+package struct DeviceInfo: Sendable, Equatable {
+    /// A random UUID made once per state directory (`device-id`).
+    package var id: String?
+    /// The hardware model (DMI product name or device-tree model), when the system tells it.
+    package var model: String?
+    /// The operating system (`PRETTY_NAME` of /etc/os-release, else the kernel release).
+    package var osVersion: String?
+    /// Charging, Wi-Fi and carrier, read for each record (`DeviceContextReader`).
+    package var context = DeviceContext()
+
+    package init(id: String?, model: String?, osVersion: String?) {
+        self.id = id
+        self.model = model
+        self.osVersion = osVersion
+    }
+
+    /// Reads the device id from `stateDirectory`, making it on first use, and the model and
+    /// OS version from the system.
+    /// - Throws: `GeolocateError.stateNotWritable` when the id cannot be stored.
+    package static func current(stateDirectory: String) throws -> DeviceInfo {
+        DeviceInfo(id: try deviceID(stateDirectory: stateDirectory), model: hardwareModel(), osVersion: operatingSystem())
+    }
+
+    /// The install's id; two processes making it at once agree on one (the first link wins).
+    package static func deviceID(stateDirectory: String) throws -> String {
+        let path = StateFile.deviceID.path(in: stateDirectory)
+        if let id = read(path) { return id }
+        let temporary = path + ".\(getpid()).tmp"
+        do {
+            try AtomicFile.write(Data((UUID().uuidString.lowercased() + "\n").utf8), to: temporary, permissions: 0o600)
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
+        }
+        defer { unlink(temporary) }
+        if link(temporary, path) != 0 && errno != EEXIST {
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.posix(errno))
+        }
+        guard let id = read(path) else {
+            throw GeolocateError.stateNotWritable(path: path, reason: "unreadable after writing")
+        }
+        return id
+    }
+
+    private static func read(_ path: String) -> String? {
+        guard let data = BoundedFile.contents(path, limit: 4096) else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return UUID(uuidString: text) == nil ? nil : text
+    }
+
+    package static func hardwareModel() -> String? {
+        for path in ["/sys/class/dmi/id/product_name", "/proc/device-tree/model"] {
+            if let data = BoundedFile.contents(path, limit: 4096) {
+                let text = String(decoding: data.filter { $0 != 0 }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                if !text.isEmpty { return text }
+            }
+        }
+        return nil
+    }
+
+    package static func operatingSystem() -> String? {
+        if let data = BoundedFile.contents("/etc/os-release", limit: 64 * 1024) {
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
+                return String(line.dropFirst("PRETTY_NAME=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+            }
+        }
+        var names = utsname()
+        guard uname(&names) == 0 else { return nil }
+        func text<T>(_ field: T) -> String {
+            withUnsafeBytes(of: field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+        return "\(text(names.sysname)) \(text(names.release))"
+    }
+}
+
+/// Which optional fields records carry: config `fields.*`, as OpenLocate's collecting-fields
+/// configuration. Everything is collected unless switched off.
+package struct RecordFields: Sendable, Equatable {
+    package var course = true
+    package var speed = true
+    package var altitude = true
+    package var horizontalAccuracy = true
+    package var verticalAccuracy = true
+    package var locationContext = true
+    package var deviceId = true
+    package var deviceModel = true
+    package var osVersion = true
+    package var isCharging = true
+    package var wifiSsid = true
+    package var wifiBssid = true
+    package var carrierName = true
+
+    package init() {}
+
+    /// The config key of each flag, in the order `--help` lists them.
+    package static var keys: [(name: String, flag: WritableKeyPath<RecordFields, Bool>)] {
+        [
+            ("course", \.course), ("speed", \.speed), ("altitude", \.altitude),
+            ("horizontalAccuracy", \.horizontalAccuracy), ("verticalAccuracy", \.verticalAccuracy),
+            ("locationContext", \.locationContext), ("deviceId", \.deviceId),
+            ("deviceModel", \.deviceModel), ("osVersion", \.osVersion), ("isCharging", \.isCharging),
+            ("wifiSsid", \.wifiSsid), ("wifiBssid", \.wifiBssid), ("carrierName", \.carrierName),
+        ]
+    }
+
+    /// Whether records carry anything about the device.
+    package var wantsDevice: Bool { deviceId || deviceModel || osVersion || isCharging || wifiSsid || wifiBssid || carrierName }
+
+    /// The location figures these flags keep: all but those switched off.
+    package var locationAttributes: LocationAttributes {
+        var kept = LocationAttributes.all
+        if !course { kept.remove(.course) }
+        if !speed { kept.remove(.speed) }
+        if !altitude { kept.remove(.altitude) }
+        if !horizontalAccuracy { kept.remove(.accuracy) }
+        if !verticalAccuracy { kept.remove(.verticalAccuracy) }
+        return kept
+    }
+}

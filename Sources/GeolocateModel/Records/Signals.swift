@@ -1,0 +1,127 @@
+/// What a record says to a risk engine beyond where the device is (SPEC §10.1): impossible
+/// travel, a country change, a stale, inaccurate, replayed or spoofed fix.
+///
+/// Computed on the device, offline, for every record with a location; it never fails or
+/// delays a record.
+package struct Signals: Sendable, Equatable {
+    /// The last report with a location made on this device before this one.
+    package struct Previous: Sendable, Equatable {
+        /// Its fix time, milliseconds since 1970.
+        package var recordTimestamp: Int64
+        /// Geodesic metres from it to this record's location; withheld below `GPS_LOCATION`.
+        package var distance: Double?
+        /// Its country code; withheld when the precision withholds country codes.
+        package var countryCode: String?
+
+        package init(recordTimestamp: Int64, distance: Double?, countryCode: String?) {
+            self.recordTimestamp = recordTimestamp
+            self.distance = distance
+            self.countryCode = countryCode
+        }
+    }
+
+    /// `nil` when there is no earlier report.
+    package var previous: Previous?
+    /// Metres per second from the previous report; `nil` without one, when no time passed, or withheld.
+    package var impliedSpeed: Double?
+    package var jumped = false
+    package var countryChanged = false
+    package var stale = false
+    package var inaccurate = false
+    package var replayed = false
+    /// System time at arrival minus the fix's time, for a fix from a live source.
+    package var clockSkewMilliseconds: Int64?
+    /// The skew is beyond `signals.maxClockSkew` while the system clock is synchronised.
+    package var clockSkewed = false
+    /// Whether the kernel said the system clock was synchronised, for a live fix; `nil` for
+    /// replays or when unknown. Unsynchronised, a skew says the system clock is wrong.
+    package var systemClockSynchronized: Bool?
+    /// The receiver estimated the fix (dead reckoning) instead of measuring it.
+    package var estimatedFix = false
+    package var satellites: SatelliteSummary?
+    package var spoofingSuspected = false
+    /// One short English line per signal that is true, each starting with the signal's name.
+    package var reasons: [String] = []
+
+    package init() {}
+
+    /// The signals without the figures that tell where the device is or was: what records
+    /// carry below `GPS_LOCATION` precision. The booleans stay; each reason line keeps its
+    /// signal's name and loses its figures.
+    package func withoutFigures(keepingCountry: Bool) -> Signals {
+        var signals = self
+        signals.previous?.distance = nil
+        if !keepingCountry { signals.previous?.countryCode = nil }
+        signals.impliedSpeed = nil
+        signals.reasons = reasons.map(Signals.plainReason)
+        return signals
+    }
+
+    /// A reason line in words only, from its signal's name (the text before the colon).
+    package static func plainReason(_ line: String) -> String {
+        let name = line.split(separator: ":", maxSplits: 1).first.map(String.init) ?? line
+        return plainReasons[name].map { "\(name): \($0)" } ?? name
+    }
+
+    /// Each reason in words only, by signal name.
+    package static let plainReasons: [String: String] = [
+        "jumped": "moved faster than signals.maxSpeed allows since the previous report",
+        "countryChanged": "in another country than the previous report within signals.countryWindow",
+        "stale": "the fix is older than signals.staleAfter",
+        "inaccurate": "the fix is less accurate than signals.maxAccuracy, or its accuracy is unknown",
+        "replayed": "the fix comes from an NMEA replay",
+        "clockSkewed": "the fix's time is off the synchronised system clock by more than signals.maxClockSkew",
+        "estimatedFix": "the receiver estimated the fix (dead reckoning) instead of measuring it",
+        "spoofingSuspected": "the satellites' signal strengths look simulated",
+        "wifiChanged": "the Wi-Fi access point changed while the fix stayed put",
+    ]
+
+    /// The true booleans as bits, for the spool; bits 8 and 9 say whether
+    /// `systemClockSynchronized` is known and its value.
+    package var flags: Int64 {
+        var bits: Int64 = 0
+        let booleans = [jumped, countryChanged, stale, inaccurate, replayed, spoofingSuspected, clockSkewed, estimatedFix,
+                        systemClockSynchronized != nil, systemClockSynchronized == true]
+        for (index, on) in booleans.enumerated() where on {
+            bits |= 1 << index
+        }
+        return bits
+    }
+
+    /// Sets the booleans from `flags`.
+    package mutating func setFlags(_ bits: Int64) {
+        func bit(_ index: Int) -> Bool { bits & (1 << index) != 0 }
+        (jumped, countryChanged, stale, inaccurate, replayed, spoofingSuspected) = (bit(0), bit(1), bit(2), bit(3), bit(4), bit(5))
+        (clockSkewed, estimatedFix) = (bit(6), bit(7))
+        systemClockSynchronized = bit(8) ? bit(9) : nil
+    }
+
+    /// Whether `signal` fired.
+    package func fired(_ signal: DistrustedSignal) -> Bool {
+        switch signal {
+        case .jumped: return jumped
+        case .spoofingSuspected: return spoofingSuspected
+        case .clockSkewed: return clockSkewed
+        case .estimatedFix: return estimatedFix
+        case .stale: return stale
+        case .replayed: return replayed
+        case .inaccurate: return inaccurate
+        case .countryChanged: return countryChanged
+        }
+    }
+}
+
+/// The signals `policy.distrust` can name: evidence against access when they fire (SPEC §10.2).
+package enum DistrustedSignal: String, Sendable, CaseIterable {
+    case jumped
+    case spoofingSuspected
+    case clockSkewed
+    case estimatedFix
+    case stale
+    case replayed
+    case inaccurate
+    case countryChanged
+
+    /// `policy.distrust`'s default: what an attack or a receiver guessing looks like.
+    package static let defaults: [DistrustedSignal] = [.jumped, .spoofingSuspected, .clockSkewed, .estimatedFix]
+}

@@ -1,0 +1,455 @@
+import Foundation
+import GRDB
+import GeolocateConfig
+import GeolocateModel
+
+/// How a record is stored in the spool: one typed column per field (schema version 2).
+///
+/// The `records`, `deadLetters` and `delivered` tables all carry these columns, so a record
+/// moves between them in SQL, never through Swift or text. A location field the record's `attributes`
+/// withhold is stored `NULL`: the spool keeps nothing the privacy settings kept out.
+package enum SpoolColumns {
+    /// The spool's schema version (`PRAGMA user_version`): 1 kept each record as its Mosaic
+    /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
+    /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
+    /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries, 8 each
+    /// endpoint's last error kind, 9 the login hook's subject.
+    package static let schemaVersion = 9
+
+    /// One column of a record, in the order of `definitions`, of every SELECT of a record and of
+    /// the values `arguments(for:)` binds: a read names its column, never a position by hand.
+    ///
+    /// Each case's name is its column's. A column is added at the end, with the schema version
+    /// that adds it (`addMissingColumns`); `arguments(for:)` and `record(from:at:)` switch over
+    /// every case, so the compiler asks for its value and the spool test for its round trip.
+    package enum Column: Int, CaseIterable, Sendable {
+        case id, recordedAt, action, triggeredAt, requestedMode, collectionMode
+        case fixTimestamp, latitude, longitude, fixMode, altitudeHAE, altitudeMSL, speed, course
+        case horizontalAccuracy, verticalAccuracy, provider, permissions, attributes
+        case origin, fallbackReason, errorCode, context, deviceId, deviceModel, osVersion
+        case countryCode, district, city, street, streetNumber
+        // Schema version 3: signals. `signalFlags` is NULL for a record without them.
+        case signalFlags, previousTimestamp, previousDistance, previousCountry, impliedSpeed, clockSkewMs
+        case satellitesUsed, satellitesMeasured, cn0Mean, cn0StdDev, signalReasons
+        // Schema version 4: the policy decision. `policyDecision` is NULL for a record without one.
+        case policyDecision, policyZone, policyRule, policyCountry, policyBoundaryDistance
+        // Schema version 5: the device context.
+        case isCharging, wifiSsid, wifiBssid, carrierName
+        // Schema version 9: the login hook's subject.
+        case subjectUser, subjectService, subjectRemoteHost, subjectTty
+
+        /// The column's SQL type, as `CREATE TABLE` and `ALTER TABLE … ADD COLUMN` give it.
+        package var sqlType: String {
+            switch self {
+            case .id: "TEXT NOT NULL"
+            case .recordedAt: "INTEGER NOT NULL"
+            case .action, .requestedMode, .collectionMode: "TEXT NOT NULL DEFAULT ''"
+            case .triggeredAt, .errorCode: "INTEGER NOT NULL DEFAULT 0"
+            case .fixTimestamp, .attributes, .signalFlags, .previousTimestamp, .clockSkewMs, .satellitesUsed,
+                 .satellitesMeasured, .isCharging:
+                "INTEGER"
+            case .latitude, .longitude, .altitudeHAE, .altitudeMSL, .speed, .course, .horizontalAccuracy,
+                 .verticalAccuracy, .previousDistance, .impliedSpeed, .cn0Mean, .cn0StdDev, .policyBoundaryDistance:
+                "REAL"
+            case .fixMode, .provider, .permissions, .origin, .fallbackReason, .context, .deviceId, .deviceModel,
+                 .osVersion, .countryCode, .district, .city, .street, .streetNumber, .previousCountry,
+                 .signalReasons, .policyDecision, .policyZone, .policyRule, .policyCountry, .wifiSsid, .wifiBssid,
+                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty:
+                "TEXT"
+            }
+        }
+    }
+
+    /// Every column, in table order: `Column.allCases` made once, not on each record.
+    package static let columns = Column.allCases
+
+    /// Each column's name and SQL type, in table order.
+    package static let definitions: [(name: String, type: String)] = columns.map { ("\($0)", $0.sqlType) }
+
+    /// `id, recordedAt, action, …`: the column list for `INSERT` and `SELECT`.
+    package static let names = definitions.map(\.name).joined(separator: ", ")
+
+    /// An SQL expression naming the first column whose value is not of its type (text or a
+    /// BLOB in a number, an id that is not text), else `NULL`: SQLite keeps whatever another
+    /// program writes, and its typed reads would turn such a value into 0.
+    ///
+    /// `x >= ''` holds for text and BLOBs only (SQLite orders numbers before text): one
+    /// comparison a column, where `typeof(x) IN (…)` built a lookup per row and cost a third
+    /// of a flush. Other text columns are read as they are.
+    package static let wrongTypeSQL: String = {
+        let numbers = definitions.filter { !$0.type.hasPrefix("TEXT") }.map { "WHEN \($0.name) >= '' THEN '\($0.name)'" }
+        return "CASE WHEN typeof(id) <> 'text' THEN 'id' " + numbers.joined(separator: " ") + " END"
+    }()
+
+    /// `wrongTypeSQL, id, recordedAt, …`: a record's columns after the name of its first
+    /// column of the wrong type, as `checkedRecord(from:at:)` reads them.
+    package static let checkedNames = "\(wrongTypeSQL), \(names)"
+
+    /// The record of `row` selected by `checkedNames` from `start` on, and why it cannot be
+    /// sent as it is (`damage(of:wrongType:)`), or `nil`.
+    package static func checkedRecord(from row: Row, at start: Int) -> (record: GeolocateModel.Record, damage: String?) {
+        let wrongType: String? = row.hasNull(atIndex: start) ? nil : row[start] as String
+        let record = record(from: row, at: start + 1)
+        return (record, damage(of: record, wrongType: wrongType))
+    }
+
+    /// Why `record`, read from the spool, cannot be sent as it is, or `nil`: a column of the
+    /// wrong type (`wrongType`), no id, or a position or time no fix can have.
+    package static func damage(of record: GeolocateModel.Record, wrongType: String?) -> String? {
+        if let wrongType { return "\(wrongType) is not of its type" }
+        if record.id.isEmpty { return "it has no id" }
+        guard let fix = record.fix else { return nil }
+        if !FixLimits.isValidPosition(latitude: fix.latitude, longitude: fix.longitude) { return "its position is out of range" }
+        if !(FixLimits.earliestTimestamp...TimeText.latestMilliseconds).contains(fix.timestamp) { return "its time is out of range" }
+        return nil
+    }
+
+    /// `?, ?, …`, one per column.
+    package static let placeholders = Array(repeating: "?", count: definitions.count).joined(separator: ", ")
+
+    /// The values of `record`'s columns, in the order of `definitions`.
+    package static func arguments(for record: GeolocateModel.Record) -> [(any DatabaseValueConvertible)?] {
+        let allowed = record.attributes
+        let fix = record.fix
+        let address = record.address
+        let signals = record.signals
+        let satellites = signals?.satellites
+        let policy = record.policy
+        let device = record.device
+        let subject = record.subject
+        func shown<T>(_ attribute: LocationAttributes, _ value: T?) -> T? { allowed.contains(attribute) ? value : nil }
+        // Withheld signal figures were removed by `OutputPolicy` before.
+        func value(_ column: Column) -> (any DatabaseValueConvertible)? {
+            switch column {
+            case .id: record.id
+            case .recordedAt: fix?.timestamp ?? record.triggeredAt
+            case .action: record.action
+            case .triggeredAt: record.triggeredAt
+            case .requestedMode: record.requestedMode
+            case .collectionMode: record.collectionMode
+            case .fixTimestamp: fix?.timestamp
+            case .latitude: shown(.latitude, fix?.latitude)
+            case .longitude: shown(.longitude, fix?.longitude)
+            case .fixMode: shown(.fixMode, fix?.mode.rawValue)
+            case .altitudeHAE: shown(.altitude, fix?.altitudeHAE)
+            case .altitudeMSL: shown(.altitude, fix?.altitudeMSL)
+            case .speed: shown(.speed, fix?.speed)
+            case .course: shown(.course, fix?.course)
+            case .horizontalAccuracy: shown(.accuracy, fix?.horizontalAccuracy)
+            case .verticalAccuracy: shown(.verticalAccuracy, fix?.verticalAccuracy)
+            case .provider: shown(.provider, fix?.provider.rawValue)
+            case .permissions: shown(.permissions, record.permissions.map(\.rawValue).joined(separator: ","))
+            case .attributes: Int64(allowed.rawValue)
+            case .origin: record.origin?.rawValue
+            case .fallbackReason: record.fallbackReason?.rawValue
+            case .errorCode: Int64(record.errorCode.rawValue)
+            case .context: record.context?.rawValue
+            case .deviceId: device?.id
+            case .deviceModel: device?.model
+            case .osVersion: device?.osVersion
+            case .countryCode: shown(.countryCode, address?.countryCode)
+            case .district: shown(.district, address?.district)
+            case .city: shown(.city, address?.city)
+            case .street: shown(.street, address?.street)
+            case .streetNumber: shown(.streetNumber, address?.streetNumber)
+            case .signalFlags: signals?.flags
+            case .previousTimestamp: signals?.previous?.recordTimestamp
+            case .previousDistance: signals?.previous?.distance
+            case .previousCountry: signals?.previous?.countryCode
+            case .impliedSpeed: signals?.impliedSpeed
+            case .clockSkewMs: signals?.clockSkewMilliseconds
+            case .satellitesUsed: satellites?.used.map { Int64($0) }
+            case .satellitesMeasured: satellites.map { Int64($0.measured) }
+            case .cn0Mean: satellites?.cn0Mean
+            case .cn0StdDev: satellites?.cn0StdDev
+            case .signalReasons: signals?.reasons.joined(separator: "\n")
+            case .policyDecision: policy?.decision.rawValue
+            case .policyZone: policy?.zone
+            case .policyRule: policy?.rule.rawValue
+            case .policyCountry: policy?.country
+            case .policyBoundaryDistance: policy?.boundaryDistance
+            case .isCharging: device?.context.isCharging.map { $0 ? Int64(1) : 0 }
+            case .wifiSsid: device?.context.wifiSsid
+            case .wifiBssid: device?.context.wifiBssid
+            case .carrierName: device?.context.carrierName
+            case .subjectUser: subject?.user
+            case .subjectService: subject?.service
+            case .subjectRemoteHost: subject?.remoteHost
+            case .subjectTty: subject?.tty
+            }
+        }
+        return columns.map(value)
+    }
+
+    /// The record stored in `row` from column `start` on (in the order of `definitions`).
+    ///
+    /// Values are read as stored: the spool is written only by geolocate, and a value it could
+    /// not have written (an unknown mode or provider) reads as the field's withheld form.
+    /// `row` must come from a cursor (`Row.fetchCursor`), whose typed reads are SQLite's own;
+    /// a copied row would trap on a value of the wrong type.
+    package static func record(from row: Row, at start: Int) -> GeolocateModel.Record {
+        // Typed reads straight from the statement: GRDB's generic decoding costs more than the
+        // rest of reading a batch. SQLite converts a value of another type (which only another
+        // program could have written) as CAST would.
+        func text(_ column: Column) -> String? {
+            let index = start + column.rawValue
+            return row.hasNull(atIndex: index) ? nil : row[index] as String
+        }
+        func real(_ column: Column) -> Double? {
+            let index = start + column.rawValue
+            return row.hasNull(atIndex: index) ? nil : row[index] as Double
+        }
+        func integer(_ column: Column) -> Int64? {
+            let index = start + column.rawValue
+            return row.hasNull(atIndex: index) ? nil : row[index] as Int64
+        }
+        let attributes = integer(.attributes).map { LocationAttributes(rawValue: UInt32(truncatingIfNeeded: $0)) } ?? .all
+        // Figures out of range (speed, course, accuracy, altitude) read as unknown, as a live
+        // fix's would; the position and time are checked by `damage(of:wrongType:)`.
+        let fix = integer(.fixTimestamp).map { timestamp in
+            Fix(timestamp: timestamp, latitude: real(.latitude) ?? 0, longitude: real(.longitude) ?? 0,
+                mode: text(.fixMode).flatMap(Fix.Mode.init(rawValue:)) ?? .twoD,
+                altitudeHAE: FixLimits.altitude(real(.altitudeHAE)), altitudeMSL: FixLimits.altitude(real(.altitudeMSL)),
+                speed: FixLimits.speed(real(.speed)), course: FixLimits.course(real(.course)),
+                horizontalAccuracy: FixLimits.errorFigure(real(.horizontalAccuracy)),
+                verticalAccuracy: FixLimits.errorFigure(real(.verticalAccuracy)),
+                provider: text(.provider).flatMap(Fix.Provider.init(rawValue:)) ?? .gpsd)
+        }
+        var device = DeviceInfo(id: text(.deviceId), model: text(.deviceModel), osVersion: text(.osVersion))
+        device.context = DeviceContext(isCharging: integer(.isCharging).map { $0 != 0 }, wifiSsid: text(.wifiSsid),
+                                       wifiBssid: text(.wifiBssid), carrierName: text(.carrierName))
+        var record = GeolocateModel.Record(
+            id: text(.id) ?? "", action: text(.action) ?? "", triggeredAt: integer(.triggeredAt) ?? 0,
+            requestedMode: text(.requestedMode) ?? "", collectionMode: text(.collectionMode) ?? "", fix: fix,
+            permissions: (text(.permissions) ?? "").split(separator: ",").compactMap { Permission(rawValue: String($0)) },
+            origin: text(.origin).flatMap(LocationOrigin.init(rawValue:)),
+            fallbackReason: text(.fallbackReason).flatMap(FallbackReason.init(rawValue:)),
+            errorCode: integer(.errorCode).flatMap { LocationErrorCode(rawValue: Int($0)) } ?? LocationErrorCode.none,
+            context: text(.context).flatMap(LocationContext.init(rawValue:)),
+            device: device == DeviceInfo(id: nil, model: nil, osVersion: nil) ? nil : device)
+        let address = Address(countryCode: text(.countryCode), district: text(.district), city: text(.city),
+                              street: text(.street), streetNumber: text(.streetNumber))
+        record.address = fix == nil || address == Address() ? nil : address
+        record.attributes = attributes
+        if fix != nil, let flags = integer(.signalFlags) {
+            var signals = Signals()
+            signals.setFlags(flags)
+            signals.previous = integer(.previousTimestamp).map {
+                Signals.Previous(recordTimestamp: $0, distance: real(.previousDistance), countryCode: text(.previousCountry))
+            }
+            signals.impliedSpeed = real(.impliedSpeed)
+            signals.clockSkewMilliseconds = integer(.clockSkewMs)
+            signals.satellites = integer(.satellitesMeasured).map { measured in
+                SatelliteSummary(used: integer(.satellitesUsed).map { Int(clamping: $0) }, measured: Int(clamping: measured),
+                                 cn0Mean: real(.cn0Mean), cn0StdDev: real(.cn0StdDev))
+            }
+            signals.reasons = (text(.signalReasons) ?? "").split(separator: "\n").map(String.init)
+            record.signals = signals
+        }
+        if let decision = text(.policyDecision).flatMap(PolicyResult.Decision.init(rawValue:)),
+           let rule = text(.policyRule).flatMap(PolicyResult.Rule.init(rawValue:)) {
+            record.policy = PolicyResult(decision: decision, zone: text(.policyZone), rule: rule,
+                                         country: text(.policyCountry), boundaryDistance: real(.policyBoundaryDistance))
+        }
+        let subject = Subject(user: text(.subjectUser), service: text(.subjectService), remoteHost: text(.subjectRemoteHost),
+                              tty: text(.subjectTty))
+        record.subject = subject == Subject() ? nil : subject
+        return record
+    }
+
+    /// Adds the columns of `definitions` that `db`'s tables lack (each new one NULL in the
+    /// rows already there), then sets `version`: the migration of each later schema version.
+    package static func addMissingColumns(_ db: Database, version: Int) throws {
+        for table in ["records", "deadLetters", "delivered"] where try db.tableExists(table) {
+            let existing = Set(try db.columns(in: table).map(\.name))
+            for (name, type) in definitions where !existing.contains(name) {
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(name) \(type)")
+            }
+        }
+        try db.execute(sql: "PRAGMA user_version = \(version)")
+    }
+
+    /// The records of a version-1 `table` (`records` or `deadLetters`) by rowid.
+    /// - Throws: `MosaicLine.Unreadable` naming the first one that cannot be read.
+    package static func version1Records(in table: String, _ db: Database) throws -> [(Int64, GeolocateModel.Record)] {
+        // Dead letters of the earliest versions have no recordedAt: the time they were refused.
+        let recordedAt = table == "records" ? "recordedAt" : "COALESCE(recordedAt, at)"
+        let key = table == "records" ? "seq" : "endpoint, seq"
+        var records: [(Int64, GeolocateModel.Record)] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT rowid AS rowNumber, \(recordedAt) AS recordedAt, body FROM \(table) ORDER BY \(key)")
+        while let row = try rows.next() {
+            guard let rowid: Int64 = row.lenient("rowNumber"), let recordedAt: Int64 = row.lenient("recordedAt"),
+                  let body: String = row.lenient("body") else {
+                throw MosaicLine.Unreadable(reason: "a row of \(table) without a time or a record")
+            }
+            records.append((rowid, try MosaicLine.record(from: body, recordedAt: recordedAt)))
+        }
+        return records
+    }
+
+    /// Whether `db` is a version-1 spool, and every record in it can be read: checked before
+    /// any migration runs, because each migration commits on its own, and one that fails
+    /// half-way must leave the file for the version that wrote it.
+    /// - Throws: `MosaicLine.Unreadable` naming the first record that cannot be read.
+    package static func checkVersion1(_ db: Database) throws {
+        guard try db.tableExists("records"), try db.columns(in: "records").contains(where: { $0.name == "body" }) else { return }
+        for table in ["records", "deadLetters"] where try db.tableExists(table) {
+            _ = try version1Records(in: table, db)
+        }
+    }
+
+    /// Converts a spool of schema version 1 in place: each `body` (a Mosaic line) of `records`
+    /// and `deadLetters` becomes typed columns, then the `body` columns go. `seq`, the
+    /// AUTOINCREMENT counter and every cursor stay as they were.
+    /// - Throws: `MosaicLine.Unreadable` naming the first record that cannot be read; the
+    ///   migration's transaction is then rolled back and the spool left as it was.
+    package static func migrateVersion1(_ db: Database) throws {
+        for table in ["records", "deadLetters"] {
+            let existing = Set(try db.columns(in: table).map(\.name))
+            for (name, type) in definitions where !existing.contains(name) {
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(name) \(type)")
+            }
+            let assignments = definitions.map { "\($0.name) = ?" }.joined(separator: ", ")
+            let update = try db.makeStatement(sql: "UPDATE \(table) SET \(assignments) WHERE rowid = ?")
+            for (rowid, record) in try version1Records(in: table, db) {
+                try update.execute(arguments: StatementArguments(arguments(for: record) + [rowid]))
+            }
+            try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN body")
+        }
+        try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
+    }
+}
+
+extension Row {
+    /// The value of `column` as `T`, or `nil` when it is NULL or of another type: what
+    /// another program wrote into a state file is never trusted to have our types, and GRDB's
+    /// own subscript traps on a mismatch.
+    package func lenient<T: DatabaseValueConvertible>(_ column: String) -> T? {
+        guard hasColumn(column) else { return nil }
+        return T.fromDatabaseValue(self[column] as DatabaseValue)
+    }
+}
+
+/// A record as its Mosaic JSON line (SPEC §3.1): how schema version 1 of the spool kept it,
+/// and what `track --stdout` hands to `export --input`.
+///
+/// Read back, as records, only when geolocate migrates such a spool and when a user pipes
+/// records into an export (the state files it reads back, the last known location and the
+/// previous report, are JSON of their own types).
+package enum MosaicLine {
+    /// A line that is not a record geolocate wrote.
+    package struct Unreadable: Error, CustomStringConvertible {
+        package var reason: String
+        package var description: String { "a record of an earlier version cannot be read: \(reason)" }
+    }
+
+    private struct Line: Decodable {
+        package var id: String
+        package var action: String
+        package var triggeredAt: Int64
+        package var requestedMode: String
+        package var collectionMode: String
+        package var location: Location?
+        package var locationSource: String?
+        package var fallbackReason: String?
+        package var errorCode: Int
+        package var context: String?
+        package var deviceId: String?
+        package var deviceModel: String?
+        package var osVersion: String?
+    }
+
+    private struct Location: Decodable {
+        package var latitude: String?
+        package var longitude: String?
+        package var accuracy: String?
+        package var altitude: String?
+        package var provider: String?
+        package var permissions: [String]?
+        package var recordTimestamp: Int64?
+        package var fixMode: String?
+        package var speed: String?
+        package var course: String?
+        package var verticalAccuracy: String?
+        package var countryCode: String?
+        package var district: String?
+        package var city: String?
+        package var street: String?
+        package var streetNumber: String?
+    }
+
+    /// What is wrong with a line, in a few words: which field is missing or of the wrong type.
+    private static func describe(_ error: Error) -> String {
+        switch error as? DecodingError {
+        case .keyNotFound(let key, _)?:
+            return "no \"\(key.stringValue)\""
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            return "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" is not of its type"
+        case .dataCorrupted?:
+            return "not JSON"
+        default:
+            return ErrorText.plain(error)
+        }
+    }
+
+    /// The record `body` holds; `recordedAt` is the time the spool kept beside the line, the
+    /// fix's time when the line withheld `recordTimestamp`.
+    /// - Throws: `Unreadable` for anything but a record geolocate wrote.
+    package static func record(from body: String, recordedAt: Int64) throws -> GeolocateModel.Record {
+        let line: Line
+        do { line = try JSONDecoder().decode(Line.self, from: Data(body.utf8)) } catch {
+            throw Unreadable(reason: "not a record (\(describe(error)))")
+        }
+        func value<T: RawRepresentable>(_ raw: T.RawValue?, _ name: String) throws -> T? {
+            guard let raw else { return nil }
+            guard let value = T(rawValue: raw) else { throw Unreadable(reason: "\(name) \(raw) in record \(line.id)") }
+            return value
+        }
+        func number(_ text: String?, _ name: String) throws -> Double? {
+            guard let text else { return nil }
+            guard NumberText.isDecimal(text), let value = Double(text), value.isFinite else {
+                throw Unreadable(reason: "\(name) '\(text)' in record \(line.id)")
+            }
+            return value
+        }
+        var record = GeolocateModel.Record(
+            id: line.id, action: line.action, triggeredAt: line.triggeredAt, requestedMode: line.requestedMode,
+            collectionMode: line.collectionMode, fix: nil, permissions: [],
+            origin: try value(line.locationSource, "locationSource"),
+            fallbackReason: try value(line.fallbackReason, "fallbackReason"),
+            errorCode: try value(line.errorCode, "errorCode") ?? LocationErrorCode.none,
+            context: try value(line.context, "context"),
+            device: line.deviceId == nil && line.deviceModel == nil && line.osVersion == nil
+                ? nil : DeviceInfo(id: line.deviceId, model: line.deviceModel, osVersion: line.osVersion))
+        guard let location = line.location else { return record }
+        // A field the line left out was withheld, or unknown: either way it stays out.
+        var shown: LocationAttributes = []
+        func note<T>(_ value: T?, _ attribute: LocationAttributes) -> T? {
+            if value != nil { shown.insert(attribute) }
+            return value
+        }
+        let latitude = note(try number(location.latitude, "latitude"), .latitude)
+        let longitude = note(try number(location.longitude, "longitude"), .longitude)
+        guard FixLimits.isValidPosition(latitude: latitude ?? 0, longitude: longitude ?? 0) else {
+            throw Unreadable(reason: "a position out of range in record \(line.id)")
+        }
+        let mode: Fix.Mode? = note(try value(location.fixMode, "fixMode"), .fixMode)
+        let provider: Fix.Provider? = note(try value(location.provider, "provider"), .provider)
+        _ = note(location.recordTimestamp, .recordTimestamp)
+        let permissions = note(location.permissions, .permissions) ?? []
+        record.permissions = try permissions.map { try value($0, "permission") ?? .fine }
+        record.fix = Fix(timestamp: location.recordTimestamp ?? recordedAt, latitude: latitude ?? 0, longitude: longitude ?? 0, mode: mode ?? .twoD,
+                         altitudeHAE: note(try number(location.altitude, "altitude"), .altitude),
+                         speed: note(try number(location.speed, "speed"), .speed),
+                         course: note(try number(location.course, "course"), .course),
+                         horizontalAccuracy: note(try number(location.accuracy, "accuracy"), .accuracy),
+                         verticalAccuracy: note(try number(location.verticalAccuracy, "verticalAccuracy"), .verticalAccuracy),
+                         provider: provider ?? .gpsd)
+        let address = Address(countryCode: note(location.countryCode, .countryCode), district: note(location.district, .district),
+                              city: note(location.city, .city), street: note(location.street, .street),
+                              streetNumber: note(location.streetNumber, .streetNumber))
+        record.address = address == Address() ? nil : address
+        record.attributes = shown
+        return record
+    }
+}

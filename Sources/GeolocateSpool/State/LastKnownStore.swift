@@ -1,0 +1,91 @@
+import Foundation
+import GeolocateConfig
+import GeolocateModel
+import Logging
+
+/// The last fix geolocate itself saw, kept in the state directory across commands.
+///
+/// Live fixes and replayed ones are kept apart (`last-known.json`, `last-known-replay.json`):
+/// a test log must never answer a real login, and a replay falls back only to replays.
+/// Only a fresher fix replaces the stored one (a later arrival for live fixes, a later time
+/// for replayed ones), so replaying an old log never makes the last known location older;
+/// but a stored fix that arrived after "now" (the clock was set back), or a replayed one
+/// dated more than `FixLimits.maxFutureSkewMilliseconds` after it, is replaced by any fix,
+/// so one bad clock cannot wedge the store.
+package struct LastKnownStore {
+    /// Which fixes a store keeps.
+    package enum Kind: Sendable {
+        /// Fixes from gpsd, judged against the system clock.
+        case live
+        /// Fixes from NMEA replays, judged against the replay's own (virtual) clock.
+        case replay
+    }
+
+    package let path: String
+    package let kind: Kind
+    private let logger: Logger
+
+    package init(stateDirectory: String, kind: Kind = .live, logger: Logger) {
+        path = (kind == .live ? StateFile.lastKnown : StateFile.lastKnownReplay).path(in: stateDirectory)
+        self.kind = kind
+        self.logger = logger
+    }
+
+    /// The store for fixes of `source`.
+    package init(stateDirectory: String, for source: SourceSpecifier, logger: Logger) {
+        if case .nmea = source {
+            self.init(stateDirectory: stateDirectory, kind: .replay, logger: logger)
+        } else {
+            self.init(stateDirectory: stateDirectory, kind: .live, logger: logger)
+        }
+    }
+
+    /// The stored fix as of `now`; `nil` when there is none, when it is of the other kind
+    /// (a replayed fix left in `last-known.json` by an earlier version), when it is dated
+    /// before the GPS epoch, when a replayed one is dated implausibly far after `now`, or when
+    /// the file cannot be decoded (with a warning). A live fix's age is `FixAge`'s to judge.
+    package func load(now: Int64) -> Fix? {
+        guard let fix = stored(), fix.provider == provider, fix.timestamp >= FixLimits.earliestTimestamp else { return nil }
+        if fix.receivedAt == nil, fix.timestamp > now.addingClamped(FixLimits.maxFutureSkewMilliseconds) { return nil }
+        return fix
+    }
+
+    /// Stores `fix` if it is fresher than the usable stored one as of `now`.
+    /// - Throws: `GeolocateError.stateNotWritable` (73).
+    package func update(with fix: Fix, now: Int64) throws {
+        guard fix.provider == provider else { return }
+        if let stored = load(now: now), stored.receivedAt.map({ $0 <= now }) ?? true,
+           stored.arrivalOrTime >= fix.arrivalOrTime { return }
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            try AtomicFile.write(try encoder.encode(fix), to: path, permissions: 0o600)
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
+        }
+    }
+
+    private var provider: Fix.Provider { kind == .live ? .gpsd : .nmeaReplay }
+
+    private func stored() -> Fix? {
+        let data: Data
+        switch BoundedFile.read(path, limit: 64 * 1024) {
+        case .success(let contents): data = contents
+        case .failure(.missing): return nil
+        case .failure: data = Data()
+        }
+        guard let fix = LastKnownStore.fix(decoding: data) else {
+            logger.warning("ignoring unreadable last known location in \(path)")
+            return nil
+        }
+        return fix
+    }
+
+    /// The fix a last-known file holds, or `nil` when it is not one. Values out of range are
+    /// unreadable too: a state file is input like any other (SPEC §8).
+    package static func fix(decoding data: Data) -> Fix? {
+        guard let fix = try? JSONDecoder().decode(Fix.self, from: data) else { return nil }
+        return Fix.checked(fix)
+    }
+}
+
