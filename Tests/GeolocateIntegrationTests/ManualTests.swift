@@ -66,7 +66,7 @@ import Testing
         }
         for reference in [".Xr gpsd 8", ".Xr gpspipe 1"] { #expect(page.contains(reference)) }
         // Every exit code the program uses, read from its error type, has its entry.
-        let source = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("Sources/GeolocateCore/Support/GeolocateError.swift"), encoding: .utf8)
+        let source = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("Sources/GeolocateModel/Support/GeolocateError.swift"), encoding: .utf8)
         let codes = Set(source.split(separator: "\n").compactMap { line -> Int? in
             guard line.contains("case ."), let range = line.range(of: ": return ") else { return nil }
             return Int(line[range.upperBound...].trimmingCharacters(in: .whitespaces))
