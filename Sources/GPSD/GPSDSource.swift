@@ -64,7 +64,7 @@ package final class GPSDSource: LocationSource {
     /// - Parameter elapsed: what the connection's and each answer's deadlines are measured on.
     /// - Throws: `SourceError.unavailable` naming `gpsd://host:port` and what failed.
     package init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger,
-                clock: WallClock, elapsed: MonotonicClock) throws {
+                 clock: WallClock, elapsed: MonotonicClock) throws {
         name = SourceSpecifier.gpsd(host: host, port: port).description
         self.responseTimeoutMilliseconds = max(responseTimeoutMilliseconds, 1)
         self.logger = logger
@@ -95,7 +95,7 @@ package final class GPSDSource: LocationSource {
     /// gpsd as `geolocate status` reports it: reachable when it accepts the connection and
     /// answers `?POLL;` within `timeoutMilliseconds`, with the device and mode of its fix.
     package static func probe(host: String, port: Int, timeoutMilliseconds: Int, logger: Logger,
-                             clock: WallClock, elapsed: MonotonicClock) -> GPSDHealth {
+                              clock: WallClock, elapsed: MonotonicClock) -> GPSDHealth {
         do {
             let source = try GPSDSource(host: host, port: port, responseTimeoutMilliseconds: timeoutMilliseconds, logger: logger,
                                         clock: clock, elapsed: elapsed)

@@ -347,7 +347,6 @@ import Glibc
         #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
 
-
         // reset keeps the old file beside the target and the link in place.
         let reset = try geolocate.run(["config", "reset"])
         #expect(reset.status == 0 && reset.stderr.contains(target + ".bak"), "\(reset.stderr)")

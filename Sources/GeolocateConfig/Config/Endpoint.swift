@@ -24,8 +24,8 @@ package struct Endpoint: Sendable, Equatable {
     }
 
     package init(name: String, url: String, headers: [String: String] = [:], format: EndpointFormat = .openlocate,
-                batchSize: Int = ConfigKey.endpointBatchSize.builtInValue,
-                timeoutMilliseconds: Int64 = ConfigKey.endpointTimeout.builtInValue) {
+                 batchSize: Int = ConfigKey.endpointBatchSize.builtInValue,
+                 timeoutMilliseconds: Int64 = ConfigKey.endpointTimeout.builtInValue) {
         self.name = name
         self.url = url
         self.headers = headers

@@ -1,6 +1,5 @@
 import GeolocateModel
 
-
 /// How an endpoint wants its records.
 package enum EndpointFormat: String, Sendable, CaseIterable {
     /// `{"locations":[...]}` with OpenLocate's snake_case fields.

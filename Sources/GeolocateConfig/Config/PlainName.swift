@@ -1,7 +1,5 @@
 import GeolocateModel
 
-
-
 /// Whether `name` is 1 to 64 letters, digits, `_` or `-`: the names of actions and endpoints,
 /// which appear in config keys, messages and file names.
 ///

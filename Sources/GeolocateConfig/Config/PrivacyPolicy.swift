@@ -12,9 +12,9 @@ package struct PrivacyPolicy: Sendable, Equatable {
     package var attributeFilter: LocationAttributes
 
     package init(precision: LocationPrecision = ConfigKey.privacyPrecision.builtInValue,
-                accuracyThresholdMetres: Double = ConfigKey.privacyAccuracyThreshold.builtInValue,
-                countryCodeReplacement: String = ConfigKey.privacyCountryCodeReplacement.builtInValue,
-                attributeFilter: LocationAttributes = ConfigKey.privacyLocationAttributeFilter.builtInValue) {
+                 accuracyThresholdMetres: Double = ConfigKey.privacyAccuracyThreshold.builtInValue,
+                 countryCodeReplacement: String = ConfigKey.privacyCountryCodeReplacement.builtInValue,
+                 attributeFilter: LocationAttributes = ConfigKey.privacyLocationAttributeFilter.builtInValue) {
         self.precision = precision
         self.accuracyThresholdMetres = accuracyThresholdMetres
         self.countryCodeReplacement = countryCodeReplacement

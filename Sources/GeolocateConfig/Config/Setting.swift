@@ -20,7 +20,7 @@ package struct SettingKind<Value: Sendable>: Sendable {
 extension SettingKind {
     /// A value stored as the text it is typed as, such as a mode or a URL.
     package static func text(_ valid: String, parse: @escaping @Sendable (String) throws -> Value,
-                     format: @escaping @Sendable (Value) -> String) -> SettingKind {
+                             format: @escaping @Sendable (Value) -> String) -> SettingKind {
         SettingKind(valid: valid, parse: parse, decode: { json in
             guard case .string(let text) = json else { throw GeolocateError.usage("must be \(valid)") }
             return try parse(text)
@@ -362,7 +362,6 @@ extension ConfigStore {
     return url.port.map { (1...65_535).contains($0) } ?? true
     }
 }
-
 
 /// One configuration key: its name, the kind of value, the built-in default and what it means.
 ///

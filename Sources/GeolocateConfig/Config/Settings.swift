@@ -1,6 +1,5 @@
 import GeolocateModel
 
-
 /// The typed view of a validated configuration document: each value read through its
 /// `ConfigKey` setting, the built-in default where the file sets none.
 ///

@@ -1,6 +1,5 @@
 import GeolocateModel
 
-
 /// Limits on what the spool keeps (config `spool.*`).
 package struct SpoolLimits: Sendable, Equatable {
     /// Records older than this by both their times, when they were spooled and (unless it is
@@ -12,8 +11,8 @@ package struct SpoolLimits: Sendable, Equatable {
     package var keepDeliveredMilliseconds: Int64
 
     package init(maxRetentionMilliseconds: Int64 = ConfigKey.spoolMaxRetention.builtInValue,
-                maxRecords: Int = ConfigKey.spoolMaxRecords.builtInValue,
-                keepDeliveredMilliseconds: Int64 = ConfigKey.spoolKeepDelivered.builtInValue) {
+                 maxRecords: Int = ConfigKey.spoolMaxRecords.builtInValue,
+                 keepDeliveredMilliseconds: Int64 = ConfigKey.spoolKeepDelivered.builtInValue) {
         self.maxRetentionMilliseconds = maxRetentionMilliseconds
         self.maxRecords = maxRecords
         self.keepDeliveredMilliseconds = keepDeliveredMilliseconds

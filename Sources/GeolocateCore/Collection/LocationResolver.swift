@@ -4,7 +4,6 @@ import GeolocateModel
 import GeolocateSpool
 import Logging
 
-
 /// What the collection mode decided: a fix or none, where it came from, and why.
 package struct LocationDecision: Sendable, Equatable {
     package var fix: Fix?
@@ -51,9 +50,9 @@ package struct LocationResolver {
     package var logger: Logger
 
     package init(source: @escaping () throws -> LocationSource, opened: LocationSource? = nil, store: LastKnownStore, clock: WallClock,
-                elapsed: MonotonicClock,
-                nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, lastKnownMaxAgeMilliseconds: Int64? = nil,
-                wallStart: Double? = nil, logger: Logger) {
+                 elapsed: MonotonicClock,
+                 nowOverride: Int64?, currentMaxAgeMilliseconds: Int64, lastKnownMaxAgeMilliseconds: Int64? = nil,
+                 wallStart: Double? = nil, logger: Logger) {
         self.source = source
         self.opened = opened
         self.store = store

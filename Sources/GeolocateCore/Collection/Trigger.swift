@@ -20,8 +20,8 @@ package struct TriggerRequest: Sendable {
     package var subject: Subject?
 
     package init(action: String, mode: CollectionMode = .default, timeoutMilliseconds: Int64? = nil,
-                permission: [Permission]? = nil, now: Int64? = nil, source: SourceSpecifier? = nil,
-                replaySpeed: ReplaySpeed = .asap, policy: Bool = false, subject: Subject? = nil) {
+                 permission: [Permission]? = nil, now: Int64? = nil, source: SourceSpecifier? = nil,
+                 replaySpeed: ReplaySpeed = .asap, policy: Bool = false, subject: Subject? = nil) {
         self.action = action
         self.mode = mode
         self.timeoutMilliseconds = timeoutMilliseconds
@@ -47,8 +47,8 @@ package struct Trigger {
     package var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
 
     package init(settings: Settings, environment: [String: String], clock: WallClock,
-                elapsed: MonotonicClock, logger: Logger,
-                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open) {
+                 elapsed: MonotonicClock, logger: Logger,
+                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open) {
         self.settings = settings
         self.environment = environment
         self.clock = clock

@@ -3,7 +3,6 @@ import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
 
-
 /// What `geolocate export` writes (SPEC §12): GPX 1.1, GeoJSON (RFC 7946) or CSV (RFC 4180).
 ///
 /// Each format is written in three parts, so an export streams: `header`, one `point` per

@@ -94,7 +94,7 @@ package struct Exporter {
     ///   `.fileNotWritable` (73) when the file cannot be written (a full disk),
     ///   `.outputFailed` (74) when standard output cannot take it.
     package func run(from input: Input, to output: String?, stateDirectory: String, temporary: PendingFile,
-                    protected: [(path: String, what: String)] = []) throws -> Summary {
+                     protected: [(path: String, what: String)] = []) throws -> Summary {
         guard let output, output != "-" else {
             let sink = ByteSink(fd: 1) { GeolocateError.outputFailed(reason: ErrorText.posix($0)) }
             return try write(from: input, to: sink)

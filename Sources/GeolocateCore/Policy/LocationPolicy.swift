@@ -4,7 +4,6 @@ import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
 
-
 /// `policy.*`: zones that allow or deny, countries allowed, and what an undetermined
 /// decision counts as (SPEC §10.2).
 package struct LocationPolicy: Sendable {

@@ -28,7 +28,7 @@ package struct RecordPrivacy: Sendable {
 
     /// The privacy settings of `settings`, with the geocoder's cache in `stateDirectory`.
     package init(settings: Settings, environment: [String: String], stateDirectory: String,
-                clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
+                 clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
         self.init(policy: settings.privacy, environment: environment,
                   streetGeocoder: StreetGeocoder(settings: settings, stateDirectory: stateDirectory, clock: clock, elapsed: elapsed),
                   logger: logger)

@@ -40,10 +40,9 @@ package struct StreetGeocoder: Sendable {
     /// service's load, not the log's time.
     package var clock: WallClock
 
-
     package init(baseURL: String, minIntervalMilliseconds: Int64 = ConfigKey.geocoderMinInterval.builtInValue,
-                timeoutMilliseconds: Int64 = ConfigKey.geocoderTimeout.builtInValue, caFile: String? = nil, cache: GeocoderCache,
-                transport: HTTPTransport, clock: WallClock) {
+                 timeoutMilliseconds: Int64 = ConfigKey.geocoderTimeout.builtInValue, caFile: String? = nil, cache: GeocoderCache,
+                 transport: HTTPTransport, clock: WallClock) {
         self.baseURL = baseURL
         self.minIntervalMilliseconds = minIntervalMilliseconds
         self.timeoutMilliseconds = timeoutMilliseconds

@@ -8,7 +8,6 @@ import GeolocateSpool
 import Glibc
 #endif
 
-
 /// Reads `DeviceContext` from sysfs and from NetworkManager's `nmcli` and ModemManager's
 /// `mmcli`, when they are installed.
 ///

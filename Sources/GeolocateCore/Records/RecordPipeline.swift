@@ -40,7 +40,7 @@ package struct RecordPipeline {
     /// - Parameter replay: whether the records come from a replayed log, whose reports are
     ///   kept apart from live ones (a test log must never make a real login look like a jump).
     package init(settings: Settings, environment: [String: String], stateDirectory: String, policy: LocationPolicy?,
-                replay: Bool, reports: Reports, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
+                 replay: Bool, reports: Reports, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
         privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory,
                                 clock: clock, elapsed: elapsed, logger: logger)
         output = OutputPolicy(settings: settings)

@@ -94,7 +94,7 @@ package struct SignalDetector {
     static let lockPatienceMilliseconds = 200
 
     package init(settings: Settings, stateDirectory: String, replay: Bool, clockSynchronized: Bool?, clock: MonotonicClock,
-                logger: Logger) {
+                 logger: Logger) {
         thresholds = SignalThresholds(settings: settings)
         self.clockSynchronized = clockSynchronized
         self.clock = clock

@@ -87,9 +87,9 @@ package struct SourceOpening: Sendable {
     package var logger: Logger
 
     package init(replaySpeed: ReplaySpeed = .asap,
-                responseTimeoutMilliseconds: Int = Int(Defaults.gpsdResponseTimeoutMilliseconds),
-                idleMilliseconds: Int32? = nil, readAheadMilliseconds: Int64? = nil,
-                clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
+                 responseTimeoutMilliseconds: Int = Int(Defaults.gpsdResponseTimeoutMilliseconds),
+                 idleMilliseconds: Int32? = nil, readAheadMilliseconds: Int64? = nil,
+                 clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
         self.clock = clock
         self.elapsed = elapsed
         self.replaySpeed = replaySpeed

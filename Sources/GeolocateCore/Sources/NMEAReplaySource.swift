@@ -89,7 +89,7 @@ package final class NMEAReplaySource: LocationSource {
     /// - Parameter readAheadMilliseconds: with a value, `startTime()` reads silent input for
     ///   its date at most this long (wall time, from opening) before it answers `nil`.
     package init(path: String, speed: ReplaySpeed = .asap, idleMilliseconds: Int32? = nil,
-                readAheadMilliseconds: Int64? = nil, pacingClock: MonotonicClock) throws {
+                 readAheadMilliseconds: Int64? = nil, pacingClock: MonotonicClock) throws {
         self.pacingClock = pacingClock
         readAheadDeadline = readAheadMilliseconds.map { Deadline(milliseconds: $0, clock: pacingClock) }
         self.path = path == "-" ? "standard input" : path

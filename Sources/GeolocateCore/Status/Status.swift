@@ -93,8 +93,8 @@ package struct StatusReport: Sendable, Encodable {
     /// `probe` asks gpsd (`GPSDSource.probe`) when it is the source.
     /// - Throws: `GeolocateError` when the configuration cannot be read.
     package static func gather(settings: Settings, configPath: String, environment: [String: String],
-                              clock: WallClock, elapsed: MonotonicClock, logger: Logger,
-                              probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
+                               clock: WallClock, elapsed: MonotonicClock, logger: Logger,
+                               probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
         let now = clock.nowMilliseconds
         let stateDirectory = Paths.stateDirectory(environment: environment)
         let source = try settings.resolvedSource(flag: nil, environment: environment)

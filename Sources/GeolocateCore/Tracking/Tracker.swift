@@ -40,7 +40,7 @@ package struct TrackRequest: Sendable {
     package var toSpool: Bool
 
     package init(policy: TrackPolicy = TrackPolicy(), source: SourceSpecifier? = nil, replaySpeed: ReplaySpeed = .asap,
-                permission: [Permission]? = nil, toStdout: Bool = false, toSpool: Bool = true) {
+                 permission: [Permission]? = nil, toStdout: Bool = false, toSpool: Bool = true) {
         self.policy = policy
         self.source = source
         self.replaySpeed = replaySpeed
@@ -88,10 +88,10 @@ package struct Tracker {
     package var transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)?
 
     package init(settings: Settings, environment: [String: String], clock: WallClock,
-                elapsed: MonotonicClock, timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
-                output: @escaping (String) -> Void,
-                openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open,
-                transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)? = nil) {
+                 elapsed: MonotonicClock, timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
+                 output: @escaping (String) -> Void,
+                 openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open,
+                 transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)? = nil) {
         self.settings = settings
         self.environment = environment
         self.clock = clock

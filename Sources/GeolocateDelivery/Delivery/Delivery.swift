@@ -13,10 +13,10 @@ package enum Delivery {
     ///   flush is left to it and the report is empty (track's own flushes).
     /// - Throws: `GeolocateError.configuration` when no endpoint is configured (78).
     package static func flush(settings: Settings, configPath: String, environment: [String: String], logger: Logger,
-                             only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
-                             waitForTurn: Bool = true, ignoringRetryAfter: Bool = false,
-                             transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
-                             clock: WallClock, elapsed: MonotonicClock) async throws -> FlushReport {
+                              only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
+                              waitForTurn: Bool = true, ignoringRetryAfter: Bool = false,
+                              transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
+                              clock: WallClock, elapsed: MonotonicClock) async throws -> FlushReport {
         let stateDirectory = Paths.stateDirectory(environment: environment)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         // Without endpoints there may still be records `trigger --post URL` left for their URL.
@@ -80,9 +80,9 @@ package enum Delivery {
     /// - Throws: `GeolocateError` for an unknown endpoint (78), or a spool that could not take
     ///   the record when the POST did not deliver it either (73, 75).
     package static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
-                            environment: [String: String], logger: Logger,
-                            transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
-                            clock: WallClock, elapsed: MonotonicClock, timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
+                             environment: [String: String], logger: Logger,
+                             transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
+                             clock: WallClock, elapsed: MonotonicClock, timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
         let transport = transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed)
         var endpoint: Endpoint
         switch target {

@@ -65,7 +65,7 @@ extension Endpoint {
     /// body, or for `osmand` the query added to the URL; over HTTPS with `tls`
     /// (`tlsConfiguration()`).
     package func request(for records: [Record], policy: OutputPolicy, sender: Sender, idempotencyKey: String,
-                 tls: TLSConfiguration? = nil) -> DeliveryRequest {
+                         tls: TLSConfiguration? = nil) -> DeliveryRequest {
         var target = url
         if format == .osmand, let record = records.first {
             target += (url.contains("?") ? "&" : "?") + OsmAndEncoder.query(policy.applied(to: record), sender: sender)

@@ -141,9 +141,9 @@ package struct Flusher: Sendable {
     package var ignoresRetryAt = false
 
     package init(spool: Spool, endpoints: [Endpoint], transport: HTTPTransport, limits: SpoolLimits = SpoolLimits(),
-                retry: RetryPolicy = RetryPolicy(),
-                clock: WallClock, logger: Logger,
-                sleep: @escaping @Sendable (Int64) async -> Void = { await systemTaskSleep(milliseconds: $0) }) {
+                 retry: RetryPolicy = RetryPolicy(),
+                 clock: WallClock, logger: Logger,
+                 sleep: @escaping @Sendable (Int64) async -> Void = { await systemTaskSleep(milliseconds: $0) }) {
         self.spool = spool
         self.endpoints = endpoints
         self.transport = transport

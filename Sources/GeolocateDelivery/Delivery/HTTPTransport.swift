@@ -30,7 +30,7 @@ extension DeliveryRequest {
     /// A POST with geolocate's headers: the endpoint's own (sorted), then `Content-Type`,
     /// `Idempotency-Key` and `User-Agent`.
     package init(url: String, headers: [String: String] = [:], contentType: String, idempotencyKey: String,
-         body: [UInt8], timeoutMilliseconds: Int64, tls: TLSConfiguration? = nil) {
+                 body: [UInt8], timeoutMilliseconds: Int64, tls: TLSConfiguration? = nil) {
         self.init(url: url,
                   headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [
                       ("Content-Type", contentType), ("Idempotency-Key", idempotencyKey),
@@ -101,7 +101,7 @@ package struct AsyncHTTPTransport: HTTPTransport {
     }()
 
     package init(client: HTTPClient = AsyncHTTPTransport.client, clock: WallClock,
-                elapsed: MonotonicClock) {
+                 elapsed: MonotonicClock) {
         self.client = client
         self.clock = clock
         self.elapsed = elapsed

@@ -3,7 +3,6 @@ import GeolocateConfig
 import GeolocateModel
 import GeolocateSpool
 
-
 /// What a broker did with messages published in order.
 package struct MQTTOutcome: Sendable, Equatable {
     /// How many messages, from the first, the broker acknowledged (QoS 1: PUBACK; QoS 2:

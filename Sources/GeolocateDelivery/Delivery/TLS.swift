@@ -4,7 +4,6 @@ import GeolocateModel
 import GeolocateSpool
 import NIOSSL
 
-
 /// Why a TLS handshake failed, read from the TLS library's error so that a message can say it
 /// in our words: the library's text names its own types and the path it was built in.
 ///

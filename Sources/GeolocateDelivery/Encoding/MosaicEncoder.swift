@@ -2,7 +2,6 @@ import GeolocateConfig
 import GeolocateModel
 import GeolocateSpool
 
-
 /// The Mosaic-style record of SPEC §3.1: decimal strings, explicit nulls, fixed key order.
 package enum MosaicEncoder: RecordEncoder {
     package static func write(_ record: Record, to json: inout JSONWriter) {

@@ -2,7 +2,6 @@ import GeolocateConfig
 import GeolocateModel
 import GeolocateSpool
 
-
 /// The OwnTracks JSON location message (`_type` `location`), as OwnTracks Recorder and Home
 /// Assistant's OwnTracks integration take it over MQTT and HTTP: numbers, whole metres, km/h
 /// and epoch seconds.

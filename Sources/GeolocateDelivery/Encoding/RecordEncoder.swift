@@ -2,7 +2,6 @@ import GeolocateConfig
 import GeolocateModel
 import GeolocateSpool
 
-
 /// Writes one record in one wire format.
 ///
 /// An encoder is a pure function of the record: it writes what the record holds and its

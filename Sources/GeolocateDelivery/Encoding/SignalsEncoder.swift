@@ -2,7 +2,6 @@ import GeolocateConfig
 import GeolocateModel
 import GeolocateSpool
 
-
 /// The `signals` and `policy` objects (SPEC §10), in the style of the record that carries them.
 package enum SignalsEncoder {
     /// How figures are written: the Mosaic record's decimal strings and camelCase, or

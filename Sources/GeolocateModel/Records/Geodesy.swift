@@ -36,7 +36,6 @@ package enum Geodesy {
         return vincenty(latitude1: latitude1, longitude1: longitude1, latitude2: latitude2, longitude2: longitude2)
     }
 
-
     /// Vincenty's inverse formula; the great circle where it does not converge.
     package static func vincenty(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double) -> Double {
         let radians = Double.pi / 180

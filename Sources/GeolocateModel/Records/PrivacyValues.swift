@@ -96,7 +96,7 @@ package struct Address: Sendable, Equatable {
     package var streetNumber: String?
 
     package init(countryCode: String? = nil, district: String? = nil, city: String? = nil,
-                street: String? = nil, streetNumber: String? = nil) {
+                 street: String? = nil, streetNumber: String? = nil) {
         self.countryCode = countryCode
         self.district = district
         self.city = city
@@ -123,7 +123,6 @@ package struct Address: Sendable, Equatable {
         return address == Address() ? nil : address
     }
 }
-
 
 /// Why an address could not be found; the record still goes out, with errorCode 1053.
 package enum GeocodingError: Error, Equatable, CustomStringConvertible {

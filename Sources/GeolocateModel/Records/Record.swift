@@ -36,9 +36,9 @@ package struct Record: Sendable, Equatable {
     package var attributes: LocationAttributes = .all
 
     package init(id: String = Record.newID(), action: String, triggeredAt: Int64,
-                requestedMode: String, collectionMode: String, fix: Fix?, permissions: [Permission],
-                origin: LocationOrigin?, fallbackReason: FallbackReason?, errorCode: LocationErrorCode,
-                context: LocationContext? = nil, device: DeviceInfo? = nil) {
+                 requestedMode: String, collectionMode: String, fix: Fix?, permissions: [Permission],
+                 origin: LocationOrigin?, fallbackReason: FallbackReason?, errorCode: LocationErrorCode,
+                 context: LocationContext? = nil, device: DeviceInfo? = nil) {
         self.id = id
         self.action = action
         self.triggeredAt = triggeredAt

@@ -207,8 +207,8 @@ extension Spool {
     /// Records that the endpoint has everything through `seq`: `delivered` of them were accepted,
     /// `deadLetters` refused. Then deletes what every endpoint in `allEndpoints` has.
     package func markDelivered(endpoint: String, through seq: Int64, delivered: Int,
-                              deadLetters: [(record: PendingRecord, status: Int?, reason: String)],
-                              now: Int64, allEndpoints: [String], limits: SpoolLimits = SpoolLimits()) throws {
+                               deadLetters: [(record: PendingRecord, status: Int?, reason: String)],
+                               now: Int64, allEndpoints: [String], limits: SpoolLimits = SpoolLimits()) throws {
         try write { db in
             try db.cachedStatement(sql: Spool.deliveredThroughSQL).execute(arguments: [endpoint, seq, delivered, now])
             for letter in deadLetters {

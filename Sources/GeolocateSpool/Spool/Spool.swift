@@ -245,7 +245,7 @@ package final class Spool: Sendable {
     /// Runs `keepSQL` (one of the `keepSQL(where:)` statements, with its `arguments`) when
     /// delivered records are kept, and drops kept ones past `spool.keepDelivered`.
     package static func keepDelivered(_ db: Database, _ keepSQL: String, _ arguments: StatementArguments, now: Int64,
-                              limits: SpoolLimits) throws {
+                                      limits: SpoolLimits) throws {
         if limits.keepDeliveredMilliseconds > 0 {
             try db.cachedStatement(sql: keepSQL).execute(arguments: arguments + ["deliveredAt": now])
         }
@@ -442,15 +442,15 @@ package final class SpoolWriter {
     /// - Parameter open: opens the spool; called at once, and again after it was found locked.
     /// - Throws: what `open` throws, other than `.spoolLocked`.
     package convenience init(limits: SpoolLimits, window: Duration = SpoolWriter.defaultWindow,
-                            elapsed: MonotonicClock, logger: Logger? = nil,
-                            open: @escaping () throws -> Spool) throws {
+                             elapsed: MonotonicClock, logger: Logger? = nil,
+                             open: @escaping () throws -> Spool) throws {
         self.init(spool: nil, limits: limits, window: window, elapsed: elapsed, logger: logger, open: open)
         do { spool = try open() } catch GeolocateError.spoolLocked(let path) { noteLocked(path) }
     }
 
     /// A writer to `spool`, already open.
     package convenience init(spool: Spool, limits: SpoolLimits, window: Duration = SpoolWriter.defaultWindow,
-                            elapsed: MonotonicClock) {
+                             elapsed: MonotonicClock) {
         self.init(spool: spool, limits: limits, window: window, elapsed: elapsed, logger: nil, open: { spool })
     }
 
