@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A server's check of a geolocate location token (SPEC 15), with PyJWT.
 
 usage: verify.py JWKS_FILE AUDIENCE NONCE [--now SECONDS] < TOKEN

@@ -13,13 +13,11 @@ struct TriggerCommand: AsyncParsableCommand {
         commandName: "trigger",
         abstract: "Report the location for one risk event as a JSON record.",
         discussion: """
-            Mode and timeout: the flag, else actions.NAME.*, else built in. Durations need \
-            a unit (2s). Fields (numbers are strings), login gate, exits: man geolocate.
+            Mode and timeout: the flag, else actions.NAME.*, else built in (man geolocate).
 
             Examples:
-              geolocate trigger login
               geolocate trigger checkout --mode last-known:5m --timeout 2s
-              geolocate trigger login --replay drive.nmea --format veridium
+              geolocate trigger login --format jwt --audience https://risk.example --nonce N
             """
     )
 
@@ -37,10 +35,10 @@ struct TriggerCommand: AsyncParsableCommand {
 
     @OptionGroup var sourceOptions: SourceOptions
 
-    @Option(name: .long, help: ArgumentHelp("Output format; jwt: a location token the device key signs.", valueName: "format"))
+    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"))
     var format: TriggerFormat = .record(.mosaic)
 
-    @Option(name: .long, help: ArgumentHelp("jwt: who the token is for (aud; default: signing.audience).", valueName: "audience"))
+    @Option(name: .long, help: ArgumentHelp("jwt: the token's aud (default: signing.audience).", valueName: "audience"))
     var audience: String?
 
     @Option(name: .long, help: ArgumentHelp("jwt: the server's challenge for this login.", valueName: "nonce"))
