@@ -44,7 +44,7 @@ package enum ConfigKey {
     package static let endpointHeader = Setting<String?>("endpoints.NAME.headers.NAME", SettingKind<String>.headerValue.optional, default: nil,
                                                help: "a header sent to endpoint NAME (shown redacted); file:/PATH reads the value from that file when sending")
     package static let endpointFormat = Setting<EndpointFormat>("endpoints.NAME.format", SettingKind<EndpointFormat>.choice(), default: .openlocate,
-                                               help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, mosaic (one record per request), owntracks (one OwnTracks location message per record) or osmand (Traccar's OsmAnd query, one request per record, HTTP only)")
+                                               help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, mosaic (one record per request), owntracks (one OwnTracks location message per record), osmand (Traccar's OsmAnd query, one request per record, HTTP only) or jwt (location tokens, one per line, signed when sent)")
     package static let endpointBatchSize = Setting<Int>("endpoints.NAME.batchSize", .integer(1...100_000), default: 500,
                                                   help: "records per request")
     package static let endpointTimeout = Setting<Int64>("endpoints.NAME.timeout", timeout, default: 10_000,

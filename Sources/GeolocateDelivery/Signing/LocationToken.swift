@@ -123,3 +123,51 @@ package enum JWS {
         return signingInput + "." + Base64URL.encode(signature)
     }
 }
+
+/// What signs the tokens a `jwt` endpoint receives: the device key, the claims settings give,
+/// and the clock that dates each token when it is sent (so a spooled record never leaves
+/// already expired).
+package struct TokenSigner: Sendable, Equatable {
+    package var key: DeviceKey
+    /// The device id (`iss`).
+    package var issuer: String
+    /// `signing.audience`; `nil` to name the endpoint (`Endpoint.signing(as:)`).
+    package var audience: String?
+    package var lifetimeMilliseconds: Int64
+    package var clock: any WallClock
+
+    package init(key: DeviceKey, issuer: String, audience: String?, lifetimeMilliseconds: Int64, clock: any WallClock) {
+        self.key = key
+        self.issuer = issuer
+        self.audience = audience
+        self.lifetimeMilliseconds = lifetimeMilliseconds
+        self.clock = clock
+    }
+
+    /// The signer of this install: its key (`DeviceKey.path`) and device id, `signing.*`.
+    /// - Throws: `GeolocateError.missingSetting` (78) naming the key file when there is no
+    ///   usable key; `.stateNotWritable` when the device id cannot be stored.
+    package init(settings: Settings, environment: [String: String], clock: any WallClock) throws {
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        self.init(key: try DeviceKey.load(from: DeviceKey.path(settings: settings, environment: environment, stateDirectory: stateDirectory)),
+                  issuer: try DeviceInfo.deviceID(stateDirectory: stateDirectory), audience: settings[ConfigKey.signingAudience],
+                  lifetimeMilliseconds: settings[ConfigKey.signingTokenLifetime], clock: clock)
+    }
+
+    /// `record`'s token, dated now, without a nonce (no server challenged a spooled record).
+    /// - Throws: `GeolocateError.missingSetting` (78) when the key cannot sign.
+    package func token(for record: Record, policy: OutputPolicy) throws -> String {
+        let token = LocationToken(issuer: issuer, audience: audience ?? "", nonce: nil, issuedAt: clock.nowMilliseconds / 1000,
+                                  lifetimeMilliseconds: lifetimeMilliseconds)
+        do {
+            return try token.compact(record, policy: policy, key: key)
+        } catch {
+            throw GeolocateError.missingSetting("the device key (kid \(key.keyID)) could not sign: \(ErrorText.plain(error))")
+        }
+    }
+
+    package static func == (lhs: TokenSigner, rhs: TokenSigner) -> Bool {
+        lhs.key.keyID == rhs.key.keyID && lhs.issuer == rhs.issuer && lhs.audience == rhs.audience
+            && lhs.lifetimeMilliseconds == rhs.lifetimeMilliseconds
+    }
+}

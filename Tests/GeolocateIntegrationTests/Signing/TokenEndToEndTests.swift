@@ -185,6 +185,45 @@ import Testing
         #expect(try device.run(["key", "show"]).status == 78)
     }
 
+    /// A `jwt` endpoint receives one token per spooled record, signed when sent: each verifies
+    /// with the enrolled key, names the endpoint as audience and carries its record.
+    @Test func aJWTEndpointReceivesATokenPerRecordSignedWhenSent() throws {
+        let (device, jwks) = try enrolled()
+        #expect(try device.run(["track", "--replay", drive, "--every-fix"]).status == 0)
+        let exported = try device.run(["export", "--format", "csv"])
+        let spooled = exported.stdout.split(whereSeparator: \.isNewline).dropFirst()
+        #expect(spooled.count > 10, "the drive spools a record per fix (the CSV's rows after its header): \(exported.stderr)")
+        let collector = try Collector()
+        defer { collector.stop() }
+        let url = collector.url("/tokens")
+        #expect(try device.run(["config", "set", "endpoints.risk.url", url]).status == 0)
+        #expect(try device.run(["config", "set", "endpoints.risk.format", "jwt"]).status == 0)
+        let before = Int(Date().timeIntervalSince1970)
+        let flushed = try device.run(["flush"])
+        #expect(flushed.status == 0, "\(flushed.stderr)")
+        let requests = collector.requests("/tokens")
+        #expect(requests.allSatisfy { $0.contentType == "application/jwt" })
+        let tokens = requests.flatMap { $0.body.split(separator: "\n").map(String.init) }
+        #expect(tokens.count == spooled.count, "one token per record")
+        var ids: Set<String> = []
+        for token in tokens.prefix(5) + tokens.suffix(2) {
+            let answer = try verify(token, jwks: jwks, audience: url, nonce: "")
+            let claims = try claims(try tool(["decode", token, jwks]))
+            #expect((claims["iat"] as? Int).map { $0 >= before - 1 } == true, "signed when sent, not when spooled")
+            #expect(claims["aud"] as? String == url)
+            #expect(claims["nonce"] == nil)
+            #expect(answer.text.contains("nonce"), "the verifier asks for this login's nonce, which a spooled token has not")
+            ids.insert((claims["loc"] as? [String: Any])?["id"] as? String ?? "")
+        }
+        #expect(ids.count == 7)
+        // Without the key, a flush to a jwt endpoint is a configuration error; nothing is sent.
+        unlink(device.stateDirectory + "/device-key")
+        #expect(try device.run(["track", "--replay", drive, "--every-fix"]).status == 0)
+        let keyless = try device.run(["flush"])
+        #expect(keyless.status == 78 && keyless.stderr.contains("geolocate key init"), "\(keyless.stderr)")
+        #expect(collector.requests("/tokens").count == requests.count)
+    }
+
     @Test func usageErrorsOfJWT() throws {
         _ = try enrolled()
         let noAudience = try geolocate.run(["trigger", "login", "--replay", drive, "--format", "jwt"])
