@@ -36,8 +36,8 @@ package struct LocationToken: Sendable {
         try JWS.compact(type: "JWT", payload: claims(record, policy: policy), key: key.privateKey)
     }
 
-    /// The claims, keys in sorted order. The provenance claims (`src`, `fixTime`, `arrivedAt`,
-    /// `systemClockSynchronized`) are outside `loc`, where no `fields.*` or privacy setting
+    /// The claims, keys in sorted order. The provenance claims (`src`, `fixQuality`, `fixTime`,
+    /// `arrivedAt`, `systemClockSynchronized`) are outside `loc`, where no `fields.*` or privacy setting
     /// removes them; times in them are epoch milliseconds, as in records (`iat` and `exp`
     /// are seconds, as JWT says).
     package func claims(_ record: Record, policy: OutputPolicy) -> [UInt8] {
@@ -47,6 +47,7 @@ package struct LocationToken: Sendable {
         if let fix { json.integer("arrivedAt", fix.receivedAt ?? fix.timestamp) }
         json.string("aud", audience)
         json.integer("exp", issuedAt.addingClamped(max(lifetimeMilliseconds, 1000) / 1000))
+        if let fix { json.stringIfPresent("fixQuality", fix.quality?.rawValue) }
         if let fix { json.integer("fixTime", fix.timestamp) }
         json.integer("iat", issuedAt)
         json.string("iss", issuer)
