@@ -35,7 +35,7 @@ struct TriggerCommand: AsyncParsableCommand {
 
     @OptionGroup var sourceOptions: SourceOptions
 
-    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"))
+    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"), completion: .list(TriggerFormat.allValueStrings))
     var format: TriggerFormat = .record(.mosaic)
 
     @Option(name: .long, help: ArgumentHelp("jwt: the token's aud (default: signing.audience).", valueName: "audience"))

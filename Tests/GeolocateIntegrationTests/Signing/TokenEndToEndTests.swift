@@ -73,6 +73,7 @@ import Testing
         #expect(location["latitude"] as? String == printed["latitude"] as? String)
         #expect(location["longitude"] as? String == printed["longitude"] as? String)
         #expect(claims["fixTime"] as? Int == location["recordTimestamp"] as? Int)
+        #expect(claims["fixQuality"] as? String == "gps" && location["fixQuality"] as? String == "gps")
         // Claims are written once, keys sorted (the payload decoded by hand, not by PyJWT).
         let payload = try #require(token.split(separator: ".").dropFirst().first)
         let payloadBytes = try #require(Data(base64URL: String(payload)))
