@@ -149,7 +149,8 @@ let package = Package(
         ),
         .testTarget(
             name: "GeolocateCoreTests",
-            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "NMEA", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "NMEA", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Policy/policy-oracle.py"],
             resources: [.copy("Fixtures")],
             swiftSettings: ownSwiftSettings
@@ -159,7 +160,7 @@ let package = Package(
         .testTarget(
             name: "GeolocateIntegrationTests",
             dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz"],
-            exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/spoof-nmea.py", "Support/pam-harness.sh", "Golden"],
+            exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/spoof-nmea.py", "Support/pam-harness.sh", "Support/jws-tool.py", "Golden"],
             swiftSettings: ownSwiftSettings
         ),
     ]

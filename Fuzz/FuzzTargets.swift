@@ -135,7 +135,7 @@ enum FuzzTarget: String, CaseIterable {
         guard let record = try? MosaicLine.record(from: String(decoding: bytes, as: UTF8.self), recordedAt: 1_795_000_000_000) else { return }
         for precision in LocationPrecision.allCases {
             let policy = OutputPolicy(attributes: PrivacyPolicy(precision: precision).attributes)
-            for format in EndpointFormat.allCases { _ = format.body(for: [record, record], policy: policy) }
+            for format in EndpointFormat.allCases where format != .jwt { _ = try? format.body(for: [record, record], policy: policy) }
             for format in RecordFormat.allCases { _ = format.line(record, policy: policy) }
         }
     }

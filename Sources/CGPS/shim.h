@@ -20,6 +20,9 @@ static const int geolocate_mode_3d = MODE_3D;
 static const int geolocate_status_simulated = STATUS_SIM;
 static const int geolocate_status_dead_reckoning = STATUS_DR;
 static const int geolocate_status_gnss_dead_reckoning = STATUS_GNSSDR;
+static const int geolocate_status_dgps = STATUS_DGPS_FIX;
+static const int geolocate_status_rtk_fixed = STATUS_RTK_FIX;
+static const int geolocate_status_rtk_float = STATUS_RTK_FLT;
 
 // gps_send is variadic, which Swift does not import.
 static inline int geolocate_send(struct gps_data_t *gpsdata, const char *command) {

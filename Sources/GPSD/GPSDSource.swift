@@ -307,8 +307,16 @@ package final class GPSDSource: LocationSource {
             verticalAccuracy: threeD ? FixLimits.errorFigure(finite(fix.epv)).map(Accuracy.vertical(epv95:)) : nil,
             provider: .gpsd)
         guard var checked else { return .refused("coordinates out of range (\(fix.latitude), \(fix.longitude))") }
-        if fix.status == geolocate_status_dead_reckoning || fix.status == geolocate_status_gnss_dead_reckoning {
+        switch fix.status {
+        case geolocate_status_dead_reckoning, geolocate_status_gnss_dead_reckoning:
             checked.isEstimated = true
+            checked.quality = .estimated
+        case geolocate_status_dgps: checked.quality = .dgps
+        case geolocate_status_rtk_fixed: checked.quality = .rtkFixed
+        case geolocate_status_rtk_float: checked.quality = .rtkFloat
+        // A TPV without `status` is a plain fix (gpsd writes it only when it is not 1); 9 is a
+        // fix with a PPS-disciplined clock.
+        default: checked.quality = .gps
         }
         return .fix(checked)
     }

@@ -117,6 +117,7 @@ public struct EpochAssembler {
             provider: provider)
         result.fix?.satellites = sky.summary(at: time, ggaUsed: epoch.ggaSatellites)
         if epoch.estimated { result.fix?.isEstimated = true }
+        result.fix?.quality = epoch.estimated ? .estimated : epoch.ggaQuality ?? epoch.letterQuality ?? .gps
         return result
     }
 }
@@ -148,6 +149,10 @@ private struct Accumulator {
     /// GGA quality 6, FAA mode E or M, or GNS modes all E, M or S: the receiver estimated the
     /// position (dead reckoning) or was given it, not measured it.
     var estimated = false
+    /// The kind of fix GGA's quality said, which is the most detailed word (RTK, DGPS).
+    var ggaQuality: Fix.Quality?
+    /// The kind the last mode letter (RMC, GLL, GNS) said.
+    var letterQuality: Fix.Quality?
 
     /// The mode GGA or GSA stated in this epoch, if either did.
     ///
@@ -181,6 +186,7 @@ private struct Accumulator {
             }
             ggaSaidNoFix = false
             if quality == 6 { estimated = true }
+            ggaQuality = Fix.Quality(ggaQuality: quality)
             // gpsd 3.22 (processGGA): fewer than 3 satellites used, an empty field counting as
             // 0, is no fix whatever the quality says, unless a GSA of the epoch states a mode.
             ggaFewSatellites = (satellites ?? 0) < 3
@@ -190,9 +196,10 @@ private struct Accumulator {
             altitudeMSL = altitude
             if let separation { geoidSeparation = separation }
             ggaMode = altitude == nil ? .twoD : .threeD
-        case let .gns(_, latitude, longitude, hasFix, estimated, _, hdop, altitude, separation):
+        case let .gns(_, latitude, longitude, hasFix, estimated, _, hdop, altitude, separation, quality):
             guard hasFix else { return }
             if estimated { self.estimated = true }
+            if let quality { letterQuality = quality }
             setPosition(latitude, longitude, valid: true)
             if let hdop { self.hdop = hdop }
             if let altitude { altitudeMSL = altitude }
@@ -204,6 +211,7 @@ private struct Accumulator {
             if !valid { positionValid = false }
             // FAA mode E (estimated) or M (manual input): not a measured position.
             if ok && (faaMode == 0x45 || faaMode == 0x4D) { estimated = true }
+            if ok, let faaMode, let kind = Fix.Quality(modeLetter: faaMode) { letterQuality = kind }
             setPosition(latitude, longitude, valid: ok)
             if ok {
                 if let speed { speedKnots = speed }
@@ -212,6 +220,7 @@ private struct Accumulator {
         case let .gll(_, valid, latitude, longitude, faaMode):
             let ok = valid && faaMode != 0x4E && faaMode != 0x53
             if ok && (faaMode == 0x45 || faaMode == 0x4D) { estimated = true }
+            if ok, let faaMode, let kind = Fix.Quality(modeLetter: faaMode) { letterQuality = kind }
             setPosition(latitude, longitude, valid: ok)
         case let .gsa(fixType, _, hdop, vdop, _):
             guard let fixType, (1...3).contains(fixType) else { return }

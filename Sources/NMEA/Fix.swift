@@ -51,6 +51,62 @@ public struct Fix: Sendable, Equatable, Codable {
     /// `true` when the receiver says the fix is estimated (dead reckoning: GGA quality 6, FAA
     /// mode E, gpsd's DR status), not measured; `nil` when it did not say so.
     public var isEstimated: Bool?
+    /// What the receiver says of the fix's kind (SPEC §15); `nil` when it said nothing.
+    public var quality: Quality?
+
+    /// The receiver's own word on a fix: GGA's quality, the RMC/GLL/GNS mode letter, or
+    /// gpsd's TPV `status`.
+    ///
+    /// Manual input and simulator output are no fix at all here (GGA quality 7 and 8, mode
+    /// letter S, gpsd's status 8), so records never carry them; an RMC or GLL whose mode
+    /// letter is M (manual) counts as estimated, as the `estimatedFix` signal does.
+    public enum Quality: String, Sendable, Codable, CaseIterable {
+        /// A GNSS fix (GGA 1 or 3, mode A or P, gpsd status 1 or 9).
+        case gps
+        /// Differential corrections (GGA 2, mode D, status 2).
+        case dgps
+        /// RTK with fixed integers (GGA 4, mode R, status 3).
+        case rtkFixed = "rtk-fixed"
+        /// RTK with float ambiguities (GGA 5, mode F, status 4).
+        case rtkFloat = "rtk-float"
+        /// Dead reckoning (GGA 6, mode E, status 5 or 6).
+        case estimated
+
+        /// GGA's quality indicator.
+        public init?(ggaQuality: Int) {
+            switch ggaQuality {
+            case 1, 3: self = .gps
+            case 2: self = .dgps
+            case 4: self = .rtkFixed
+            case 5: self = .rtkFloat
+            case 6: self = .estimated
+            default: return nil
+            }
+        }
+
+        /// An NMEA 2.3+ mode letter (RMC, GLL, GNS, VTG).
+        public init?(modeLetter: UInt8) {
+            switch modeLetter {
+            case UInt8(ascii: "A"), UInt8(ascii: "P"): self = .gps
+            case UInt8(ascii: "D"): self = .dgps
+            case UInt8(ascii: "R"): self = .rtkFixed
+            case UInt8(ascii: "F"): self = .rtkFloat
+            case UInt8(ascii: "E"), UInt8(ascii: "M"): self = .estimated
+            default: return nil
+            }
+        }
+
+        /// How much the kind adds to a plain fix, to pick one of several constellations' letters.
+        var rank: Int {
+            switch self {
+            case .estimated: 0
+            case .gps: 1
+            case .dgps: 2
+            case .rtkFloat: 3
+            case .rtkFixed: 4
+            }
+        }
+    }
 
     public init(
         timestamp: Int64, latitude: Double, longitude: Double, mode: Mode,
@@ -173,6 +229,7 @@ extension Fix {
         checked?.receivedUptime = fix.receivedUptime.flatMap { $0 >= 0 ? $0 : nil }
         checked?.clockSkewMilliseconds = fix.clockSkewMilliseconds
         checked?.isEstimated = fix.isEstimated
+        checked?.quality = fix.quality
         return checked
     }
 }

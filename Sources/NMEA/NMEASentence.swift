@@ -12,7 +12,7 @@ public enum NMEASentence: Sendable, Equatable {
     case gll(time: Int?, valid: Bool, latitude: Double?, longitude: Double?, faaMode: UInt8?)
     /// GNS: like GGA, with per-constellation mode letters.
     case gns(time: Int?, latitude: Double?, longitude: Double?, hasFix: Bool, estimated: Bool, satellites: Int?,
-             hdop: Double?, altitudeMSL: Double?, geoidSeparation: Double?)
+             hdop: Double?, altitudeMSL: Double?, geoidSeparation: Double?, quality: Fix.Quality?)
     /// GSA: fix type (1 none, 2 = 2D, 3 = 3D), DOPs and the satellites used.
     case gsa(fixType: Int?, pdop: Double?, hdop: Double?, vdop: Double?, used: SatellitesUsed)
     /// GST: 1-sigma errors of latitude, longitude and altitude, in metres.
@@ -28,7 +28,7 @@ public enum NMEASentence: Sendable, Equatable {
     public var timeOfDay: Int? {
         switch self {
         case .gga(let time, _, _, _, _, _, _, _), .rmc(let time, _, _, _, _, _, _, _),
-             .gll(let time, _, _, _, _), .gns(let time, _, _, _, _, _, _, _, _),
+             .gll(let time, _, _, _, _), .gns(let time, _, _, _, _, _, _, _, _, _),
              .gst(let time, _, _, _), .zda(let time, _):
             return time
         case .gsa, .vtg, .gsv:
@@ -97,10 +97,13 @@ public enum NMEASentence: Sendable, Equatable {
             var hasFix = false
             // Estimated (E), manual (M) or simulated (S) in every system that has a fix.
             var estimated = false, measured = false
+            // The best kind among the systems' letters: one constellation's RTK makes the fix RTK.
+            var quality: Fix.Quality?
             if let modes {
                 for i in modes where body[i] != 0x4E {
                     hasFix = true
                     if body[i] == 0x45 || body[i] == 0x4D || body[i] == 0x53 { estimated = true } else { measured = true }
+                    if let kind = Fix.Quality(modeLetter: body[i]), kind.rank > (quality?.rank ?? -1) { quality = kind }
                 }
             }
             let satellites = f.integer()
@@ -109,7 +112,7 @@ public enum NMEASentence: Sendable, Equatable {
             let separation = f.decimal()
             return .gns(time: time, latitude: latitude, longitude: longitude, hasFix: hasFix,
                         estimated: estimated && !measured, satellites: satellites, hdop: hdop, altitudeMSL: altitude,
-                        geoidSeparation: separation)
+                        geoidSeparation: separation, quality: estimated && !measured ? .estimated : quality)
         case SentenceType.gsa:
             f.skip(1)
             let fixType = f.integer()

@@ -13,13 +13,11 @@ struct TriggerCommand: AsyncParsableCommand {
         commandName: "trigger",
         abstract: "Report the location for one risk event as a JSON record.",
         discussion: """
-            Mode and timeout: the flag, else actions.NAME.*, else built in. Durations need \
-            a unit (2s). Fields (numbers are strings), login gate, exits: man geolocate.
+            Mode and timeout: the flag, else actions.NAME.*, else built in (man geolocate).
 
             Examples:
-              geolocate trigger login
               geolocate trigger checkout --mode last-known:5m --timeout 2s
-              geolocate trigger login --replay drive.nmea --format veridium
+              geolocate trigger login --format jwt --audience https://risk.example --nonce N
             """
     )
 
@@ -37,8 +35,14 @@ struct TriggerCommand: AsyncParsableCommand {
 
     @OptionGroup var sourceOptions: SourceOptions
 
-    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"))
-    var format: RecordFormat = .mosaic
+    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"), completion: .list(TriggerFormat.allValueStrings))
+    var format: TriggerFormat = .record(.mosaic)
+
+    @Option(name: .long, help: ArgumentHelp("jwt: the token's aud (default: signing.audience).", valueName: "audience"))
+    var audience: String?
+
+    @Option(name: .long, help: ArgumentHelp("jwt: the server's challenge for this login.", valueName: "nonce"))
+    var nonce: String?
 
     @Option(name: .long, help: ArgumentHelp("Permission for this call (default: config).", valueName: "permission"))
     var permission: PermissionChoice?
@@ -73,6 +77,13 @@ struct TriggerCommand: AsyncParsableCommand {
 
     func validate() throws {
         if post != nil && endpoint != nil { throw ValidationError("--post and --endpoint cannot be used together") }
+        if format == .jwt && now != nil { throw ValidationError("--now cannot be used with --format jwt: a token's times are the device's own") }
+        if format != .jwt && (audience != nil || nonce != nil) { throw ValidationError("--audience and --nonce go with --format jwt") }
+        for (flag, value) in [("--audience", audience), ("--nonce", nonce)] {
+            if let value, value.isEmpty || value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw ValidationError("\(flag) needs text without control characters")
+            }
+        }
         do {
             try Trigger.validate(action: action)
         } catch let error as GeolocateError {
@@ -88,6 +99,9 @@ struct TriggerCommand: AsyncParsableCommand {
             // An unknown endpoint is refused before any record is printed.
             if let endpoint { _ = try settings.endpoint(named: endpoint, configPath: globalOptions.configPath) }
             let environment = globalOptions.environment
+            // The key and the audience are checked before the source is asked: a token that
+            // cannot be signed exits 78 (or 64) at once, not after the query timeout.
+            let signing = format == .jwt ? try tokenSigning(settings: settings, environment: environment) : nil
             let trigger = Trigger(settings: settings, environment: environment,
                                   clock: globalOptions.clock, elapsed: globalOptions.elapsed, logger: logger,
                                   openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
@@ -101,8 +115,19 @@ struct TriggerCommand: AsyncParsableCommand {
                 replaySpeed: sourceOptions.replaySpeed,
                 policy: policy || enforce))
             // The record is still sent when stdout cannot take it; the failure is the exit code.
-            let sender = format.namesTheDevice ? try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) : Sender()
-            let printed = Result { try FileHandleOutput.stdout(format.line(record, policy: OutputPolicy(settings: settings), sender: sender) + "\n") }
+            let line: String
+            switch format {
+            case .record(let recordFormat):
+                let sender = recordFormat.namesTheDevice
+                    ? try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) : Sender()
+                line = recordFormat.line(record, policy: OutputPolicy(settings: settings), sender: sender)
+            case .jwt:
+                guard let signing else { throw GeolocateError.usage("--format jwt needs a device key") }
+                var token = signing.token
+                token.issuedAt = globalOptions.clock.nowMilliseconds / 1000
+                line = try token.compact(record, policy: OutputPolicy(settings: settings), key: signing.key)
+            }
+            let printed = Result { try FileHandleOutput.stdout(line + "\n") }
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint) {
                 let destination = post.map(ConfigStore.redactedURL) ?? endpoint ?? ""
                 switch try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
@@ -125,3 +150,44 @@ struct TriggerCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension TriggerCommand {
+    /// The key and the claims of `--format jwt` but the time: `--audience`, else
+    /// `signing.audience`, else a usage error (64); the device key, else 78.
+    func tokenSigning(settings: Settings, environment: [String: String]) throws -> (key: DeviceKey, token: LocationToken) {
+        guard let audience = audience ?? settings[ConfigKey.signingAudience] else {
+            throw GeolocateError.usage("--format jwt needs --audience (or signing.audience): the server the token is for")
+        }
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let key = try DeviceKey.load(from: DeviceKey.path(settings: settings, environment: environment, stateDirectory: stateDirectory))
+        let token = LocationToken(issuer: try DeviceInfo.deviceID(stateDirectory: stateDirectory), audience: audience, nonce: nonce,
+                                  issuedAt: 0, lifetimeMilliseconds: settings[ConfigKey.signingTokenLifetime])
+        return (key, token)
+    }
+}
+
+/// `trigger --format`: a record format, or `jwt`, the record signed as a location token.
+enum TriggerFormat: ExpressibleByArgument, Equatable {
+    case record(RecordFormat)
+    case jwt
+
+    init?(argument: String) {
+        if argument == "jwt" {
+            self = .jwt
+        } else if let format = RecordFormat(rawValue: argument) {
+            self = .record(format)
+        } else {
+            return nil
+        }
+    }
+
+    var defaultValueDescription: String {
+        switch self {
+        case .record(let format): return format.rawValue
+        case .jwt: return "jwt"
+        }
+    }
+
+    static var allValueStrings: [String] { RecordFormat.allCases.map(\.rawValue) + ["jwt"] }
+}
+

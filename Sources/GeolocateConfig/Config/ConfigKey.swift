@@ -44,7 +44,7 @@ package enum ConfigKey {
     package static let endpointHeader = Setting<String?>("endpoints.NAME.headers.NAME", SettingKind<String>.headerValue.optional, default: nil,
                                                help: "a header sent to endpoint NAME (shown redacted); file:/PATH reads the value from that file when sending")
     package static let endpointFormat = Setting<EndpointFormat>("endpoints.NAME.format", SettingKind<EndpointFormat>.choice(), default: .openlocate,
-                                               help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, mosaic (one record per request), owntracks (one OwnTracks location message per record) or osmand (Traccar's OsmAnd query, one request per record, HTTP only)")
+                                               help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, mosaic (one record per request), owntracks (one OwnTracks location message per record), osmand (Traccar's OsmAnd query, one request per record, HTTP only) or jwt (location tokens, one per line, signed when sent)")
     package static let endpointBatchSize = Setting<Int>("endpoints.NAME.batchSize", .integer(1...100_000), default: 500,
                                                   help: "records per request")
     package static let endpointTimeout = Setting<Int64>("endpoints.NAME.timeout", timeout, default: 10_000,
@@ -111,6 +111,14 @@ package enum ConfigKey {
                                                     help: "signals that deny access when they fire, whatever policy.undetermined says (none: the gate is off)")
     package static let policyOnError = Setting<ErrorPolicy>("policy.onError", SettingKind<ErrorPolicy>.choice(), default: .deny,
                                                  help: "what trigger --pam does when geolocate cannot decide (a broken config or zones file, an unsafe file, no time left): deny fails closed")
+    package static let signingKeyFile = Setting<String?>("signing.keyFile", SettingKind<String>.path.optional, default: nil,
+                                                          help: "the device key that signs location tokens (none: device-key in the state directory; /etc/geolocate/device-key in system mode)")
+    package static let signingAudience = Setting<String?>("signing.audience", SettingKind<String>.plainText.optional, default: nil,
+                                                          help: "the aud of location tokens when --audience is not given")
+    package static let signingTokenLifetime = Setting<Int64>("signing.tokenLifetime", .duration(tokenLifetimeRange, examples: "such as 30s or 2m"),
+                                                             default: 120_000, help: "how long a location token holds after it is signed (exp - iat)")
+    /// From 10 s, time for a login to reach the server, to 1 h: a token is a proof for one login, not a pass.
+    package static let tokenLifetimeRange: ClosedRange<Int64> = 10_000...3_600_000
     /// `fields.NAME`, one per field of `RecordFields`, in the order of `RecordFields.keys`.
     package static let fields: [Setting<Bool>] = RecordFields.keys.map {
         Setting("fields.\($0.name)", .boolean, default: true, help: "records carry \($0.name)")
@@ -131,6 +139,7 @@ package enum ConfigKey {
         signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry,
         policyEnabled.entry, actionPolicy.entry, policyZones.entry, policyCountries.entry, policyUndetermined.entry,
         policyMaxAge.entry, policyDistrust.entry, policyOnError.entry,
+        signingKeyFile.entry, signingAudience.entry, signingTokenLifetime.entry,
     ] + fields.map(\.entry)
 
     private static var anyDuration: SettingKind<Int64> {

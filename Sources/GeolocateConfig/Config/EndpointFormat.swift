@@ -12,6 +12,8 @@ package enum EndpointFormat: String, Sendable, CaseIterable {
     case owntracks
     /// Traccar's OsmAnd protocol: one request per record, its fields in the query (HTTP only).
     case osmand
+    /// Location tokens (SPEC §15), one per line, signed when sent: the records' JWTs.
+    case jwt
 
     /// The formats, for messages: "openlocate, mosaic-ndjson, mosaic, owntracks or osmand".
     package static var validValues: String {
@@ -27,6 +29,7 @@ package enum EndpointFormat: String, Sendable, CaseIterable {
         case .openlocate, .mosaic, .owntracks: return "application/json"
         case .mosaicNDJSON: return "application/x-ndjson"
         case .osmand: return "application/x-www-form-urlencoded"
+        case .jwt: return "application/jwt"
         }
     }
 }

@@ -40,6 +40,9 @@ package enum Delivery {
         flusher.ignoresRetryAt = ignoringRetryAfter
         flusher.mqtt = mqtt
         flusher.sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        if settings.endpoints.contains(where: { $0.format == .jwt && (names?.contains($0.name) ?? true) }) {
+            flusher.sender.signer = try TokenSigner(settings: settings, environment: environment, clock: clock)
+        }
         let report: FlushReport
         do {
             report = try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
@@ -94,7 +97,8 @@ package enum Delivery {
         let policy = OutputPolicy(settings: settings)
         let record = policy.applied(to: record)
         let stateDirectory = Paths.stateDirectory(environment: environment)
-        let sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        var sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        if endpoint.format == .jwt { sender.signer = try TokenSigner(settings: settings, environment: environment, clock: clock) }
         let broker: MQTTBroker?
         let tls: TLSConfiguration?
         do {
@@ -118,7 +122,7 @@ package enum Delivery {
         let failure: String
         let verdict: DeliveryVerdict
         if let broker, let mqtt {
-            let outcome = await mqtt.publish([endpoint.format.message(for: record, policy: policy, sender: sender)], to: broker)
+            let outcome = await mqtt.publish([try endpoint.format.message(for: record, policy: policy, sender: endpoint.signing(as: sender))], to: broker)
             await mqtt.close()
             switch outcome.failure {
             case nil: verdict = .delivered
@@ -126,7 +130,7 @@ package enum Delivery {
             case .refused(let reason): verdict = .endpointRefused(reason)
             }
         } else {
-            var request = endpoint.request(for: [record], policy: policy, sender: sender,
+            var request = try endpoint.request(for: [record], policy: policy, sender: sender,
                                            idempotencyKey: IdempotencyKey.of([record.id], to: endpoint), tls: tls)
             if let timeoutMilliseconds { request.timeoutMilliseconds = max(1, min(request.timeoutMilliseconds, timeoutMilliseconds)) }
             verdict = DeliveryVerdict(await transport.post(request), from: endpoint)

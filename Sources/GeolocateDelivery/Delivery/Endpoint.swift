@@ -65,13 +65,20 @@ extension Endpoint {
     /// body, or for `osmand` the query added to the URL; over HTTPS with `tls`
     /// (`tlsConfiguration()`).
     package func request(for records: [Record], policy: OutputPolicy, sender: Sender, idempotencyKey: String,
-                         tls: TLSConfiguration? = nil) -> DeliveryRequest {
+                         tls: TLSConfiguration? = nil) throws -> DeliveryRequest {
         var target = url
         if format == .osmand, let record = records.first {
             target += (url.contains("?") ? "&" : "?") + OsmAndEncoder.query(policy.applied(to: record), sender: sender)
         }
         return DeliveryRequest(url: target, headers: headers, contentType: format.contentType, idempotencyKey: idempotencyKey,
-                               body: format.body(for: records, policy: policy, sender: sender), timeoutMilliseconds: timeoutMilliseconds,
+                               body: try format.body(for: records, policy: policy, sender: signing(as: sender)), timeoutMilliseconds: timeoutMilliseconds,
                                tls: tls)
+    }
+
+    /// `sender`, whose tokens name this endpoint as their audience unless `signing.audience` does.
+    package func signing(as sender: Sender) -> Sender {
+        var sender = sender
+        if sender.signer != nil, sender.signer?.audience == nil { sender.signer?.audience = redactedURL }
+        return sender
     }
 }

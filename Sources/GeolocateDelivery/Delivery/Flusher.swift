@@ -309,16 +309,16 @@ package struct Flusher: Sendable {
         let sendable = zip(whole, carried).filter(\.1).map(\.0)
         var payload: Payload?
         if !sendable.isEmpty {
-            payload = broker == nil ? .http(request(for: sendable[...], to: endpoint, tls: tls))
-                : .mqtt(sendable.map { endpoint.format.message(for: $0.record, policy: policy, sender: sender) })
+            payload = broker == nil ? .http(try request(for: sendable[...], to: endpoint, tls: tls))
+                : .mqtt(try sendable.map { try endpoint.format.message(for: $0.record, policy: policy, sender: endpoint.signing(as: sender)) })
         }
         return Batch(sendable: sendable, payload: payload, damaged: records.filter { $0.damage != nil },
                      skipped: zip(whole, carried).filter { !$0.1 }.map(\.0.seq), lastSeq: last.seq)
     }
 
-    private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint, tls: TLSConfiguration?) -> DeliveryRequest {
+    private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint, tls: TLSConfiguration?) throws -> DeliveryRequest {
         let key = IdempotencyKey.of(records.map(\.record.id), to: endpoint)
-        return endpoint.request(for: records.map(\.record), policy: policy, sender: sender, idempotencyKey: key, tls: tls)
+        return try endpoint.request(for: records.map(\.record), policy: policy, sender: sender, idempotencyKey: key, tls: tls)
     }
 
     /// Publishes `records` (as `messages`) to `broker`: what the broker acknowledged is
@@ -359,9 +359,15 @@ package struct Flusher: Sendable {
 
     /// Sends `records` until delivered, refused or out of tries; `waited` is the batch's waiting
     /// so far, shared with the halves of a refused batch, so splitting never renews it.
-    private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint, request: DeliveryRequest? = nil,
+    private func send(_ records: ArraySlice<PendingRecord>, to endpoint: Endpoint, request prepared: DeliveryRequest? = nil,
                       tls: TLSConfiguration?, waited: inout Int64) async -> Outcome {
-        let request = request ?? self.request(for: records, to: endpoint, tls: tls)
+        let request: DeliveryRequest
+        do {
+            request = try prepared ?? self.request(for: records, to: endpoint, tls: tls)
+        } catch {
+            // Only a jwt endpoint's key can fail to render a half of a batch it rendered whole.
+            return Outcome(handledThrough: nil, failure: (ErrorText.plain(error), nil, .configuration))
+        }
         var attempt = 1
         while true {
             let message: String

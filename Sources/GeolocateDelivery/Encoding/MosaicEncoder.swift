@@ -53,6 +53,8 @@ package enum MosaicEncoder: RecordEncoder {
         if allowed.contains(.permissions) { json.strings("permissions", record.permissions.map(\.rawValue)) }
         if allowed.contains(.recordTimestamp) { json.integer("recordTimestamp", fix.timestamp) }
         if allowed.contains(.fixMode) { json.string("fixMode", fix.mode.rawValue) }
+        // The receiver's word on its fix, shown with the fix's mode (`fields.fixMode`).
+        if allowed.contains(.fixMode) { json.stringIfPresent("fixQuality", fix.quality?.rawValue) }
         if allowed.contains(.speed) { json.decimalStringIfPresent("speed", fix.speed, digits: 2) }
         if allowed.contains(.course) { json.decimalStringIfPresent("course", fix.course, digits: 1) }
         if allowed.contains(.verticalAccuracy) { json.decimalStringIfPresent("verticalAccuracy", fix.verticalAccuracy, digits: 1) }

@@ -76,10 +76,13 @@ package struct Sender: Sendable, Equatable {
     package var deviceID: String?
     /// OwnTracks' `tid` (`owntracks.tid`).
     package var trackerID: String?
+    /// What signs the `jwt` format's tokens; `nil` where no endpoint takes them.
+    package var signer: TokenSigner?
 
-    package init(deviceID: String? = nil, trackerID: String? = nil) {
+    package init(deviceID: String? = nil, trackerID: String? = nil, signer: TokenSigner? = nil) {
         self.deviceID = deviceID
         self.trackerID = trackerID
+        self.signer = signer
     }
 }
 

@@ -49,7 +49,7 @@ extension EndpointFormat {
     /// them), which is then skipped, not sent.
     package func carries(_ record: Record, under policy: OutputPolicy = .unrestricted) -> Bool {
         switch self {
-        case .openlocate, .mosaicNDJSON, .mosaic:
+        case .openlocate, .mosaicNDJSON, .mosaic, .jwt:
             return true
         case .owntracks, .osmand:
             let record = policy.applied(to: record)
@@ -59,14 +59,26 @@ extension EndpointFormat {
 
     /// The HTTP request body for `records` under `policy`, written into one buffer (the
     /// one-record formats take the first record only; OsmAnd's is empty: its query says all).
-    package func body(for records: [Record], policy: OutputPolicy, sender: Sender = Sender()) -> [UInt8] {
+    /// - Throws: `GeolocateError.missingSetting` (78) for `jwt` when the sender has no device
+    ///   key, or the key cannot sign.
+    package func body(for records: [Record], policy: OutputPolicy, sender: Sender = Sender()) throws -> [UInt8] {
+        if self == .jwt {
+            guard let signer = sender.signer else { throw GeolocateError.missingSetting("the jwt format needs the device key: geolocate key init") }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(1600 * records.count)
+            for record in records {
+                bytes.append(contentsOf: try signer.token(for: record, policy: policy).utf8)
+                bytes.append(UInt8(ascii: "\n"))
+            }
+            return bytes
+        }
         var json = JSONWriter(capacity: 512 * max(records.count, 1))
         switch self {
         case .mosaic:
             if let record = records.first { MosaicEncoder.write(policy.applied(to: record), to: &json) }
         case .owntracks:
             if let record = records.first { OwnTracksEncoder.write(policy.applied(to: record), sender: sender, to: &json) }
-        case .osmand:
+        case .osmand, .jwt:
             break
         case .mosaicNDJSON:
             for record in records {
@@ -84,8 +96,10 @@ extension EndpointFormat {
     }
 
     /// One MQTT message for `record`: the HTTP body of a batch of one, so a subscriber parses
-    /// what an HTTP receiver does (a §3.1 record for both Mosaic formats).
-    package func message(for record: Record, policy: OutputPolicy, sender: Sender) -> [UInt8] {
-        (self == .mosaicNDJSON ? EndpointFormat.mosaic : self).body(for: [record], policy: policy, sender: sender)
+    /// what an HTTP receiver does (a §3.1 record for both Mosaic formats; one token, without
+    /// its newline, for `jwt`).
+    package func message(for record: Record, policy: OutputPolicy, sender: Sender) throws -> [UInt8] {
+        let body = try (self == .mosaicNDJSON ? EndpointFormat.mosaic : self).body(for: [record], policy: policy, sender: sender)
+        return self == .jwt ? Array(body.dropLast()) : body
     }
 }

@@ -24,6 +24,14 @@ package struct JSONWriter {
 
     package mutating func endArray() { close(UInt8(ascii: "]")) }
 
+    /// `key`, then the one value `write` writes (an object an encoder makes, nested here).
+    package mutating func member(_ key: String, _ write: (inout JSONWriter) -> Void) {
+        self.key(key)
+        needsComma = false
+        write(&self)
+        needsComma = true
+    }
+
     private mutating func open(_ key: String?, _ bracket: UInt8) {
         self.key(key)
         bytes.append(bracket)

@@ -10,6 +10,9 @@ package enum Paths {
     package static let systemStateDirectory = "/var/lib/geolocate"
     /// The configuration file in system mode.
     package static let systemConfigFile = "/etc/geolocate/config.json"
+    /// The device key in system mode: root's, beside the config, not in the state directory
+    /// that monitoring users may read (SPEC §15).
+    package static let systemDeviceKeyFile = "/etc/geolocate/device-key"
 
     /// Whether geolocate runs as the system's: effective uid 0 with neither `GEOLOCATE_CONFIG`
     /// nor `XDG_CONFIG_HOME` set (SPEC §7).

@@ -183,6 +183,8 @@ package final class Spool: Sendable {
         }
         // Schema version 9: the login hook's subject.
         migrator.registerMigration("subject") { db in try SpoolColumns.addMissingColumns(db, version: 9) }
+        // Schema version 10: the receiver's word on its fix (`fixQuality`).
+        migrator.registerMigration("fixQuality") { db in try SpoolColumns.addMissingColumns(db, version: 10) }
         return migrator
     }
 

@@ -13,8 +13,8 @@ package enum SpoolColumns {
     /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
     /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
     /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries, 8 each
-    /// endpoint's last error kind, 9 the login hook's subject.
-    package static let schemaVersion = 9
+    /// endpoint's last error kind, 9 the login hook's subject, 10 the receiver's fix quality.
+    package static let schemaVersion = 10
 
     /// One column of a record, in the order of `definitions`, of every SELECT of a record and of
     /// the values `arguments(for:)` binds: a read names its column, never a position by hand.
@@ -37,6 +37,8 @@ package enum SpoolColumns {
         case isCharging, wifiSsid, wifiBssid, carrierName
         // Schema version 9: the login hook's subject.
         case subjectUser, subjectService, subjectRemoteHost, subjectTty
+        // Schema version 10: the receiver's word on its fix.
+        case fixQuality
 
         /// The column's SQL type, as `CREATE TABLE` and `ALTER TABLE … ADD COLUMN` give it.
         package var sqlType: String {
@@ -54,7 +56,7 @@ package enum SpoolColumns {
             case .fixMode, .provider, .permissions, .origin, .fallbackReason, .context, .deviceId, .deviceModel,
                  .osVersion, .countryCode, .district, .city, .street, .streetNumber, .previousCountry,
                  .signalReasons, .policyDecision, .policyZone, .policyRule, .policyCountry, .wifiSsid, .wifiBssid,
-                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty:
+                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty, .fixQuality:
                 "TEXT"
             }
         }
@@ -176,6 +178,7 @@ package enum SpoolColumns {
             case .subjectService: subject?.service
             case .subjectRemoteHost: subject?.remoteHost
             case .subjectTty: subject?.tty
+            case .fixQuality: shown(.fixMode, fix?.quality?.rawValue)
             }
         }
         return columns.map(value)
@@ -206,7 +209,7 @@ package enum SpoolColumns {
         let attributes = integer(.attributes).map { LocationAttributes(rawValue: UInt32(truncatingIfNeeded: $0)) } ?? .all
         // Figures out of range (speed, course, accuracy, altitude) read as unknown, as a live
         // fix's would; the position and time are checked by `damage(of:wrongType:)`.
-        let fix = integer(.fixTimestamp).map { timestamp in
+        var fix = integer(.fixTimestamp).map { timestamp in
             Fix(timestamp: timestamp, latitude: real(.latitude) ?? 0, longitude: real(.longitude) ?? 0,
                 mode: text(.fixMode).flatMap(Fix.Mode.init(rawValue:)) ?? .twoD,
                 altitudeHAE: FixLimits.altitude(real(.altitudeHAE)), altitudeMSL: FixLimits.altitude(real(.altitudeMSL)),
@@ -215,6 +218,7 @@ package enum SpoolColumns {
                 verticalAccuracy: FixLimits.errorFigure(real(.verticalAccuracy)),
                 provider: text(.provider).flatMap(Fix.Provider.init(rawValue:)) ?? .gpsd)
         }
+        fix?.quality = text(.fixQuality).flatMap(Fix.Quality.init(rawValue:))
         var device = DeviceInfo(id: text(.deviceId), model: text(.deviceModel), osVersion: text(.osVersion))
         device.context = DeviceContext(isCharging: integer(.isCharging).map { $0 != 0 }, wifiSsid: text(.wifiSsid),
                                        wifiBssid: text(.wifiBssid), carrierName: text(.carrierName))

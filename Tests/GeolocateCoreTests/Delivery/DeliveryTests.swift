@@ -51,9 +51,9 @@ import Testing
                             device: DeviceInfo(id: "5c1caaf7-f436-48e5-bbc7-16021bba58ab", model: #"Kiosk "3","latitude":9 \ x"#,
                                                osVersion: "Debian 12"))
         let line = RecordFormat.mosaic.line(record, policy: .unrestricted)
-        let ndjson = EndpointFormat.mosaicNDJSON.body(for: [record, record], policy: .unrestricted)
+        let ndjson = try EndpointFormat.mosaicNDJSON.body(for: [record, record], policy: .unrestricted)
         #expect(String(decoding: ndjson, as: UTF8.self) == line + "\n" + line + "\n")
-        let body = EndpointFormat.openlocate.body(for: [record], policy: .unrestricted)
+        let body = try EndpointFormat.openlocate.body(for: [record], policy: .unrestricted)
         let document = try #require(JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
         let location = try #require((document["locations"] as? [[String: Any]])?.first)
         #expect(location["id"] as? String == record.id)

@@ -67,6 +67,20 @@ import Testing
         var latitude: Double
         var longitude: Double
         var altitudeHAE: Double?
+        /// gpsd's TPV `status`: 1 (a plain fix) when the TPV has none, as gpsd writes it.
+        var status = 1
+
+        /// The fix quality gpsd's status means (gps.h of 3.22: 2 DGPS, 3 RTK fixed, 4 RTK
+        /// float, 5 and 6 dead reckoning, 9 a PPS fix), written out here, not taken from ours.
+        var quality: String {
+            switch status {
+            case 2: "dgps"
+            case 3: "rtk-fixed"
+            case 4: "rtk-float"
+            case 5, 6: "estimated"
+            default: "gps"
+            }
+        }
     }
 
     struct LogResult: CustomStringConvertible {
@@ -78,10 +92,12 @@ import Testing
         /// Fixes of ours that gpsd reported at the same position without a time.
         var untimed = 0
         var explained = 0
+        /// Matched epochs where gpsd reports more than a plain fix (DGPS, RTK, dead reckoning).
+        var qualified = 0
         var problems: [String] = []
         var description: String {
             "\(name): \(matched)/\(total) gpsd fix epochs matched, \(falseFixes) false fixes of \(fixes) (\(untimed) matched by an untimed TPV), "
-                + "\(explained) listed deviations, \(problems.count) unexplained"
+                + "\(qualified) with a status beyond a plain fix, \(explained) listed deviations, \(problems.count) unexplained"
         }
     }
 
@@ -105,6 +121,11 @@ import Testing
         print("conformance: corpus \(matched)/\(total) gpsd fix epochs matched, \(falseFixes) false fixes, \(explained) listed deviations")
         // The README's 714 distinct fix times include quectel 02:20:38, whose last TPV is mode 1.
         #expect(total == 713, "713 epochs whose last gpsd TPV is a fix")
+        // fixQuality is checked on every matched epoch; these are the ones where gpsd's status is
+        // DGPS or RTK (isync, mt3339, nmea-fuzzy-cases, nmea-rtk, skytraq-dgps, ublox-neo-m9n),
+        // so a quality that were always `gps` would fail here.
+        let qualified = results.reduce(0) { $0 + $1.qualified }
+        #expect(qualified == 334, "\(qualified) matched epochs with a DGPS or RTK status")
         for result in results {
             #expect(result.problems.isEmpty, "\(result.name): \(result.problems.joined(separator: "; "))")
         }
@@ -146,6 +167,10 @@ import Testing
             if (fix.mode == .threeD ? 3 : 2) != reference.mode {
                 problems.append("mode \(fix.mode.rawValue) vs \(reference.mode)D")
             }
+            if fix.quality?.rawValue != reference.quality {
+                problems.append("fixQuality \(fix.quality?.rawValue ?? "none") vs status \(reference.status) (\(reference.quality))")
+            }
+            if reference.status != 1 { result.qualified += 1 }
             if let hae = reference.altitudeHAE {
                 if let ours = fix.altitudeHAE {
                     if abs(ours - hae) > 0.1 { problems.append("altHAE \(ours) vs \(hae)") }
@@ -191,11 +216,12 @@ import Testing
             var lat: Double?
             var lon: Double?
             var altHAE: Double?
+            var status: Int?
         }
         for line in text.split(whereSeparator: \.isNewline) {
             let tpv = try JSONDecoder().decode(TPV.self, from: Data(line.utf8))
             let reference = Reference(mode: tpv.mode ?? 0, latitude: tpv.lat ?? .nan,
-                                      longitude: tpv.lon ?? .nan, altitudeHAE: tpv.altHAE)
+                                      longitude: tpv.lon ?? .nan, altitudeHAE: tpv.altHAE, status: tpv.status ?? 1)
             guard let time = tpv.time, let ms = Self.milliseconds(iso: time) else {
                 if reference.mode >= 2 { untimed.append(reference) }
                 continue

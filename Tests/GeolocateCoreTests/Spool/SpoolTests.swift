@@ -61,7 +61,7 @@ import Testing
         let (version, kept) = try DatabaseQueue(path: state + "/spool.sqlite").read {
             (try Int.fetchOne($0, sql: "PRAGMA user_version"), try $0.columns(in: "delivered").map(\.name))
         }
-        #expect(version == 9)
+        #expect(version == SpoolColumns.schemaVersion)
         #expect(kept.starts(with: ["seq", "deliveredAt"]) && kept.contains("carrierName"))
         #expect(try spool.records().map(\.signals) == [nil, signals])
     }
@@ -110,7 +110,7 @@ import Testing
         let columns = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"), try db.columns(in: "records").map(\.name))
         }
-        #expect(columns.0 == 9 && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
+        #expect(columns.0 == SpoolColumns.schemaVersion && !columns.1.contains("body") && columns.1.contains("latitude") && columns.1.contains("signalFlags"))
         #expect(try spool.mosaicLines() == Array(lines[0..<12]))
         #expect(try spool.pendingCount(for: "primary") == 11)
         let letters = try spool.deadLetters(for: "primary")
@@ -157,6 +157,7 @@ import Testing
         full.fix?.course = 66.1
         full.fix?.horizontalAccuracy = 2.3
         full.fix?.verticalAccuracy = 2.9
+        full.fix?.quality = .rtkFloat
         full.address = Address(countryCode: "IE", district: "Leinster", city: "Maynooth", street: "Main \"Street\"", streetNumber: "1")
         full.device = DeviceInfo(id: "5c1caaf7-f436-48e5-bbc7-16021bba58ab", model: "Kiosk", osVersion: "Debian 12")
         full.errorCode = .geocodingFailed
@@ -273,7 +274,7 @@ import Testing
         let (version, spooledAt) = try DatabaseQueue(path: state + "/spool.sqlite").read {
             (try Int.fetchOne($0, sql: "PRAGMA user_version"), try Int64.fetchAll($0, sql: "SELECT spooledAt FROM records"))
         }
-        #expect(version == 9 && spooledAt == [Self.now, Self.now, Self.now])
+        #expect(version == SpoolColumns.schemaVersion && spooledAt == [Self.now, Self.now, Self.now])
         #expect(try spool.expire(now: Self.now + 9 * 86_400_000, limits: limits) == 0)
         #expect(try spool.mosaicLines() == old.map { RecordFormat.mosaic.line($0, policy: .unrestricted) })
         #expect(try spool.expire(now: Self.now + 11 * 86_400_000, limits: limits) == 3)

@@ -219,7 +219,7 @@ import Testing
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false).map { Set($0.split(separator: " ").map(String.init)) }
         try #require(lines.count >= 8, "\(output)")
         #expect(lines[0].isSuperset(of: ["default", "disabled", "force-current", "force-last-known"]), "\(lines[0])")
-        #expect(lines[1] == ["mosaic", "veridium", "openlocate", "owntracks", "osmand"], "\(lines[1])")
+        #expect(lines[1] == ["mosaic", "veridium", "openlocate", "owntracks", "osmand", "jwt"], "\(lines[1])")
         #expect(lines[2] == ["fine", "coarse", "none"], "\(lines[2])")
         #expect(lines[3] == ["privacy.precision", "privacy.accuracyThreshold", "privacy.countryCodeReplacement", "privacy.locationAttributeFilter"], "\(lines[3])")
         #expect(lines[4] == ["NONE", "COUNTRY", "DISTRICT", "CITY", "STREET", "STREET_NUMBER", "GPS_LOCATION"], "\(lines[4])")

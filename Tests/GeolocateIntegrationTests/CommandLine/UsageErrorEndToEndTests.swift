@@ -21,7 +21,7 @@ import Testing
         (["status", "-w", "0"], "-w: --warning must be above 0 (such as 30s or 10m) (see 'geolocate status --help')"),
         // A value outside an enumeration: its values, from the parser's description of the command.
         (["trigger", "login", "--format", "xml"],
-         "--format: 'xml' is not one of mosaic, veridium, openlocate, owntracks, osmand (see 'geolocate trigger --help')"),
+         "--format: 'xml' is not one of mosaic, veridium, openlocate, owntracks, osmand, jwt (see 'geolocate trigger --help')"),
         (["track", "--format", "owntrack"],
          "--format: 'owntrack' is not one of mosaic, veridium, openlocate, owntracks, osmand; did you mean 'owntracks'? (see 'geolocate track --help')"),
         (["trigger", "login", "--permission", "fien"],
@@ -47,7 +47,7 @@ import Testing
     @Test func aRefusedValueCannotSplitTheLine() throws {
         let result = try geolocate.run(["trigger", "login", "--format", "x\ngeolocate: forged\u{1B}[2J"])
         #expect(result.status == 64)
-        #expect(result.stderr == "geolocate: --format: 'x\\ngeolocate: forged\\u{1B}[2J' is not one of mosaic, veridium, openlocate, owntracks, osmand (see 'geolocate trigger --help')\n")
+        #expect(result.stderr == "geolocate: --format: 'x\\ngeolocate: forged\\u{1B}[2J' is not one of mosaic, veridium, openlocate, owntracks, osmand, jwt (see 'geolocate trigger --help')\n")
     }
 
     /// A URL refused for `--post` is quoted without its password.

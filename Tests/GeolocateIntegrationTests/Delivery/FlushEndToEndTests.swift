@@ -97,7 +97,7 @@ import Glibc
         _ = try spoolDrive()
         // The collector logs ids only; render the spool's first record as flush sends it.
         let first = try #require(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).records().first)
-        let body = EndpointFormat.openlocate.body(for: [first], policy: .unrestricted)
+        let body = try EndpointFormat.openlocate.body(for: [first], policy: .unrestricted)
         let document = try #require(JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
         let location = try #require((document["locations"] as? [[String: Any]])?.first)
         #expect(location["latitude"] as? Double == 53.3613367)

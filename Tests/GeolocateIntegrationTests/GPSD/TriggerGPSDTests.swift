@@ -24,6 +24,24 @@ import Testing
         }
     }
 
+    /// `fixQuality` is gpsd's own word: a DGPS receiver of the corpus, looped by gpsfake, gives
+    /// TPVs with `status` 2, and the record of the same fix says `dgps`.
+    @Test func fixQualityIsTheStatusGpsdReports() throws {
+        let log = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/gpsd/skytraq-dgps.log")
+        let fake = try GPSDFake(log: log.path)
+        defer { fake.stop() }
+        let pipe = try GPSPipe(port: fake.port)
+        defer { pipe.stop() }
+        _ = try pipe.waitForPositionReport { GPSPipe.hasFix($0) && $0["status"] as? Int == 2 }
+        let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "10s"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let location = try #require(try result.json()["location"] as? [String: Any])
+        let time = try #require(location["recordTimestamp"] as? Int)
+        let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == Int64(time) && GPSPipe.hasFix($0) }
+        #expect(report["status"] as? Int == 2, "gpsd's TPV of that fix: \(report)")
+        #expect(location["fixQuality"] as? String == "dgps")
+    }
+
     @Test func heldFixWithinCurrentMaxAgeIsReportedWithoutWaiting() throws {
         try withSteadyGPSD { fake, _, latest in
             let seen = try #require(GPSPipe.milliseconds(latest))

@@ -1,0 +1,174 @@
+import Crypto
+import Foundation
+import GeolocateConfig
+import GeolocateModel
+
+/// A location token (SPEC §15): the record, signed by the device key as a compact JWS (RFC 7515)
+/// with JWT claims (RFC 7519), so a server can check that this device sent this location for
+/// this login, unchanged since.
+///
+/// The header is `{"alg":"EdDSA","kid":…,"typ":"JWT"}` and nothing else: no `jwk` or `jku`, so
+/// a verifier has to take the key it knows for the device. The claims are written once, keys
+/// sorted, each once; `loc` is the §3.1 record exactly as `--format mosaic` prints it under the
+/// same output policy.
+package struct LocationToken: Sendable {
+    /// `iss`: the install's device id.
+    package var issuer: String
+    /// `aud`: who the token is for (`--audience`, `signing.audience`).
+    package var audience: String
+    /// `nonce`: the server's challenge for this login, when it gave one.
+    package var nonce: String?
+    /// `iat`, in seconds since 1970: when the token was signed, by the device's clock.
+    package var issuedAt: Int64
+    /// How long the token holds (`signing.tokenLifetime`), in milliseconds.
+    package var lifetimeMilliseconds: Int64
+
+    package init(issuer: String, audience: String, nonce: String?, issuedAt: Int64, lifetimeMilliseconds: Int64) {
+        self.issuer = issuer
+        self.audience = audience
+        self.nonce = nonce
+        self.issuedAt = issuedAt
+        self.lifetimeMilliseconds = lifetimeMilliseconds
+    }
+
+    /// `record`, under `policy`, as a compact JWS signed with `key`.
+    package func compact(_ record: Record, policy: OutputPolicy, key: DeviceKey) throws -> String {
+        try JWS.compact(type: "JWT", payload: claims(record, policy: policy), key: key.privateKey)
+    }
+
+    /// The claims, keys in sorted order. The provenance claims (`src`, `fixQuality`, `fixTime`,
+    /// `arrivedAt`, `systemClockSynchronized`) are outside `loc`, where no `fields.*` or privacy setting
+    /// removes them; times in them are epoch milliseconds, as in records (`iat` and `exp`
+    /// are seconds, as JWT says).
+    package func claims(_ record: Record, policy: OutputPolicy) -> [UInt8] {
+        let fix = record.fix
+        var json = JSONWriter(capacity: 1024)
+        json.beginObject()
+        if let fix { json.integer("arrivedAt", fix.receivedAt ?? fix.timestamp) }
+        json.string("aud", audience)
+        json.integer("exp", issuedAt.addingClamped(max(lifetimeMilliseconds, 1000) / 1000))
+        if let fix { json.stringIfPresent("fixQuality", fix.quality?.rawValue) }
+        if let fix { json.integer("fixTime", fix.timestamp) }
+        json.integer("iat", issuedAt)
+        json.string("iss", issuer)
+        json.string("jti", record.id)
+        json.member("loc") { MosaicEncoder.write(policy.applied(to: record), to: &$0) }
+        json.stringIfPresent("nonce", nonce)
+        if let fix { json.string("src", LocationToken.source(of: fix)) }
+        json.stringIfPresent("sub", record.subject?.user)
+        json.boolIfPresent("systemClockSynchronized", record.signals?.systemClockSynchronized)
+        json.endObject()
+        return json.bytes
+    }
+
+    /// `src`: `gpsd`, or `replay` for NMEA read from a file, pipe or device. A receiver read
+    /// directly (a tty) counts as a replay, as the `replayed` signal counts it, until the source
+    /// can tell them apart; SPEC's `tty` is not made yet.
+    static func source(of fix: Fix) -> String {
+        switch fix.provider {
+        case .gpsd: return "gpsd"
+        case .nmeaReplay: return "replay"
+        }
+    }
+}
+
+/// What `key rotate` prints: the old key's signed word that a new key follows it, so a server
+/// that holds the old public key can take the new one without trusting it blindly.
+package struct KeyRotation: Sendable {
+    package var old: DeviceKey
+    package var new: DeviceKey
+    /// `iss`: the install's device id.
+    package var issuer: String
+    /// `iat`, in seconds since 1970.
+    package var issuedAt: Int64
+
+    package init(old: DeviceKey, new: DeviceKey, issuer: String, issuedAt: Int64) {
+        self.old = old
+        self.new = new
+        self.issuer = issuer
+        self.issuedAt = issuedAt
+    }
+
+    /// A compact JWS, `typ` `key-rotation+jwt`, signed by the old key (`kid`), whose claims are
+    /// `iat`, `iss`, `jwk` (the new public key) and `sub` (its `kid`).
+    package func compact() throws -> String {
+        var json = JSONWriter(capacity: 256)
+        json.beginObject()
+        json.integer("iat", issuedAt)
+        json.string("iss", issuer)
+        json.member("jwk") { DeviceKey.writeJWK(new.privateKey.publicKey, to: &$0) }
+        json.string("sub", new.keyID)
+        json.endObject()
+        return try JWS.compact(type: "key-rotation+jwt", payload: json.bytes, key: old.privateKey)
+    }
+}
+
+/// The JWS Compact Serialization (RFC 7515 §7.1) with EdDSA (RFC 8037): the signing input is
+/// `BASE64URL(header) "." BASE64URL(payload)`, and the signature is Ed25519's over its bytes.
+package enum JWS {
+    /// The token: header `{"alg":"EdDSA","kid":…,"typ":type}`, `payload` as given, signed.
+    package static func compact(type: String, payload: [UInt8], key: Curve25519.Signing.PrivateKey) throws -> String {
+        var header = JSONWriter(capacity: 96)
+        header.beginObject()
+        header.string("alg", "EdDSA")
+        header.string("kid", DeviceKey.thumbprint(key.publicKey))
+        header.string("typ", type)
+        header.endObject()
+        return try compact(header: header.bytes, payload: payload, key: key)
+    }
+
+    /// The token of `header` and `payload` as given, signed with `key`.
+    package static func compact(header: [UInt8], payload: [UInt8], key: Curve25519.Signing.PrivateKey) throws -> String {
+        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+        let signature = try key.signature(for: Data(signingInput.utf8))
+        return signingInput + "." + Base64URL.encode(signature)
+    }
+}
+
+/// What signs the tokens a `jwt` endpoint receives: the device key, the claims settings give,
+/// and the clock that dates each token when it is sent (so a spooled record never leaves
+/// already expired).
+package struct TokenSigner: Sendable, Equatable {
+    package var key: DeviceKey
+    /// The device id (`iss`).
+    package var issuer: String
+    /// `signing.audience`; `nil` to name the endpoint (`Endpoint.signing(as:)`).
+    package var audience: String?
+    package var lifetimeMilliseconds: Int64
+    package var clock: any WallClock
+
+    package init(key: DeviceKey, issuer: String, audience: String?, lifetimeMilliseconds: Int64, clock: any WallClock) {
+        self.key = key
+        self.issuer = issuer
+        self.audience = audience
+        self.lifetimeMilliseconds = lifetimeMilliseconds
+        self.clock = clock
+    }
+
+    /// The signer of this install: its key (`DeviceKey.path`) and device id, `signing.*`.
+    /// - Throws: `GeolocateError.missingSetting` (78) naming the key file when there is no
+    ///   usable key; `.stateNotWritable` when the device id cannot be stored.
+    package init(settings: Settings, environment: [String: String], clock: any WallClock) throws {
+        let stateDirectory = Paths.stateDirectory(environment: environment)
+        self.init(key: try DeviceKey.load(from: DeviceKey.path(settings: settings, environment: environment, stateDirectory: stateDirectory)),
+                  issuer: try DeviceInfo.deviceID(stateDirectory: stateDirectory), audience: settings[ConfigKey.signingAudience],
+                  lifetimeMilliseconds: settings[ConfigKey.signingTokenLifetime], clock: clock)
+    }
+
+    /// `record`'s token, dated now, without a nonce (no server challenged a spooled record).
+    /// - Throws: `GeolocateError.missingSetting` (78) when the key cannot sign.
+    package func token(for record: Record, policy: OutputPolicy) throws -> String {
+        let token = LocationToken(issuer: issuer, audience: audience ?? "", nonce: nil, issuedAt: clock.nowMilliseconds / 1000,
+                                  lifetimeMilliseconds: lifetimeMilliseconds)
+        do {
+            return try token.compact(record, policy: policy, key: key)
+        } catch {
+            throw GeolocateError.missingSetting("the device key (kid \(key.keyID)) could not sign: \(ErrorText.plain(error))")
+        }
+    }
+
+    package static func == (lhs: TokenSigner, rhs: TokenSigner) -> Bool {
+        lhs.key.keyID == rhs.key.keyID && lhs.issuer == rhs.issuer && lhs.audience == rhs.audience
+            && lhs.lifetimeMilliseconds == rhs.lifetimeMilliseconds
+    }
+}

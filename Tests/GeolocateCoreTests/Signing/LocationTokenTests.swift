@@ -1,0 +1,79 @@
+import Crypto
+import Foundation
+@testable import GeolocateConfig
+@testable import GeolocateCore
+@testable import GeolocateDelivery
+@testable import GeolocateModel
+@testable import GeolocateSpool
+import Testing
+
+/// The JWS framing and the token's bytes, against RFC 8037's worked example and a golden token.
+@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct LocationTokenTests {
+    /// RFC 8037 Appendix A.1: the Ed25519 key of RFC 8032's first test vector.
+    static var rfcKey: Curve25519.Signing.PrivateKey {
+        get throws { try Curve25519.Signing.PrivateKey(rawRepresentation: Data(base64URL: "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A") ?? Data()) }
+    }
+
+    @Test func theThumbprintIsRFC8037s() throws {
+        let key = try LocationTokenTests.rfcKey
+        // RFC 8037 A.2 (the public key) and A.3 (its RFC 7638 thumbprint).
+        #expect(Base64URL.encode(key.publicKey.rawRepresentation) == "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")
+        #expect(DeviceKey.thumbprint(key.publicKey) == "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k")
+    }
+
+    @Test func theCompactSerializationIsRFC8037s() throws {
+        // RFC 8037 A.4: header {"alg":"EdDSA"}, payload "Example of Ed25519 signing".
+        let key = try LocationTokenTests.rfcKey
+        let token = try JWS.compact(header: Array(#"{"alg":"EdDSA"}"#.utf8), payload: Array("Example of Ed25519 signing".utf8),
+                                    key: key)
+        #expect(token == "eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc."
+            + "hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg")
+    }
+
+    /// A fixed key, record and clock give the same bytes on every build: the token's format is
+    /// pinned (the integration tests check that PyJWT verifies tokens of this shape).
+    @Test func aGoldenToken() throws {
+        let fix = Fix(timestamp: 1_763_783_056_000, latitude: 53.3613367, longitude: -6.50562, mode: .threeD,
+                      altitudeHAE: 116.94, speed: 1.234, course: 87.25, horizontalAccuracy: 12.06, verticalAccuracy: 20,
+                      provider: .gpsd)
+        var record = Record(id: "8a3c8f0e-6a0f-4b7c-9f5e-1d2c3b4a5f60", action: "login", triggeredAt: 1_763_783_057_123,
+                            requestedMode: "default", collectionMode: "force-current", fix: fix, permissions: [.fine],
+                            origin: .current, fallbackReason: nil, errorCode: .none)
+        record.subject = Subject(user: "alice", service: "sshd", remoteHost: nil, tty: nil)
+        let token = LocationToken(issuer: "5c6657d6-461b-4562-8d26-966f0e90211e", audience: "https://risk.example", nonce: "n-123",
+                                  issuedAt: 1_763_783_058, lifetimeMilliseconds: 120_000)
+        let key = DeviceKey(privateKey: try LocationTokenTests.rfcKey)
+        let compact = try token.compact(record, policy: .unrestricted, key: key)
+        let golden = try String(contentsOf: TestPaths.fixture("location-token.jwt"), encoding: .utf8)
+        #expect(compact + "\n" == golden)
+        let parts = compact.split(separator: ".").map { String(decoding: Data(base64URL: String($0)) ?? Data(), as: UTF8.self) }
+        #expect(parts[0] == #"{"alg":"EdDSA","kid":"kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k","typ":"JWT"}"#)
+        #expect(parts[1].hasPrefix(#"{"arrivedAt":1763783056000,"aud":"https://risk.example","exp":1763783178,"fixTime":1763783056000,"#
+            + #""iat":1763783058,"iss":"5c6657d6-461b-4562-8d26-966f0e90211e","jti":"8a3c8f0e-6a0f-4b7c-9f5e-1d2c3b4a5f60","loc":{"id":"#))
+        #expect(parts[1].hasSuffix(#"},"nonce":"n-123","src":"gpsd","sub":"alice"}"#))
+    }
+
+    @Test func aKeyFileRoundTripsAndKeepsRetiredKeys() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-key-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/device-key"
+        let first = DeviceKey(privateKey: try LocationTokenTests.rfcKey)
+        try first.save(to: path, replacing: false)
+        #expect(throws: GeolocateError.self) { try DeviceKey(privateKey: .init()).save(to: path, replacing: false) }
+        let second = try DeviceKey.load(from: path).rotated()
+        try second.save(to: path, replacing: true)
+        let loaded = try DeviceKey.load(from: path)
+        #expect(loaded.keyID == second.keyID)
+        #expect(loaded.retired.map { DeviceKey.thumbprint($0) } == [first.keyID])
+        #expect(loaded.jwkSet == second.jwkSet)
+    }
+}
+
+extension Data {
+    /// Base64url without padding, as JWS parts and RFC 8037's examples are written.
+    init?(base64URL text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        self.init(base64Encoded: base64)
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import Testing
+
+/// Location tokens and device keys (SPEC §15), checked by independent JOSE code: PyJWT and
+/// cryptography (Debian's python3-jwt and python3-cryptography), through the example verifier a
+/// server would run (`Examples/verify/verify.py`) and `Support/jws-tool.py`.
+@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct TokenEndToEndTests {
+    let geolocate = GeolocateProcess()
+    let drive = GeolocateProcess.example("maynooth-drive.nmea")
+    static let python = "/usr/bin/python3"
+    static let verifier = GeolocateProcess.projectRoot.appendingPathComponent("Examples/verify/verify.py").path
+    static let tool = GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/jws-tool.py").path
+
+    /// A device with permission granted and a key, and the JWK Set `key init` printed.
+    func enrolled(_ device: GeolocateProcess? = nil) throws -> (device: GeolocateProcess, jwks: String) {
+        let device = device ?? geolocate
+        #expect(try device.run(["config", "set", "permissions", "fine"]).status == 0)
+        let made = try device.run(["key", "init"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let jwks = device.home.appendingPathComponent("device.jwks").path
+        try made.stdout.write(toFile: jwks, atomically: true, encoding: .utf8)
+        return (device, jwks)
+    }
+
+    func token(_ device: GeolocateProcess, _ extra: [String] = ["--audience", "https://risk.example", "--nonce", "n-123"]) throws -> String {
+        let result = try device.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--format", "jwt"] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasSuffix("\n") && result.stdout.split(separator: "\n").count == 1)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The example verifier's answer: its exit status and what it printed.
+    func verify(_ token: String, jwks: String, audience: String = "https://risk.example", nonce: String = "n-123",
+                now: Int64? = nil) throws -> (status: Int32, text: String) {
+        let outcome = try Spawn.run([TokenEndToEndTests.python, TokenEndToEndTests.verifier, jwks, audience, nonce]
+                                        + (now.map { ["--now", String($0)] } ?? []),
+                                    input: Data(token.utf8))
+        return (outcome.status, String(decoding: outcome.stdout + outcome.stderr, as: UTF8.self))
+    }
+
+    func tool(_ arguments: [String]) throws -> String {
+        let outcome = try Spawn.run([TokenEndToEndTests.python, TokenEndToEndTests.tool] + arguments)
+        #expect(outcome.status == 0, "\(String(decoding: outcome.stderr, as: UTF8.self))")
+        return String(decoding: outcome.stdout, as: UTF8.self)
+    }
+
+    func claims(_ text: String) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func aTokenVerifiesWithTheKeyShowPrintsAndCarriesTheRecord() throws {
+        let (device, jwks) = try enrolled()
+        let token = try token(device)
+        let answer = try verify(token, jwks: jwks)
+        #expect(answer.status == 0, "\(answer.text)")
+        let claims = try claims(answer.text)
+        let deviceID = try String(contentsOfFile: device.stateDirectory + "/device-id", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(claims["iss"] as? String == deviceID)
+        #expect(claims["aud"] as? String == "https://risk.example")
+        #expect(claims["nonce"] as? String == "n-123")
+        let iat = try #require(claims["iat"] as? Int)
+        #expect(claims["exp"] as? Int == iat + 120, "signing.tokenLifetime's default is 2m")
+        #expect(abs(Double(iat) - Date().timeIntervalSince1970) < 60)
+        #expect(claims["src"] as? String == "replay")
+        #expect(claims["sub"] == nil, "no PAM user")
+        let loc = try #require(claims["loc"] as? [String: Any])
+        #expect(loc["id"] as? String == claims["jti"] as? String)
+        // The record is the one --format mosaic prints for the same replay.
+        let record = try device.run(["trigger", "login", "--replay", drive, "--timeout", "10s"]).json()
+        let location = try #require(loc["location"] as? [String: Any])
+        let printed = try #require(record["location"] as? [String: Any])
+        #expect(location["latitude"] as? String == printed["latitude"] as? String)
+        #expect(location["longitude"] as? String == printed["longitude"] as? String)
+        #expect(claims["fixTime"] as? Int == location["recordTimestamp"] as? Int)
+        #expect(claims["fixQuality"] as? String == "gps" && location["fixQuality"] as? String == "gps")
+        // Claims are written once, keys sorted (the payload decoded by hand, not by PyJWT).
+        let payload = try #require(token.split(separator: ".").dropFirst().first)
+        let payloadBytes = try #require(Data(base64URL: String(payload)))
+        let keys = String(decoding: payloadBytes, as: UTF8.self).matches(of: /"([a-zA-Z]+)":/).map { String($0.1) }
+        let topLevel = Array(keys.prefix { $0 != "loc" }) + ["loc"] + Array(keys.drop { $0 != "nonce" })
+        #expect(topLevel == topLevel.sorted(), "\(topLevel)")
+        #expect(Set(topLevel).count == topLevel.count)
+    }
+
+    @Test func keyShowsKidIsTheRFC7638ThumbprintAndPEMIsTheSameKey() throws {
+        let (device, jwks) = try enrolled()
+        let shown = try device.run(["key", "show"])
+        let enrolledKeys = try String(contentsOfFile: jwks, encoding: .utf8)
+        #expect(shown.stdout == enrolledKeys)
+        let key = try #require((try claims(shown.stdout)["keys"] as? [[String: Any]])?.first)
+        #expect(try tool(["thumbprints", jwks]) == "\(key["kid"] as? String ?? "?")\n")
+        let pem = try device.run(["key", "show", "--pem"])
+        #expect(pem.status == 0)
+        let pemFile = device.home.appendingPathComponent("device.pem").path
+        try pem.stdout.write(toFile: pemFile, atomically: true, encoding: .utf8)
+        #expect(try tool(["pem-keys", pemFile]) == "\(key["x"] as? String ?? "?")\n")
+        let mode = try FileManager.default.attributesOfItem(atPath: device.stateDirectory + "/device-key")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func theVerifierRefusesEveryChangedOrForgedToken() throws {
+        let (device, jwks) = try enrolled()
+        let token = try token(device)
+        var refusals: [(String, String)] = []
+        // A changed character in the middle of each part.
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for index in 0..<3 {
+            var changed = parts
+            var characters = Array(changed[index])
+            let middle = characters.count / 2
+            characters[middle] = characters[middle] == "A" ? "B" : "A"
+            changed[index] = String(characters)
+            refusals.append(("a changed byte in part \(index + 1)", changed.joined(separator: ".")))
+        }
+        for kind in ["none", "hs256-pem", "hs256-x", "embedded-jwk"] {
+            refusals.append((kind, try tool(["forge", kind, token, jwks]).trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        let other = GeolocateProcess()
+        _ = try enrolled(other)
+        refusals.append(("another device's key", try self.token(other)))
+        for (what, forged) in refusals {
+            let answer = try verify(forged, jwks: jwks)
+            #expect(answer.status != 0 && answer.text.contains("refused"), "\(what) was accepted: \(answer.text)")
+        }
+        // The genuine token passes the same verifier (so the refusals are for what they changed).
+        #expect(try verify(token, jwks: jwks).status == 0)
+    }
+
+    @Test func theVerifierRefusesAnotherAudienceNonceOrTime() throws {
+        let (device, jwks) = try enrolled()
+        let token = try token(device)
+        let iat = try #require(try claims(try tool(["decode", token, jwks]))["iat"] as? Int)
+        #expect(try verify(token, jwks: jwks, audience: "https://other.example").text.contains("refused"))
+        #expect(try verify(token, jwks: jwks, nonce: "n-124").text.contains("nonce"))
+        #expect(try verify(token, jwks: jwks, now: Int64(iat) + 120).text.contains("expired"))
+        #expect(try verify(token, jwks: jwks, now: Int64(iat) + 59).status == 0, "within the verifier's 60 s of skew")
+        // signing.tokenLifetime sets exp.
+        #expect(try device.run(["config", "set", "signing.tokenLifetime", "30s"]).status == 0)
+        let short = try self.token(device)
+        let shortClaims = try claims(try tool(["decode", short, jwks]))
+        #expect((shortClaims["exp"] as? Int).map { $0 - (shortClaims["iat"] as? Int ?? 0) } == 30)
+        #expect(try device.run(["config", "set", "signing.tokenLifetime", "2h"]).status == 64)
+    }
+
+    @Test func rotationKeepsTheOldKeyListedAndSignsTheNewOne() throws {
+        let (device, oldJWKS) = try enrolled()
+        let oldKid = try #require((try claims(try String(contentsOfFile: oldJWKS, encoding: .utf8))["keys"] as? [[String: Any]])?.first?["kid"] as? String)
+        let rotated = try device.run(["key", "rotate"])
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        #expect(rotated.stderr.contains(oldKid) && rotated.stderr.contains("stays listed"))
+        let statement = try claims(try tool(["decode", rotated.stdout.trimmingCharacters(in: .whitespacesAndNewlines), oldJWKS]))
+        let shown = try device.run(["key", "show"])
+        let keys = try #require(try claims(shown.stdout)["keys"] as? [[String: Any]])
+        #expect(keys.count == 2)
+        #expect(keys.last?["kid"] as? String == oldKid, "the old key stays listed")
+        #expect(statement["sub"] as? String == keys.first?["kid"] as? String, "the old key names the new one")
+        #expect((statement["jwk"] as? [String: Any])?["x"] as? String == keys.first?["x"] as? String)
+        let newJWKS = device.home.appendingPathComponent("rotated.jwks").path
+        try shown.stdout.write(toFile: newJWKS, atomically: true, encoding: .utf8)
+        let token = try token(device)
+        #expect(try verify(token, jwks: newJWKS).status == 0)
+        #expect(try verify(token, jwks: oldJWKS).status != 0, "the old key signs no more")
+    }
+
+    @Test func aKeyIsNeverReplacedUnlessAskedAndABadOneStopsTheTrigger() throws {
+        let (device, jwks) = try enrolled()
+        let keyFile = device.stateDirectory + "/device-key"
+        let before = try Data(contentsOf: URL(fileURLWithPath: keyFile))
+        let again = try device.run(["key", "init"])
+        #expect(again.status == 78 && again.stderr.contains("already exists") && again.stdout.isEmpty)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: keyFile)) == before)
+        let forced = try device.run(["key", "init", "--force-new"])
+        let enrolledKeys = try String(contentsOfFile: jwks, encoding: .utf8)
+        #expect(forced.status == 0 && forced.stdout != enrolledKeys)
+
+        chmod(keyFile, 0o640)
+        let loose = try device.run(["trigger", "login", "--replay", drive, "--format", "jwt", "--audience", "a"])
+        #expect(loose.status == 78 && loose.stderr.contains(keyFile) && loose.stderr.contains("640") && loose.stdout.isEmpty)
+        unlink(keyFile)
+        let missing = try device.run(["trigger", "login", "--replay", drive, "--format", "jwt", "--audience", "a"])
+        #expect(missing.status == 78 && missing.stderr.contains(keyFile) && missing.stderr.contains("geolocate key init"))
+        #expect(missing.stdout.isEmpty)
+        try "not a key".write(toFile: keyFile, atomically: true, encoding: .utf8)
+        chmod(keyFile, 0o600)
+        #expect(try device.run(["key", "show"]).status == 78)
+    }
+
+    /// A `jwt` endpoint receives one token per spooled record, signed when sent: each verifies
+    /// with the enrolled key, names the endpoint as audience and carries its record.
+    @Test func aJWTEndpointReceivesATokenPerRecordSignedWhenSent() throws {
+        let (device, jwks) = try enrolled()
+        #expect(try device.run(["track", "--replay", drive, "--every-fix"]).status == 0)
+        let exported = try device.run(["export", "--format", "csv"])
+        let spooled = exported.stdout.split(whereSeparator: \.isNewline).dropFirst()
+        #expect(spooled.count > 10, "the drive spools a record per fix (the CSV's rows after its header): \(exported.stderr)")
+        let collector = try Collector()
+        defer { collector.stop() }
+        let url = collector.url("/tokens")
+        #expect(try device.run(["config", "set", "endpoints.risk.url", url]).status == 0)
+        #expect(try device.run(["config", "set", "endpoints.risk.format", "jwt"]).status == 0)
+        let before = Int(Date().timeIntervalSince1970)
+        let flushed = try device.run(["flush"])
+        #expect(flushed.status == 0, "\(flushed.stderr)")
+        let requests = collector.requests("/tokens")
+        #expect(requests.allSatisfy { $0.contentType == "application/jwt" })
+        let tokens = requests.flatMap { $0.body.split(separator: "\n").map(String.init) }
+        #expect(tokens.count == spooled.count, "one token per record")
+        var ids: Set<String> = []
+        for token in tokens.prefix(5) + tokens.suffix(2) {
+            let answer = try verify(token, jwks: jwks, audience: url, nonce: "")
+            let claims = try claims(try tool(["decode", token, jwks]))
+            #expect((claims["iat"] as? Int).map { $0 >= before - 1 } == true, "signed when sent, not when spooled")
+            #expect(claims["aud"] as? String == url)
+            #expect(claims["nonce"] == nil)
+            #expect(answer.text.contains("nonce"), "the verifier asks for this login's nonce, which a spooled token has not")
+            ids.insert((claims["loc"] as? [String: Any])?["id"] as? String ?? "")
+        }
+        #expect(ids.count == 7)
+        // Without the key, a flush to a jwt endpoint is a configuration error; nothing is sent.
+        unlink(device.stateDirectory + "/device-key")
+        #expect(try device.run(["track", "--replay", drive, "--every-fix"]).status == 0)
+        let keyless = try device.run(["flush"])
+        #expect(keyless.status == 78 && keyless.stderr.contains("geolocate key init"), "\(keyless.stderr)")
+        #expect(collector.requests("/tokens").count == requests.count)
+    }
+
+    @Test func usageErrorsOfJWT() throws {
+        _ = try enrolled()
+        let noAudience = try geolocate.run(["trigger", "login", "--replay", drive, "--format", "jwt"])
+        #expect(noAudience.status == 64 && noAudience.stderr.contains("--audience"))
+        let withNow = try geolocate.run(["trigger", "login", "--replay", drive, "--format", "jwt", "--audience", "a", "--now", "0"])
+        #expect(withNow.status == 64 && withNow.stderr.contains("--now"))
+        let stray = try geolocate.run(["trigger", "login", "--replay", drive, "--nonce", "x"])
+        #expect(stray.status == 64)
+        #expect(try geolocate.run(["config", "set", "signing.audience", "https://risk.example"]).status == 0)
+        #expect(try geolocate.run(["trigger", "login", "--replay", drive, "--format", "jwt", "--timeout", "10s"]).status == 0)
+    }
+}
+
+extension Data {
+    /// Base64url without padding, as JWS parts are written.
+    init?(base64URL text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        self.init(base64Encoded: base64)
+    }
+}
