@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GeolocateConfig
 import GeolocateModel
+import Synchronization
 
 /// A location token (SPEC §15): the record, signed by the device key as a compact JWS (RFC 7515)
 /// with JWT claims (RFC 7519), so a server can check that this device sent this location for
@@ -192,6 +193,22 @@ package struct TokenSigner: Sendable, Equatable {
         } catch {
             throw GeolocateError.missingSetting("the device key (kid \(key.keyID)) could not sign: \(ErrorText.plain(error))")
         }
+    }
+
+    /// The tokens of `records`, in order, signed on every core: a signature costs more than
+    /// rendering and sending its record, so a `jwt` batch is bound by it.
+    /// - Throws: the first record's error, as `token(for:policy:)` does.
+    package func tokens(for records: [Record], policy: OutputPolicy) throws -> [String] {
+        let cores = max(1, min(ProcessInfo.processInfo.activeProcessorCount, records.count / 32))
+        guard cores > 1 else { return try records.map { try token(for: $0, policy: policy) } }
+        let size = (records.count + cores - 1) / cores
+        let parts = Mutex<[Int: Result<[String], any Error>]>([:])
+        DispatchQueue.concurrentPerform(iterations: cores) { part in
+            let slice = records[min(part * size, records.count)..<min((part + 1) * size, records.count)]
+            let signed = Result { try slice.map { try token(for: $0, policy: policy) } }
+            parts.withLock { $0[part] = signed }
+        }
+        return try parts.withLock { parts in try (0..<cores).flatMap { try parts[$0]?.get() ?? [] } }
     }
 
     package static func == (lhs: TokenSigner, rhs: TokenSigner) -> Bool {
