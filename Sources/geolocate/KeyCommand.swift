@@ -39,7 +39,7 @@ struct KeyCommand: ParsableCommand {
             try runReportingErrors {
                 let path = try KeyCommand.keyPath(globalOptions)
                 let key = DeviceKey(privateKey: .init())
-                try key.save(to: path, replacing: forceNew)
+                try DeviceKey.changing(path) { try key.save(to: path, replacing: forceNew) }
                 try FileHandleOutput.stdout(key.jwkSet + "\n")
                 DiagnosticLog.logger(verbose: false).notice("made the device key \(path) (kid \(key.keyID))")
             }
@@ -76,14 +76,23 @@ struct KeyCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 let path = try KeyCommand.keyPath(globalOptions)
-                let old = try DeviceKey.load(from: path)
-                let new = old.rotated()
-                let statement = try KeyRotation(old: old, new: new,
-                                                issuer: try DeviceInfo.deviceID(stateDirectory: Paths.stateDirectory(environment: globalOptions.environment)),
-                                                issuedAt: globalOptions.clock.nowMilliseconds / 1000).compact()
-                try new.save(to: path, replacing: true)
+                let issuer = try DeviceInfo.deviceID(stateDirectory: Paths.stateDirectory(environment: globalOptions.environment))
+                let logger = DiagnosticLog.logger(verbose: false)
+                // Read, signed and written under the key's lock: a rotation at the same time
+                // waits, then rotates the key this one made.
+                let (old, new, statement) = try DeviceKey.changing(path) {
+                    let old = try DeviceKey.load(from: path)
+                    let (new, forgotten) = old.rotated()
+                    let statement = try KeyRotation(old: old, new: new, issuer: issuer,
+                                                    issuedAt: globalOptions.clock.nowMilliseconds / 1000).compact()
+                    try new.save(to: path, replacing: true)
+                    if forgotten > 0 {
+                        logger.warning("the oldest retired key is no longer listed: a key file keeps \(DeviceKey.maximumRetired) retired keys")
+                    }
+                    return (old, new, statement)
+                }
                 try FileHandleOutput.stdout(statement + "\n")
-                DiagnosticLog.logger(verbose: false).notice(
+                logger.notice(
                     "the device key \(path) is new (kid \(new.keyID)); the old one (kid \(old.keyID)) signs no more and stays listed by key show")
             }
         }

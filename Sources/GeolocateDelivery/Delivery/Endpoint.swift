@@ -78,7 +78,16 @@ extension Endpoint {
     /// `sender`, whose tokens name this endpoint as their audience unless `signing.audience` does.
     package func signing(as sender: Sender) -> Sender {
         var sender = sender
-        if sender.signer != nil, sender.signer?.audience == nil { sender.signer?.audience = redactedURL }
+        if sender.signer != nil, sender.signer?.audience == nil { sender.signer?.audience = audienceURL }
         return sender
+    }
+
+    /// The URL as the server knows itself: without the user and password, everything else
+    /// (query, fragment) as written (`redactedURL` masks secrets for messages instead).
+    package var audienceURL: String {
+        guard var components = URLComponents(string: url), components.user != nil || components.password != nil else { return url }
+        components.user = nil
+        components.password = nil
+        return components.string ?? url
     }
 }

@@ -53,7 +53,7 @@ package enum MosaicEncoder: RecordEncoder {
         if allowed.contains(.permissions) { json.strings("permissions", record.permissions.map(\.rawValue)) }
         if allowed.contains(.recordTimestamp) { json.integer("recordTimestamp", fix.timestamp) }
         if allowed.contains(.fixMode) { json.string("fixMode", fix.mode.rawValue) }
-        // The receiver's word on its fix, shown with the fix's mode (`fields.fixMode`).
+        // The receiver's word on its fix, shown with the fix's mode (the `fixMode` attribute).
         if allowed.contains(.fixMode) { json.stringIfPresent("fixQuality", fix.quality?.rawValue) }
         if allowed.contains(.speed) { json.decimalStringIfPresent("speed", fix.speed, digits: 2) }
         if allowed.contains(.course) { json.decimalStringIfPresent("course", fix.course, digits: 1) }

@@ -66,8 +66,8 @@ extension EndpointFormat {
             guard let signer = sender.signer else { throw GeolocateError.missingSetting("the jwt format needs the device key: geolocate key init") }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(1600 * records.count)
-            for record in records {
-                bytes.append(contentsOf: try signer.token(for: record, policy: policy).utf8)
+            for token in try signer.tokens(for: records, policy: policy) {
+                bytes.append(contentsOf: token.utf8)
                 bytes.append(UInt8(ascii: "\n"))
             }
             return bytes

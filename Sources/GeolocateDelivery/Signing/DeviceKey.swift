@@ -25,14 +25,17 @@ package struct DeviceKey: Sendable {
         self.retired = retired
     }
 
-    /// The largest key file read: a key and a few hundred retired ones.
+    /// The largest key file read: a key and a few thousand retired ones.
     package static let maximumBytes = 256 * 1024
+    /// The most retired public keys a file keeps (about 65 KB): `rotate` forgets the oldest
+    /// beyond it, saying so, so a key file never outgrows `maximumBytes`.
+    package static let maximumRetired = 1000
 
     /// Where the key is: `signing.keyFile`, else `/etc/geolocate/device-key` in system mode
     /// (not the state directory, which monitoring users may read), else `device-key` in the
     /// state directory.
     package static func path(settings: Settings, environment: [String: String], stateDirectory: String) -> String {
-        if let file = settings[ConfigKey.signingKeyFile] { return file }
+        if let file = settings[ConfigKey.signingKeyFile] { return settings.resolvedPath(file) }
         if Paths.isSystemMode(environment: environment) { return Paths.systemDeviceKeyFile }
         return stateDirectory + "/device-key"
     }
@@ -66,16 +69,26 @@ package struct DeviceKey: Sendable {
         return key
     }
 
-    /// Writes the key to `path`, 0600. Without `replacing`, an existing file is never touched.
+    /// Writes the key to `path`, 0600. Without `replacing`, an existing file is never touched;
+    /// with it, only a regular file of this user's is replaced (never a device, a FIFO, a
+    /// symlink or another user's file that `signing.keyFile` names).
     /// - Throws: `GeolocateError.missingSetting` (78) when a key is there and `replacing` is
-    ///   false; `GeolocateError.stateNotWritable` when the file cannot be written.
+    ///   false, or the path holds something that is no key of this user's;
+    ///   `GeolocateError.stateNotWritable` when the file cannot be written.
     package func save(to path: String, replacing: Bool) throws {
         let data = Data(pem.utf8)
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try Paths.makeDirectories(directory) }
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            if status.st_mode & S_IFMT != S_IFREG {
+                throw GeolocateError.missingSetting("device key \(path) is not a regular file; nothing was written there")
+            }
+            if status.st_uid != geteuid() {
+                throw GeolocateError.missingSetting("device key \(path) belongs to another user; nothing was written there")
+            }
+        }
         if replacing {
             do { try AtomicFile.write(data, to: path, permissions: 0o600) } catch {
-                throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
+                throw GeolocateError.missingSetting("device key \(path) cannot be written: \(ErrorText.plain(error))")
             }
             return
         }
@@ -83,7 +96,7 @@ package struct DeviceKey: Sendable {
         // `key init`s at once, or one after another, never replace a key.
         let temporary = path + ".\(getpid()).tmp"
         do { try AtomicFile.write(data, to: temporary, permissions: 0o600) } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
+            throw GeolocateError.missingSetting("device key \(path) cannot be written: \(ErrorText.plain(error))")
         }
         defer { unlink(temporary) }
         guard link(temporary, path) == 0 else {
@@ -91,13 +104,32 @@ package struct DeviceKey: Sendable {
                 throw GeolocateError.missingSetting("a device key already exists at \(path): geolocate key show prints it; "
                     + "geolocate key init --force-new replaces it (a cloned disk image), geolocate key rotate moves to a new one")
             }
-            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.posix(errno))
+            throw GeolocateError.missingSetting("device key \(path) cannot be written: \(ErrorText.posix(errno))")
         }
     }
 
-    /// A new key that retires this one.
-    package func rotated() -> DeviceKey {
-        DeviceKey(privateKey: Curve25519.Signing.PrivateKey(), retired: [privateKey.publicKey] + retired)
+    /// Runs `body` holding `path`'s lock (`path.lock`), so that changes of one key file take
+    /// turns (two `rotate`s at once would each sign a successor and keep only one), and first
+    /// removes what a killed writer left beside it: temporary copies, which hold private keys.
+    package static func changing<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try Paths.makeDirectories(directory) }
+        let lock = try FileLock(path: path + ".lock")
+        defer { withExtendedLifetime(lock) {} }
+        let name = (path as NSString).lastPathComponent
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
+        where (entry.hasPrefix(".\(name).") || entry.hasPrefix("\(name).")) && entry != "\(name).lock" {
+            unlink((directory.isEmpty ? "" : directory + "/") + entry)
+        }
+        return try body()
+    }
+
+    /// A new key that retires this one, and how many of the oldest retired keys it forgets
+    /// to stay within `maximumRetired`.
+    package func rotated() -> (key: DeviceKey, forgotten: Int) {
+        let retired = [privateKey.publicKey] + retired
+        return (DeviceKey(privateKey: Curve25519.Signing.PrivateKey(), retired: Array(retired.prefix(DeviceKey.maximumRetired))),
+                max(0, retired.count - DeviceKey.maximumRetired))
     }
 
     // MARK: Public forms
@@ -191,11 +223,43 @@ package struct DeviceKey: Sendable {
 }
 
 /// Base64url without padding (RFC 7515 §2), the encoding of every part of a JWS.
+///
+/// Written by hand, byte to byte into one buffer: a `jwt` flush encodes three parts a record,
+/// and Foundation's base64 plus two replacements cost more than the signature.
+/// `LocationTokenTests` checks it against Foundation's on every length up to 300.
 package enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
     package static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var text = Data(bytes).base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
+        var out: [UInt8] = []
+        append(Array(bytes), to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the encoding of `bytes` to `out`.
+    package static func append(_ bytes: [UInt8], to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let word = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            out.append(alphabet[Int(word >> 18 & 63)])
+            out.append(alphabet[Int(word >> 12 & 63)])
+            out.append(alphabet[Int(word >> 6 & 63)])
+            out.append(alphabet[Int(word & 63)])
+            index += 3
+        }
+        switch bytes.count - index {
+        case 1:
+            let word = UInt32(bytes[index]) << 16
+            out.append(alphabet[Int(word >> 18 & 63)])
+            out.append(alphabet[Int(word >> 12 & 63)])
+        case 2:
+            let word = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+            out.append(alphabet[Int(word >> 18 & 63)])
+            out.append(alphabet[Int(word >> 12 & 63)])
+            out.append(alphabet[Int(word >> 6 & 63)])
+        default:
+            break
+        }
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GeolocateConfig
 import GeolocateModel
+import Synchronization
 
 /// A location token (SPEC §15): the record, signed by the device key as a compact JWS (RFC 7515)
 /// with JWT claims (RFC 7519), so a server can check that this device sent this location for
@@ -33,7 +34,12 @@ package struct LocationToken: Sendable {
 
     /// `record`, under `policy`, as a compact JWS signed with `key`.
     package func compact(_ record: Record, policy: OutputPolicy, key: DeviceKey) throws -> String {
-        try JWS.compact(type: "JWT", payload: claims(record, policy: policy), key: key.privateKey)
+        try compact(record, policy: policy, key: key.privateKey, header: JWS.header(type: "JWT", key: key.privateKey))
+    }
+
+    /// The same with the header's encoding made once (`JWS.header`), as a signer of many does.
+    package func compact(_ record: Record, policy: OutputPolicy, key: Curve25519.Signing.PrivateKey, header: [UInt8]) throws -> String {
+        try JWS.compact(encodedHeader: header, payload: claims(record, policy: policy), key: key)
     }
 
     /// The claims, keys in sorted order. The provenance claims (`src`, `fixQuality`, `fixTime`,
@@ -108,20 +114,39 @@ package struct KeyRotation: Sendable {
 package enum JWS {
     /// The token: header `{"alg":"EdDSA","kid":…,"typ":type}`, `payload` as given, signed.
     package static func compact(type: String, payload: [UInt8], key: Curve25519.Signing.PrivateKey) throws -> String {
+        try compact(encodedHeader: header(type: type, key: key), payload: payload, key: key)
+    }
+
+    /// The token of `header` and `payload` as given, signed with `key`.
+    package static func compact(header: [UInt8], payload: [UInt8], key: Curve25519.Signing.PrivateKey) throws -> String {
+        var encoded: [UInt8] = []
+        Base64URL.append(header, to: &encoded)
+        return try compact(encodedHeader: encoded, payload: payload, key: key)
+    }
+
+    /// `{"alg":"EdDSA","kid":…,"typ":type}`, base64url: the same for every token of a key.
+    package static func header(type: String, key: Curve25519.Signing.PrivateKey) -> [UInt8] {
         var header = JSONWriter(capacity: 96)
         header.beginObject()
         header.string("alg", "EdDSA")
         header.string("kid", DeviceKey.thumbprint(key.publicKey))
         header.string("typ", type)
         header.endObject()
-        return try compact(header: header.bytes, payload: payload, key: key)
+        var encoded: [UInt8] = []
+        Base64URL.append(header.bytes, to: &encoded)
+        return encoded
     }
 
-    /// The token of `header` and `payload` as given, signed with `key`.
-    package static func compact(header: [UInt8], payload: [UInt8], key: Curve25519.Signing.PrivateKey) throws -> String {
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
-        let signature = try key.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature)
+    /// The token of an encoded header and `payload`, signed with `key`: written into one buffer.
+    static func compact(encodedHeader: [UInt8], payload: [UInt8], key: Curve25519.Signing.PrivateKey) throws -> String {
+        var token = encodedHeader
+        token.reserveCapacity(encodedHeader.count + payload.count * 4 / 3 + 100)
+        token.append(UInt8(ascii: "."))
+        Base64URL.append(payload, to: &token)
+        let signature = try key.signature(for: token)
+        token.append(UInt8(ascii: "."))
+        Base64URL.append(Array(signature), to: &token)
+        return String(decoding: token, as: UTF8.self)
     }
 }
 
@@ -136,8 +161,11 @@ package struct TokenSigner: Sendable, Equatable {
     package var audience: String?
     package var lifetimeMilliseconds: Int64
     package var clock: any WallClock
+    /// The tokens' header, encoded once.
+    private let header: [UInt8]
 
     package init(key: DeviceKey, issuer: String, audience: String?, lifetimeMilliseconds: Int64, clock: any WallClock) {
+        self.header = JWS.header(type: "JWT", key: key.privateKey)
         self.key = key
         self.issuer = issuer
         self.audience = audience
@@ -161,10 +189,26 @@ package struct TokenSigner: Sendable, Equatable {
         let token = LocationToken(issuer: issuer, audience: audience ?? "", nonce: nil, issuedAt: clock.nowMilliseconds / 1000,
                                   lifetimeMilliseconds: lifetimeMilliseconds)
         do {
-            return try token.compact(record, policy: policy, key: key)
+            return try token.compact(record, policy: policy, key: key.privateKey, header: header)
         } catch {
             throw GeolocateError.missingSetting("the device key (kid \(key.keyID)) could not sign: \(ErrorText.plain(error))")
         }
+    }
+
+    /// The tokens of `records`, in order, signed on every core: a signature costs more than
+    /// rendering and sending its record, so a `jwt` batch is bound by it.
+    /// - Throws: the first record's error, as `token(for:policy:)` does.
+    package func tokens(for records: [Record], policy: OutputPolicy) throws -> [String] {
+        let cores = max(1, min(ProcessInfo.processInfo.activeProcessorCount, records.count / 32))
+        guard cores > 1 else { return try records.map { try token(for: $0, policy: policy) } }
+        let size = (records.count + cores - 1) / cores
+        let parts = Mutex<[Int: Result<[String], any Error>]>([:])
+        DispatchQueue.concurrentPerform(iterations: cores) { part in
+            let slice = records[min(part * size, records.count)..<min((part + 1) * size, records.count)]
+            let signed = Result { try slice.map { try token(for: $0, policy: policy) } }
+            parts.withLock { $0[part] = signed }
+        }
+        return try parts.withLock { parts in try (0..<cores).flatMap { try parts[$0]?.get() ?? [] } }
     }
 
     package static func == (lhs: TokenSigner, rhs: TokenSigner) -> Bool {

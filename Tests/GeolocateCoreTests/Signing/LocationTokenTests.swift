@@ -53,6 +53,32 @@ import Testing
         #expect(parts[1].hasSuffix(#"},"nonce":"n-123","src":"gpsd","sub":"alice"}"#))
     }
 
+    /// The hand-written base64url against Foundation's base64 with RFC 7515's replacements.
+    @Test func base64URLIsFoundationsWithoutPadding() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...300 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let expected = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == expected, "\(length) bytes")
+        }
+    }
+
+    /// An endpoint's tokens name its URL as the server knows itself: no credentials, the rest kept.
+    @Test func theAudienceOfAnEndpointIsItsURLWithoutCredentials() {
+        #expect(Endpoint(name: "x", url: "http://u:p@127.0.0.1:8080/jwt?token=abc#frag").audienceURL == "http://127.0.0.1:8080/jwt?token=abc#frag")
+        #expect(Endpoint(name: "x", url: "https://risk.example/t").audienceURL == "https://risk.example/t")
+    }
+
+    @Test func rotationKeepsAtMostTheRetiredKeysAFileHolds() throws {
+        let many = (0..<DeviceKey.maximumRetired).map { _ in Curve25519.Signing.PrivateKey().publicKey }
+        let key = DeviceKey(privateKey: .init(), retired: many)
+        let (next, forgotten) = key.rotated()
+        #expect(forgotten == 1 && next.retired.count == DeviceKey.maximumRetired)
+        #expect(next.retired.first?.rawRepresentation == key.privateKey.publicKey.rawRepresentation)
+        #expect(next.jwkSet.utf8.count < DeviceKey.maximumBytes)
+    }
+
     @Test func aKeyFileRoundTripsAndKeepsRetiredKeys() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-key-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -60,7 +86,7 @@ import Testing
         let first = DeviceKey(privateKey: try LocationTokenTests.rfcKey)
         try first.save(to: path, replacing: false)
         #expect(throws: GeolocateError.self) { try DeviceKey(privateKey: .init()).save(to: path, replacing: false) }
-        let second = try DeviceKey.load(from: path).rotated()
+        let second = try DeviceKey.load(from: path).rotated().key
         try second.save(to: path, replacing: true)
         let loaded = try DeviceKey.load(from: path)
         #expect(loaded.keyID == second.keyID)

@@ -225,6 +225,28 @@ import Testing
         #expect(collector.requests("/tokens").count == requests.count)
     }
 
+    /// Found by the hostile pass: a replacement never writes through what is not this user's
+    /// key file, and rotations at once each keep the key they signed for.
+    @Test func keyChangesTakeTurnsAndReplaceOnlyAKeyFile() throws {
+        let (device, _) = try enrolled()
+        let fifo = device.home.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(try device.run(["config", "set", "signing.keyFile", fifo]).status == 0)
+        let forced = try device.run(["key", "init", "--force-new"], timeLimit: .seconds(60))
+        #expect(forced.status == 78 && forced.stderr.contains("not a regular file"), "\(forced.stderr)")
+        var status = stat()
+        #expect(lstat(fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO, "the FIFO is still there")
+        #expect(try device.run(["config", "unset", "signing.keyFile"]).status == 0)
+
+        let rotations = try (0..<5).map { _ in try device.start(["key", "rotate"]) }
+        let results = rotations.compactMap { $0.finish(within: .seconds(60)) }
+        #expect(results.count == 5 && results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
+        let keys = try #require(try claims(try device.run(["key", "show"]).stdout)["keys"] as? [[String: Any]])
+        #expect(keys.count == 6, "each rotation retired the key before it: \(keys.count) keys")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: device.stateDirectory).filter { $0.contains("device-key.") && !$0.hasSuffix(".lock") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
     @Test func usageErrorsOfJWT() throws {
         _ = try enrolled()
         let noAudience = try geolocate.run(["trigger", "login", "--replay", drive, "--format", "jwt"])
