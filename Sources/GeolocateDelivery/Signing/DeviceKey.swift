@@ -118,10 +118,24 @@ package struct DeviceKey: Sendable {
         defer { withExtendedLifetime(lock) {} }
         let name = (path as NSString).lastPathComponent
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
-        where (entry.hasPrefix(".\(name).") || entry.hasPrefix("\(name).")) && entry != "\(name).lock" {
+        where DeviceKey.isTemporaryCopy(entry, of: name) {
             unlink((directory.isEmpty ? "" : directory + "/") + entry)
         }
         return try body()
+    }
+
+    /// Whether `entry` is a temporary copy of the key file `name`, in the two shapes this file
+    /// writes: `AtomicFile`'s `.NAME.XXXXXX` (six `mkstemp` characters) and `save`'s
+    /// `NAME.PID.tmp`. Nothing else beside the key is touched (a `signing.keyFile` named `id`
+    /// may sit beside an `id.pub`).
+    static func isTemporaryCopy(_ entry: String, of name: String) -> Bool {
+        if entry.hasPrefix(".\(name)."), entry.utf8.count == name.utf8.count + 8 {
+            return entry.utf8.suffix(6).allSatisfy { ("A"..."Z").contains(UnicodeScalar($0)) || ("a"..."z").contains(UnicodeScalar($0))
+                || ("0"..."9").contains(UnicodeScalar($0)) }
+        }
+        guard entry.hasPrefix("\(name)."), entry.hasSuffix(".tmp") else { return false }
+        let middle = entry.dropFirst(name.count + 1).dropLast(4)
+        return !middle.isEmpty && middle.allSatisfy(\.isASCII) && middle.allSatisfy(\.isNumber)
     }
 
     /// A new key that retires this one, and how many of the oldest retired keys it forgets

@@ -70,6 +70,16 @@ import Testing
         #expect(Endpoint(name: "x", url: "https://risk.example/t").audienceURL == "https://risk.example/t")
     }
 
+    /// Only a killed writer's temporary copies are removed beside the key, nothing else.
+    @Test func onlyTemporaryCopiesOfTheKeyAreCleanedUp() {
+        #expect(DeviceKey.isTemporaryCopy(".device-key.a1B2c3", of: "device-key"))
+        #expect(DeviceKey.isTemporaryCopy("device-key.4242.tmp", of: "device-key"))
+        for other in ["device-key.lock", "device-key.pub", "id.pub", ".device-key.a1B2c", ".device-key.a1B2c3d", "device-key.x.tmp",
+                      "device-key..tmp", ".device-key.a1-2c3"] {
+            #expect(!DeviceKey.isTemporaryCopy(other, of: other.hasPrefix("id") ? "id" : "device-key"), "\(other)")
+        }
+    }
+
     @Test func rotationKeepsAtMostTheRetiredKeysAFileHolds() throws {
         let many = (0..<DeviceKey.maximumRetired).map { _ in Curve25519.Signing.PrivateKey().publicKey }
         let key = DeviceKey(privateKey: .init(), retired: many)
