@@ -106,7 +106,7 @@ struct TriggerCommand: AsyncParsableCommand {
             let environment = globalOptions.environment
             // The key and the audience are checked before the source is asked: a token that
             // cannot be signed exits 78 (or 64) at once, not after the query timeout.
-            let signing = format == .jwt ? try tokenSigning(settings: settings, environment: environment) : nil
+            let render = try renderer(settings: settings, environment: environment)
             let trigger = Trigger(settings: settings, environment: environment,
                                   clock: globalOptions.clock, elapsed: globalOptions.elapsed, logger: logger,
                                   openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
@@ -120,18 +120,7 @@ struct TriggerCommand: AsyncParsableCommand {
                 replaySpeed: sourceOptions.replaySpeed,
                 policy: policy || enforce))
             // The record is still sent when stdout cannot take it; the failure is the exit code.
-            let line: String
-            switch format {
-            case .record(let recordFormat):
-                let sender = recordFormat.namesTheDevice
-                    ? try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) : Sender()
-                line = recordFormat.line(record, policy: OutputPolicy(settings: settings), sender: sender)
-            case .jwt:
-                guard let signing else { throw GeolocateError.usage("--format jwt needs a device key") }
-                var token = signing.token
-                token.issuedAt = globalOptions.clock.nowMilliseconds / 1000
-                line = try token.compact(record, policy: OutputPolicy(settings: settings), key: signing.key)
-            }
+            let line = try render(record)
             let printed = Result { try FileHandleOutput.stdout(line + "\n") }
             if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint) {
                 let destination = post.map(ConfigStore.redactedURL) ?? endpoint ?? ""
@@ -157,17 +146,24 @@ struct TriggerCommand: AsyncParsableCommand {
 }
 
 extension TriggerCommand {
-    /// The key and the claims of `--format jwt` but the time: `--audience`, else
-    /// `signing.audience`, else a usage error (64); the device key, else 78.
-    func tokenSigning(settings: Settings, environment: [String: String]) throws -> (key: DeviceKey, token: LocationToken) {
-        guard let audience = audience ?? settings[ConfigKey.signingAudience] else {
-            throw GeolocateError.usage("--format jwt needs --audience (or signing.audience): the server the token is for")
+    /// How the record is printed: in its record format, or for `jwt` signed by the device key
+    /// (`--audience`, else `signing.audience`, else a usage error, 64; no key: 78).
+    func renderer(settings: Settings, environment: [String: String]) throws -> (Record) throws -> String {
+        let policy = OutputPolicy(settings: settings)
+        switch format {
+        case .record(let recordFormat):
+            let sender = recordFormat.namesTheDevice
+                ? try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) : Sender()
+            return { recordFormat.line($0, policy: policy, sender: sender) }
+        case .jwt:
+            guard let audience = audience ?? settings[ConfigKey.signingAudience] else {
+                throw GeolocateError.usage("--format jwt needs --audience (or signing.audience): the server the token is for")
+            }
+            var signer = try TokenSigner(settings: settings, environment: environment, clock: globalOptions.clock)
+            signer.audience = audience
+            let nonce = nonce
+            return { try signer.token(for: $0, policy: policy, nonce: nonce) }
         }
-        let stateDirectory = Paths.stateDirectory(environment: environment)
-        let key = try DeviceKey.load(from: DeviceKey.path(settings: settings, environment: environment, stateDirectory: stateDirectory))
-        let token = LocationToken(issuer: try DeviceInfo.deviceID(stateDirectory: stateDirectory), audience: audience, nonce: nonce,
-                                  issuedAt: 0, lifetimeMilliseconds: settings[ConfigKey.signingTokenLifetime])
-        return (key, token)
     }
 }
 

@@ -183,10 +183,11 @@ package struct TokenSigner: Sendable, Equatable {
                   lifetimeMilliseconds: settings[ConfigKey.signingTokenLifetime], clock: clock)
     }
 
-    /// `record`'s token, dated now, without a nonce (no server challenged a spooled record).
+    /// `record`'s token, dated now; `nonce` is the server's challenge when it gave one (none for
+    /// a spooled record).
     /// - Throws: `GeolocateError.missingSetting` (78) when the key cannot sign.
-    package func token(for record: Record, policy: OutputPolicy) throws -> String {
-        let token = LocationToken(issuer: issuer, audience: audience ?? "", nonce: nil, issuedAt: clock.nowMilliseconds / 1000,
+    package func token(for record: Record, policy: OutputPolicy, nonce: String? = nil) throws -> String {
+        let token = LocationToken(issuer: issuer, audience: audience ?? "", nonce: nonce, issuedAt: clock.nowMilliseconds / 1000,
                                   lifetimeMilliseconds: lifetimeMilliseconds)
         do {
             return try token.compact(record, policy: policy, key: key.privateKey, header: header)
