@@ -18,6 +18,7 @@ static const unsigned int geolocate_watch_json = WATCH_ENABLE | WATCH_JSON;
 static const int geolocate_mode_2d = MODE_2D;
 static const int geolocate_mode_3d = MODE_3D;
 static const int geolocate_status_simulated = STATUS_SIM;
+static const int geolocate_status_manual = STATUS_TIME;
 static const int geolocate_status_dead_reckoning = STATUS_DR;
 static const int geolocate_status_gnss_dead_reckoning = STATUS_GNSSDR;
 static const int geolocate_status_dgps = STATUS_DGPS_FIX;

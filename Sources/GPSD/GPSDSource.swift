@@ -268,20 +268,19 @@ package final class GPSDSource: LocationSource {
     /// What a decoded TPV says.
     private enum DecodedFix {
         case fix(Fix)
-        /// No 2D/3D mode, no time, or a simulated fix.
+        /// No 2D/3D mode, or no time.
         case noFix
         /// A fix whose values are out of range, with what was wrong.
         case refused(String)
     }
 
     /// The fix in a decoded report, judged against the system time `now`: a usable fix needs
-    /// a 2D/3D mode and a time, is not simulated, has coordinates in range (`Fix.checked`) and
+    /// a 2D/3D mode and a time, has coordinates in range (`Fix.checked`) and
     /// is dated from the GPS epoch to at most `FixLimits.maxFutureSkewMilliseconds` ahead of `now`.
     private static func decodedFix(_ data: UnsafePointer<gps_data_t>, now: Int64) -> DecodedFix {
         let fix = data.pointee.fix
         guard data.pointee.set & geolocate_time_set != 0,
-              fix.mode == geolocate_mode_2d || fix.mode == geolocate_mode_3d,
-              fix.status != geolocate_status_simulated
+              fix.mode == geolocate_mode_2d || fix.mode == geolocate_mode_3d
         else { return .noFix }
         // gpsd's date parser takes any year, so the seconds can be beyond what milliseconds hold.
         let (secondsAsMilliseconds, overflow) = Int64(fix.time.tv_sec).multipliedReportingOverflow(by: 1000)
@@ -308,9 +307,9 @@ package final class GPSDSource: LocationSource {
             provider: .gpsd)
         guard var checked else { return .refused("coordinates out of range (\(fix.latitude), \(fix.longitude))") }
         switch fix.status {
-        case geolocate_status_dead_reckoning, geolocate_status_gnss_dead_reckoning:
-            checked.isEstimated = true
-            checked.quality = .estimated
+        case geolocate_status_dead_reckoning, geolocate_status_gnss_dead_reckoning: checked.quality = .estimated
+        case geolocate_status_manual: checked.quality = .manual
+        case geolocate_status_simulated: checked.quality = .simulator
         case geolocate_status_dgps: checked.quality = .dgps
         case geolocate_status_rtk_fixed: checked.quality = .rtkFixed
         case geolocate_status_rtk_float: checked.quality = .rtkFloat

@@ -17,8 +17,9 @@ public struct Epoch: Sendable, Equatable {
 /// follows), altitude from GGA as height above the ellipsoid (MSL + geoid separation, from
 /// `GeoidModel` when GGA leaves it empty), mode from GGA (altitude present → 3D) and else
 /// from GSA, while GSA mode 1 means no fix, DOPs from GSA/GGA,
-/// sigmas from GST, speed and course from RMC/VTG. GGA quality 0, 7 (manual) and 8 (simulator),
-/// RMC/GLL status V and FAA mode N or S mean no fix.
+/// sigmas from GST, speed and course from RMC/VTG. GGA quality 0, RMC/GLL status V and FAA
+/// mode N mean no fix; manual input and simulator output are fixes that say so (`Fix.Quality`),
+/// as gpsd 3.22 reports them.
 public struct EpochAssembler {
     private var current = Accumulator()
     private var lastDate: CivilDate?
@@ -116,8 +117,7 @@ public struct EpochAssembler {
             course: epoch.course, horizontalAccuracy: horizontal, verticalAccuracy: vertical,
             provider: provider)
         result.fix?.satellites = sky.summary(at: time, ggaUsed: epoch.ggaSatellites)
-        if epoch.estimated { result.fix?.isEstimated = true }
-        result.fix?.quality = epoch.estimated ? .estimated : epoch.ggaQuality ?? epoch.letterQuality ?? .gps
+        result.fix?.quality = epoch.unmeasured ?? epoch.ggaQuality ?? epoch.letterQuality ?? .gps
         return result
     }
 }
@@ -146,9 +146,10 @@ private struct Accumulator {
     var sigmaAltitude: Double?
     var speedKnots: Double?
     var course: Double?
-    /// GGA quality 6, FAA mode E or M, or GNS modes all E, M or S: the receiver estimated the
-    /// position (dead reckoning) or was given it, not measured it.
-    var estimated = false
+    /// The weightiest word of the epoch that the receiver did not measure the position: GGA
+    /// quality 6, 7 or 8, mode letter E, M or S (`Fix.Quality.weightier`). It outweighs the
+    /// measured kinds, which a receiver may state in the same epoch.
+    var unmeasured: Fix.Quality?
     /// The kind of fix GGA's quality said, which is the most detailed word (RTK, DGPS).
     var ggaQuality: Fix.Quality?
     /// The kind the last mode letter (RMC, GLL, GNS) said.
@@ -174,19 +175,28 @@ private struct Accumulator {
         return statedMode ?? carried ?? .twoD
     }
 
+    /// Keeps what a mode letter (RMC, GLL, GNS) said of the fix: the last measured kind, or
+    /// an unmeasured one (E, M, S), which outweighs every measured word of the epoch.
+    private mutating func noteLetter(_ kind: Fix.Quality?) {
+        guard let kind else { return }
+        if kind.isMeasured { letterQuality = kind } else { unmeasured = Fix.Quality.weightier(unmeasured, kind) }
+    }
+
     @inline(__always)
     mutating func apply(_ sentence: NMEASentence) {
         switch sentence {
         case let .gga(_, latitude, longitude, quality, satellites, hdop, altitude, separation):
             guard let quality else { return }
-            if quality == 0 || quality == 7 || quality == 8 {
+            // gpsd 3.22 (processGGA) reports quality 7 (manual) and 8 (simulator) as fixes,
+            // with TPV status 7 and 8.
+            if quality == 0 {
                 ggaSaidNoFix = true
                 positionValid = false
                 return
             }
             ggaSaidNoFix = false
-            if quality == 6 { estimated = true }
-            ggaQuality = Fix.Quality(ggaQuality: quality)
+            let kind = Fix.Quality(ggaQuality: quality)
+            if let kind, !kind.isMeasured { unmeasured = Fix.Quality.weightier(unmeasured, kind) } else { ggaQuality = kind }
             // gpsd 3.22 (processGGA): fewer than 3 satellites used, an empty field counting as
             // 0, is no fix whatever the quality says, unless a GSA of the epoch states a mode.
             ggaFewSatellites = (satellites ?? 0) < 3
@@ -196,31 +206,28 @@ private struct Accumulator {
             altitudeMSL = altitude
             if let separation { geoidSeparation = separation }
             ggaMode = altitude == nil ? .twoD : .threeD
-        case let .gns(_, latitude, longitude, hasFix, estimated, _, hdop, altitude, separation, quality):
+        case let .gns(_, latitude, longitude, hasFix, _, hdop, altitude, separation, quality):
             guard hasFix else { return }
-            if estimated { self.estimated = true }
-            if let quality { letterQuality = quality }
+            noteLetter(quality)
             setPosition(latitude, longitude, valid: true)
             if let hdop { self.hdop = hdop }
             if let altitude { altitudeMSL = altitude }
             if let separation { geoidSeparation = separation }
         case let .rmc(_, valid, latitude, longitude, speed, course, date, faaMode):
             if let date { self.date = date }
-            let ok = valid && faaMode != 0x4E && faaMode != 0x53
-            // gpsd 3.22 (processRMC): status V sets no fix, even after a GGA of the same epoch.
+            let ok = valid && faaMode != 0x4E
+            // gpsd 3.22 (processRMC): status V sets no fix, even after a GGA of the same epoch,
+            // whatever the mode letter says.
             if !valid { positionValid = false }
-            // FAA mode E (estimated) or M (manual input): not a measured position.
-            if ok && (faaMode == 0x45 || faaMode == 0x4D) { estimated = true }
-            if ok, let faaMode, let kind = Fix.Quality(modeLetter: faaMode) { letterQuality = kind }
+            if ok { noteLetter(faaMode.flatMap(Fix.Quality.init(modeLetter:))) }
             setPosition(latitude, longitude, valid: ok)
             if ok {
                 if let speed { speedKnots = speed }
                 if let course { self.course = course }
             }
         case let .gll(_, valid, latitude, longitude, faaMode):
-            let ok = valid && faaMode != 0x4E && faaMode != 0x53
-            if ok && (faaMode == 0x45 || faaMode == 0x4D) { estimated = true }
-            if ok, let faaMode, let kind = Fix.Quality(modeLetter: faaMode) { letterQuality = kind }
+            let ok = valid && faaMode != 0x4E
+            if ok { noteLetter(faaMode.flatMap(Fix.Quality.init(modeLetter:))) }
             setPosition(latitude, longitude, valid: ok)
         case let .gsa(fixType, _, hdop, vdop, _):
             guard let fixType, (1...3).contains(fixType) else { return }

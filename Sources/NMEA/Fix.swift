@@ -48,18 +48,15 @@ public struct Fix: Sendable, Equatable, Codable {
     /// fix: how far the receiver's clock and the system's disagree.
     public var clockSkewMilliseconds: Int64?
 
-    /// `true` when the receiver says the fix is estimated (dead reckoning: GGA quality 6, FAA
-    /// mode E, gpsd's DR status), not measured; `nil` when it did not say so.
-    public var isEstimated: Bool?
     /// What the receiver says of the fix's kind (SPEC §15); `nil` when it said nothing.
     public var quality: Quality?
 
     /// The receiver's own word on a fix: GGA's quality, the RMC/GLL/GNS mode letter, or
     /// gpsd's TPV `status`.
     ///
-    /// Manual input and simulator output are no fix at all here (GGA quality 7 and 8, mode
-    /// letter S, gpsd's status 8), so records never carry them; an RMC or GLL whose mode
-    /// letter is M (manual) counts as estimated, as the `estimatedFix` signal does.
+    /// gpsd 3.22 reports manual input and simulator output as fixes (GGA 7 and 8 give TPVs with
+    /// `status` 7 and 8), and so does geolocate; they are `manual` and `simulator` here, never
+    /// measured positions, and a policy distrusts them (`estimatedFix`).
     public enum Quality: String, Sendable, Codable, CaseIterable {
         /// A GNSS fix (GGA 1 or 3, mode A or P, gpsd status 1 or 9).
         case gps
@@ -71,6 +68,11 @@ public struct Fix: Sendable, Equatable, Codable {
         case rtkFloat = "rtk-float"
         /// Dead reckoning (GGA 6, mode E, status 5 or 6).
         case estimated
+        /// A position typed in or surveyed (GGA 7, mode M, status 7).
+        case manual
+        /// Simulator output (GGA 8, mode S, status 8): on a live source, a simulator's signal
+        /// reaching a real device.
+        case simulator
 
         /// GGA's quality indicator.
         public init?(ggaQuality: Int) {
@@ -80,6 +82,8 @@ public struct Fix: Sendable, Equatable, Codable {
             case 4: self = .rtkFixed
             case 5: self = .rtkFloat
             case 6: self = .estimated
+            case 7: self = .manual
+            case 8: self = .simulator
             default: return nil
             }
         }
@@ -91,14 +95,30 @@ public struct Fix: Sendable, Equatable, Codable {
             case UInt8(ascii: "D"): self = .dgps
             case UInt8(ascii: "R"): self = .rtkFixed
             case UInt8(ascii: "F"): self = .rtkFloat
-            case UInt8(ascii: "E"), UInt8(ascii: "M"): self = .estimated
+            case UInt8(ascii: "E"): self = .estimated
+            case UInt8(ascii: "M"): self = .manual
+            case UInt8(ascii: "S"): self = .simulator
             default: return nil
             }
         }
 
-        /// How much the kind adds to a plain fix, to pick one of several constellations' letters.
+        /// Whether the receiver measured the position: not estimated, typed in or simulated.
+        public var isMeasured: Bool { rank > 0 }
+
+        /// Of two words on one fix, the one that says more: any unmeasured kind outweighs a
+        /// measured one (simulator, then manual, then estimated), else the more precise kind.
+        public static func weightier(_ a: Quality?, _ b: Quality?) -> Quality? {
+            guard let a else { return b }
+            guard let b else { return a }
+            if a.isMeasured != b.isMeasured { return a.isMeasured ? b : a }
+            return (a.isMeasured ? a.rank > b.rank : a.rank < b.rank) ? a : b
+        }
+
+        /// How much the kind adds to a plain fix; unmeasured kinds are 0 and below.
         var rank: Int {
             switch self {
+            case .simulator: -2
+            case .manual: -1
             case .estimated: 0
             case .gps: 1
             case .dgps: 2
@@ -228,7 +248,6 @@ extension Fix {
         checked?.receivedBoot = fix.receivedBoot.flatMap { $0.utf8.count <= 64 ? $0 : nil }
         checked?.receivedUptime = fix.receivedUptime.flatMap { $0 >= 0 ? $0 : nil }
         checked?.clockSkewMilliseconds = fix.clockSkewMilliseconds
-        checked?.isEstimated = fix.isEstimated
         checked?.quality = fix.quality
         return checked
     }

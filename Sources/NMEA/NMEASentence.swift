@@ -11,7 +11,7 @@ public enum NMEASentence: Sendable, Equatable {
     /// GLL: position, time, status.
     case gll(time: Int?, valid: Bool, latitude: Double?, longitude: Double?, faaMode: UInt8?)
     /// GNS: like GGA, with per-constellation mode letters.
-    case gns(time: Int?, latitude: Double?, longitude: Double?, hasFix: Bool, estimated: Bool, satellites: Int?,
+    case gns(time: Int?, latitude: Double?, longitude: Double?, hasFix: Bool, satellites: Int?,
              hdop: Double?, altitudeMSL: Double?, geoidSeparation: Double?, quality: Fix.Quality?)
     /// GSA: fix type (1 none, 2 = 2D, 3 = 3D), DOPs and the satellites used.
     case gsa(fixType: Int?, pdop: Double?, hdop: Double?, vdop: Double?, used: SatellitesUsed)
@@ -28,7 +28,7 @@ public enum NMEASentence: Sendable, Equatable {
     public var timeOfDay: Int? {
         switch self {
         case .gga(let time, _, _, _, _, _, _, _), .rmc(let time, _, _, _, _, _, _, _),
-             .gll(let time, _, _, _, _), .gns(let time, _, _, _, _, _, _, _, _, _),
+             .gll(let time, _, _, _, _), .gns(let time, _, _, _, _, _, _, _, _),
              .gst(let time, _, _, _), .zda(let time, _):
             return time
         case .gsa, .vtg, .gsv:
@@ -95,24 +95,28 @@ public enum NMEASentence: Sendable, Equatable {
             let longitude = f.coordinate(positive: 0x45, negative: 0x57)
             let modes = f.next()
             var hasFix = false
-            // Estimated (E), manual (M) or simulated (S) in every system that has a fix.
-            var estimated = false, measured = false
-            // The best kind among the systems' letters: one constellation's RTK makes the fix RTK.
-            var quality: Fix.Quality?
+            // The best kind a system measured, and the weightiest unmeasured one (E, M, S).
+            var measured: Fix.Quality?, unmeasured: Fix.Quality?
             if let modes {
                 for i in modes where body[i] != 0x4E {
                     hasFix = true
-                    if body[i] == 0x45 || body[i] == 0x4D || body[i] == 0x53 { estimated = true } else { measured = true }
-                    if let kind = Fix.Quality(modeLetter: body[i]), kind.rank > (quality?.rank ?? -1) { quality = kind }
+                    guard let kind = Fix.Quality(modeLetter: body[i]) else { continue }
+                    if kind.isMeasured {
+                        measured = Fix.Quality.weightier(measured, kind)
+                    } else {
+                        unmeasured = Fix.Quality.weightier(unmeasured, kind)
+                    }
                 }
             }
             let satellites = f.integer()
             let hdop = f.decimal()
             let altitude = f.decimal()
             let separation = f.decimal()
+            // A simulator in any system taints the fix; dead reckoning or manual input only
+            // when no system measured (one constellation's RTK makes the fix RTK).
             return .gns(time: time, latitude: latitude, longitude: longitude, hasFix: hasFix,
-                        estimated: estimated && !measured, satellites: satellites, hdop: hdop, altitudeMSL: altitude,
-                        geoidSeparation: separation, quality: estimated && !measured ? .estimated : quality)
+                        satellites: satellites, hdop: hdop, altitudeMSL: altitude, geoidSeparation: separation,
+                        quality: unmeasured == .simulator ? .simulator : measured ?? unmeasured)
         case SentenceType.gsa:
             f.skip(1)
             let fixType = f.integer()

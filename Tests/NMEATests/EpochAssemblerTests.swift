@@ -49,13 +49,41 @@ import Testing
         ("GGA quality 0", ["GPGGA,120000,4807.038,N,01131.000,E,0,00,99.9,,M,,M,,", "GPRMC,120000,V,,,,,,,221126,,,N"]),
         ("RMC status V", ["GPRMC,120000,V,4807.038,N,01131.000,E,,,221126,,,N"]),
         ("GSA mode 1 overrides RMC A", ["GPRMC,120000,A,4807.038,N,01131.000,E,0,0,221126,,,A", "GPGSA,A,1,,,,,,,,,,,,,99.9,99.9,99.9"]),
-        ("GGA simulator quality 8", ["GPGGA,120000,4807.038,N,01131.000,E,8,05,1.0,545.4,M,46.9,M,,", "GPRMC,120000,V,4807.038,N,01131.000,E,0,0,221126,,,S"]),
+        ("GGA simulator quality 8, then RMC status V", ["GPGGA,120000,4807.038,N,01131.000,E,8,05,1.0,545.4,M,46.9,M,,", "GPRMC,120000,V,4807.038,N,01131.000,E,0,0,221126,,,S"]),
     ])
     func noFix(_ label: String, _ bodies: [String]) throws {
         let epochs = try NMEATestInput.epochs(log(bodies))
         #expect(epochs.count == 1, "\(label)")
         #expect(epochs.first?.fix == nil, "\(label)")
         #expect(epochs.first?.timestamp == 1_795_348_800_000, "\(label)")  // the clock still runs
+    }
+
+    /// The receiver's word on its fix: the most precise measured kind, unless any sentence of
+    /// the epoch says it did not measure it (simulator, then manual, then dead reckoning); a
+    /// GNS is estimated or manual only when no system measured, but a simulator in any system
+    /// taints it.
+    @Test(arguments: [
+        ("plain GGA and RMC", "1", "A", nil, "gps"),
+        ("DGPS from GGA", "2", "D", nil, "dgps"),
+        ("RTK float from GGA over an A letter", "5", "A", nil, "rtk-float"),
+        ("GGA dead reckoning", "6", "A", nil, "estimated"),
+        ("GGA manual", "7", "M", nil, "manual"),
+        ("GGA simulator", "8", "A", nil, "simulator"),
+        ("RMC simulator letter over GGA 1", "1", "S", nil, "simulator"),
+        ("RMC manual letter over GGA 2", "2", "M", nil, "manual"),
+        ("GNS: one simulated system", nil, "A", "AS", "simulator"),
+        ("GNS: one estimated system beside a measured one", nil, "A", "AE", "gps"),
+        ("GNS: every system estimated", nil, "E", "EE", "estimated"),
+        ("GNS: manual outweighs estimated", nil, "E", "EM", "manual"),
+        ("GNS: one RTK system", nil, "A", "AR", "rtk-fixed"),
+    ] as [(String, String?, String, String?, String)])
+    func qualityIsTheReceiversWeightiestWord(_ label: String, _ gga: String?, _ letter: String, _ gns: String?, _ expected: String) throws {
+        var bodies: [String] = []
+        if let gga { bodies.append("GPGGA,120000,4807.038,N,01131.000,E,\(gga),08,1.0,545.4,M,46.9,M,,") }
+        bodies.append("GPRMC,120000,A,4807.038,N,01131.000,E,0,0,221126,,,\(letter)")
+        if let gns { bodies.append("GNGNS,120000,4807.038,N,01131.000,E,\(gns),08,1.0,545.4,46.9,,") }
+        let fix = try #require(try NMEATestInput.epochs(log(bodies)).first?.fix, "\(label)")
+        #expect(fix.quality?.rawValue == expected, "\(label)")
     }
 
     @Test func twoDimensionalWithoutAltitude() throws {

@@ -272,9 +272,9 @@ package struct SignalDetector {
                 reasons.append("clockSkewed: the fix's time was \(SignalText.duration(Int64(clamping: skew.magnitude))) \(side) the synchronised system clock when it arrived (limit \(SignalText.duration(t.maxClockSkewMilliseconds)))")
             }
         }
-        if fix.isEstimated == true {
+        if let quality = fix.quality, !quality.isMeasured {
             signals.estimatedFix = true
-            reasons.append("estimatedFix: the receiver estimated the fix (dead reckoning) instead of measuring it")
+            reasons.append("estimatedFix: \(SignalDetector.unmeasuredText(quality))")
         }
         signals.satellites = fix.satellites
         if let satellites = fix.satellites {
@@ -286,8 +286,23 @@ package struct SignalDetector {
                 reasons.append("spoofingSuspected: mean C/N0 \(SignalText.figure(mean)) dB-Hz, stronger than open sky (limit \(SignalText.figure(SignalThresholds.maxCn0Mean)))")
             }
         }
+        // A live receiver that says it simulates (mode letter S, GGA quality 8, gpsd status 8)
+        // is a simulator's output reaching the device; a replayed simulator log is a test.
+        if fix.quality == .simulator, fix.provider != .nmeaReplay {
+            signals.spoofingSuspected = true
+            reasons.append("spoofingSuspected: the receiver reports simulator output on a live source")
+        }
         signals.reasons = reasons
         return signals
+    }
+
+    /// The `estimatedFix` reason's words for a fix the receiver did not measure.
+    static func unmeasuredText(_ quality: Fix.Quality) -> String {
+        switch quality {
+        case .manual: "the receiver was given the position (manual input) instead of measuring it"
+        case .simulator: "the receiver reports simulator output, not a measured position"
+        default: "the receiver estimated the fix (dead reckoning) instead of measuring it"
+        }
     }
 }
 

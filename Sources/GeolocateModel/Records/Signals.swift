@@ -36,7 +36,7 @@ package struct Signals: Sendable, Equatable {
     /// Whether the kernel said the system clock was synchronised, for a live fix; `nil` for
     /// replays or when unknown. Unsynchronised, a skew says the system clock is wrong.
     package var systemClockSynchronized: Bool?
-    /// The receiver estimated the fix (dead reckoning) instead of measuring it.
+    /// The receiver did not measure the fix: dead reckoning, manual input or a simulator.
     package var estimatedFix = false
     package var satellites: SatelliteSummary?
     package var spoofingSuspected = false
@@ -71,8 +71,8 @@ package struct Signals: Sendable, Equatable {
         "inaccurate": "the fix is less accurate than signals.maxAccuracy, or its accuracy is unknown",
         "replayed": "the fix comes from an NMEA replay",
         "clockSkewed": "the fix's time is off the synchronised system clock by more than signals.maxClockSkew",
-        "estimatedFix": "the receiver estimated the fix (dead reckoning) instead of measuring it",
-        "spoofingSuspected": "the satellites' signal strengths look simulated",
+        "estimatedFix": "the receiver did not measure the fix (dead reckoning, manual input or a simulator)",
+        "spoofingSuspected": "the satellites' signal strengths look simulated, or a live receiver reports simulator output",
         "wifiChanged": "the Wi-Fi access point changed while the fix stayed put",
     ]
 

@@ -117,12 +117,30 @@ import Testing
         #expect(signals(rollover).clockSkewMilliseconds == -619_315_200_000)
     }
 
-    @Test func estimatedFixesAreSaid() {
-        var estimated = fix(1, 1, at: start)
-        estimated.isEstimated = true
-        let result = signals(estimated)
-        #expect(result.estimatedFix && result.reasons.contains { $0.hasPrefix("estimatedFix: ") })
+    @Test(arguments: Fix.Quality.allCases)
+    func unmeasuredFixesAreSaid(_ quality: Fix.Quality) {
+        var said = fix(1, 1, at: start)
+        said.quality = quality
+        let result = signals(said)
+        let unmeasured = [Fix.Quality.estimated, .manual, .simulator].contains(quality)
+        #expect(result.estimatedFix == unmeasured)
+        #expect(result.reasons.contains { $0.hasPrefix("estimatedFix: ") } == unmeasured)
         #expect(!signals(fix(1, 1, at: start)).estimatedFix)
+    }
+
+    /// Simulator output on a live source is a simulator's signal reaching the device; in a
+    /// replayed log it is a test, and only `estimatedFix`.
+    @Test func simulatorOutputOnALiveSourceLooksSpoofed() {
+        var live = fix(1, 1, at: start, receivedAt: start)
+        live.quality = .simulator
+        let result = signals(live)
+        #expect(result.spoofingSuspected && result.estimatedFix)
+        #expect(result.reasons.contains("spoofingSuspected: the receiver reports simulator output on a live source"))
+        var replayed = fix(1, 1, at: start, provider: .nmeaReplay)
+        replayed.quality = .simulator
+        #expect(!signals(replayed).spoofingSuspected && signals(replayed).estimatedFix)
+        live.quality = .manual
+        #expect(!signals(live).spoofingSuspected)
     }
 
     @Test func flagsKeepEveryBooleanThroughTheSpool() {

@@ -42,6 +42,27 @@ import Testing
         #expect(location["fixQuality"] as? String == "dgps")
     }
 
+    /// A receiver that says it simulates (GGA quality 8, which gpsd reports as `status` 8) is a
+    /// simulator's signal reaching this device: the record says `simulator`, spoofing is
+    /// suspected and a policy denies.
+    @Test func simulatorOutputOnGpsdLooksSpoofed() throws {
+        let log = GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateCoreTests/Fixtures/receiver-words/gga8.log")
+        let fake = try GPSDFake(log: log.path)
+        defer { fake.stop() }
+        let pipe = try GPSPipe(port: fake.port)
+        defer { pipe.stop() }
+        _ = try pipe.waitForPositionReport { GPSPipe.hasFix($0) && $0["status"] as? Int == 8 }
+        let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "10s", "--policy"])
+        let record = try result.json()
+        #expect(result.status == 0, "\(result.stderr)")
+        let location = try #require(record["location"] as? [String: Any], "\(record)")
+        #expect(location["fixQuality"] as? String == "simulator")
+        let signals = try #require(record["signals"] as? [String: Any])
+        #expect(signals["spoofingSuspected"] as? Bool == true && signals["estimatedFix"] as? Bool == true, "\(signals)")
+        #expect((signals["reasons"] as? [String])?.contains("spoofingSuspected: the receiver reports simulator output on a live source") == true)
+        #expect((record["policy"] as? [String: Any])?["decision"] as? String == "deny", "\(record)")
+    }
+
     @Test func heldFixWithinCurrentMaxAgeIsReportedWithoutWaiting() throws {
         try withSteadyGPSD { fake, _, latest in
             let seen = try #require(GPSPipe.milliseconds(latest))

@@ -347,13 +347,16 @@ enum NMEAText {
         #expect(((again["policy"] as? [String: Any])?["reason"] as? String)?.hasPrefix("location 10 min old") == true, "\(again)")
     }
 
-    /// Estimated, manual and simulated positions from GNS, RMC and GLL are no proof of presence.
+    /// Estimated, manual and simulated positions from GGA, GNS, RMC and GLL are no proof of
+    /// presence; the record says which the receiver gave.
     @Test(arguments: [
-        ("GNS modes EE", "GNGNS,143000.00,4545.84000,N,00450.14200,E,EE,10,0.9,545.4,11.0,,"),
-        ("GNS modes SS", "GNGNS,143000.00,4545.84000,N,00450.14200,E,SS,10,0.9,545.4,11.0,,"),
-        ("RMC mode M", "GPRMC,143000.00,A,4545.84000,N,00450.14200,E,0.0,0.0,211126,,,M"),
-        ("GLL mode E", "GPGLL,4545.84000,N,00450.14200,E,143000.00,A,E"),
-    ]) func estimatedPositionsAreDistrusted(_ kind: String, _ body: String) throws {
+        ("GNS modes EE", "GNGNS,143000.00,4545.84000,N,00450.14200,E,EE,10,0.9,545.4,11.0,,", "estimated"),
+        ("GNS modes SS", "GNGNS,143000.00,4545.84000,N,00450.14200,E,SS,10,0.9,545.4,11.0,,", "simulator"),
+        ("GGA quality 8", "GPGGA,143000.00,4545.84000,N,00450.14200,E,8,10,0.9,545.4,M,11.0,M,,", "simulator"),
+        ("GGA quality 7", "GPGGA,143000.00,4545.84000,N,00450.14200,E,7,10,0.9,545.4,M,11.0,M,,", "manual"),
+        ("RMC mode M", "GPRMC,143000.00,A,4545.84000,N,00450.14200,E,0.0,0.0,211126,,,M", "manual"),
+        ("GLL mode E", "GPGLL,4545.84000,N,00450.14200,E,143000.00,A,E", "estimated"),
+    ]) func estimatedPositionsAreDistrusted(_ kind: String, _ body: String, _ quality: String) throws {
         let geolocate = GeolocateProcess()
         let date = NMEAText.sentence("GPZDA,143000.00,21,11,2026,00,00")
         let log = try write(date + NMEAText.sentence(body) + NMEAText.noFix(date: "211126", time: "143001", seconds: 2), in: geolocate, name: "estimated.nmea")
@@ -361,6 +364,9 @@ enum NMEAText {
         let record = try result.json()
         #expect(result.status == 4, "\(kind): \(record) \(result.stderr)")
         #expect((record["signals"] as? [String: Any])?["estimatedFix"] as? Bool == true, "\(kind): \(record)")
+        #expect((record["location"] as? [String: Any])?["fixQuality"] as? String == quality, "\(kind): \(record)")
+        // A replayed simulator log is a test, not an attack on this device.
+        #expect((record["signals"] as? [String: Any])?["spoofingSuspected"] as? Bool == false, "\(kind): \(record)")
     }
 
     /// An empty policy.distrust (an unset shell variable) must not turn the gate off: only
