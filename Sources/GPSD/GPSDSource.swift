@@ -473,20 +473,29 @@ enum GPSDReport {
     }
 
     /// The satellites of a SKY object: those `used`, and the mean and spread of their `ss`
-    /// (of every satellite with an `ss` when none is marked used); `nil` when it lists none.
+    /// (of every satellite with an `ss` when none is marked used), and which they are (`PRN`
+    /// and `gnssid`); `nil` when it lists none.
     static func satellites(_ object: JSONNode) -> SatelliteSummary? {
         guard let list = object.member("satellites")?.array else { return nil }
         var used = 0
         var usedCn0: [Double] = [], visibleCn0: [Double] = []
+        var usedSet = SatelliteSet(), visibleSet = SatelliteSet()
         for satellite in list {
             guard case .object = satellite else { continue }
             let isUsed = satellite.member("used")?.bool == true
             if isUsed { used += 1 }
+            let prn = satellite.member("PRN")?.number.flatMap { UInt16(exactly: $0) }
+            let system = satellite.member("gnssid")?.number.flatMap { UInt8(exactly: $0) } ?? 0
+            if isUsed, let prn { usedSet.insert(system: system, prn: prn) }
             guard let ss = satellite.member("ss")?.number, ss.isFinite, ss > 0, ss < 100 else { continue }
             visibleCn0.append(ss)
+            if let prn { visibleSet.insert(system: system, prn: prn) }
             if isUsed { usedCn0.append(ss) }
         }
-        return SatelliteSummary.of(used: used, cn0: usedCn0.isEmpty ? visibleCn0 : usedCn0)
+        var summary = SatelliteSummary.of(used: used, cn0: usedCn0.isEmpty ? visibleCn0 : usedCn0)
+        let tracked = usedSet.count > 0 ? usedSet : visibleSet
+        summary?.tracked = tracked.count > 0 ? tracked : nil
+        return summary
     }
 
     /// `{"class":"TPV",…}` with the fields geolocate reads that have the right type, as a

@@ -15,11 +15,17 @@ public struct SatelliteSummary: Sendable, Equatable, Codable {
     /// Population standard deviation of the C/N0, in dB-Hz; `nil` when no satellite had one.
     public var cn0StdDev: Double?
 
-    public init(used: Int?, measured: Int, cn0Mean: Double?, cn0StdDev: Double?) {
+    /// Which satellites the fix rests on (those used, else those in view with a C/N0), when
+    /// the receiver named them: a position that jumps while they stay the same was not moved
+    /// by travel.
+    public var tracked: SatelliteSet?
+
+    public init(used: Int?, measured: Int, cn0Mean: Double?, cn0StdDev: Double?, tracked: SatelliteSet? = nil) {
         self.used = used
         self.measured = measured
         self.cn0Mean = cn0Mean
         self.cn0StdDev = cn0StdDev
+        self.tracked = tracked
     }
 
     /// Whether the figures are ones a receiver can report (C/N0 from 0 to 99 dB-Hz, counts
@@ -44,6 +50,27 @@ public struct SatelliteSummary: Sendable, Equatable, Codable {
         let mean = sums.sum / Double(sums.count)
         let variance = max(0, sums.sumOfSquares / Double(sums.count) - mean * mean)
         return SatelliteSummary(used: used, measured: sums.count, cn0Mean: mean, cn0StdDev: variance.squareRoot())
+    }
+}
+
+/// A set of satellites (system and PRN) kept as its size and an order-free fingerprint, so that
+/// two fixes can be asked whether they rest on the same satellites without keeping the lists.
+public struct SatelliteSet: Sendable, Equatable, Codable {
+    public private(set) var count = 0
+    /// The wrapping sum of each member's mixed number: the same for the same members in any order.
+    public private(set) var fingerprint: UInt64 = 0
+
+    public init() {}
+
+    /// Adds a satellite, numbered by its system (NMEA 4.11's system ID, 0 when unknown) and PRN.
+    /// Each member is added once.
+    public mutating func insert(system: UInt8, prn: UInt16) {
+        count += 1
+        // splitmix64's finaliser: distinct numbers give unrelated 64-bit values.
+        var value = (UInt64(system) << 16 | UInt64(prn)) &+ 0x9E37_79B9_7F4A_7C15
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        fingerprint &+= value ^ (value >> 31)
     }
 }
 
@@ -263,7 +290,27 @@ struct SkyView {
             if usedKnown { add(usedOnly: true) }
             if sums.count == 0 { add(usedOnly: false) }
         }
-        return SatelliteSummary.of(used: usedKnown ? usedCount : ggaUsed, sums: sums)
+        var summary = SatelliteSummary.of(used: usedKnown ? usedCount : ggaUsed, sums: sums)
+        summary?.tracked = tracked(usedKnown: usedKnown, at: time)
+        return summary
+    }
+
+    /// The satellites used, else those in view with a C/N0; `nil` when neither is known.
+    private func tracked(usedKnown: Bool, at time: Int) -> SatelliteSet? {
+        var set = SatelliteSet()
+        if usedKnown {
+            for (word, bits) in used.enumerated() where bits != 0 {
+                for bit in 0..<64 where bits & (1 << UInt64(bit)) != 0 {
+                    let key = word * 64 + bit
+                    set.insert(system: UInt8(key / 512), prn: UInt16(key % 512))
+                }
+            }
+        } else if SkyView.isRecent(inViewTime, at: time) {
+            for satellite in inView where satellite.cn0 > 0 {
+                set.insert(system: UInt8(satellite.key / 512), prn: UInt16(satellite.key % 512))
+            }
+        }
+        return set.count > 0 ? set : nil
     }
 
     /// Whether `then` is at most `maximumAge` before `now`, both times of day, across midnight.

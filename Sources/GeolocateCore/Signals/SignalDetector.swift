@@ -26,6 +26,9 @@ package struct SignalThresholds: Sendable, Equatable {
     package static let wifiChangeWindowMilliseconds: Int64 = 60_000
     /// The fewest satellites whose C/N0 spread says anything.
     package static let minSatellitesForSpread = 5
+    /// The fewest satellites that, unchanged across a jump, say the jump was not travel: a
+    /// 3D fix needs 4.
+    package static let minSatellitesForJump = 4
 
     package init(settings: Settings = Settings()) {
         maxSpeed = settings[ConfigKey.signalsMaxSpeed]
@@ -55,6 +58,8 @@ struct PreviousReport: Codable, Sendable, Equatable {
     /// When its fix arrived (system time, ms), for a live fix: elapsed time between live
     /// reports is measured between arrivals, as the receiver's clock may be wrong.
     var arrivedAt: Int64?
+    /// The satellites its fix rested on, when the receiver named them.
+    var satellites: SatelliteSet?
 
     /// Whether the values are ones geolocate could have written by `now`: a state file is input.
     func isPlausible(now: Int64) -> Bool {
@@ -63,6 +68,7 @@ struct PreviousReport: Codable, Sendable, Equatable {
             && recordTimestamp >= FixLimits.earliestTimestamp && recordTimestamp <= TimeText.latestMilliseconds
             && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
             && (countryCode.map { $0.utf8.count <= 8 } ?? true)
+            && (satellites.map { (0...4096).contains($0.count) } ?? true)
     }
 }
 
@@ -128,7 +134,8 @@ package struct SignalDetector {
                                                 clockSynchronized: clockSynchronized)
         let report = PreviousReport(recordTimestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude,
                                     accuracy: fix.horizontalAccuracy, countryCode: country, madeAt: now,
-                                    wifiBssid: record.device?.context.wifiBssid, arrivedAt: fix.receivedAt)
+                                    wifiBssid: record.device?.context.wifiBssid, arrivedAt: fix.receivedAt,
+                                    satellites: fix.satellites?.tracked)
         previous = report
         unsaved = report
         return record
@@ -230,6 +237,12 @@ package struct SignalDetector {
                 let travel = signals.impliedSpeed.map { "in \(SignalText.duration(elapsed)) needs \(SignalText.figure($0)) m/s" }
                     ?? "with no time between the reports"
                 reasons.append("jumped: \(SignalText.distance(distance)) \(travel) (limit \(SignalText.figure(t.maxSpeed)) m/s)")
+                // Travel that far changes the sky; a position moved under the same satellites
+                // was moved by the signals, not by the device.
+                if let now = fix.satellites?.tracked, now == previous.satellites, now.count >= SignalThresholds.minSatellitesForJump {
+                    signals.spoofingSuspected = true
+                    reasons.append("spoofingSuspected: the position jumped while the same \(now.count) satellites were tracked")
+                }
             }
             func isCountry(_ code: String?) -> Bool {
                 guard let code else { return false }

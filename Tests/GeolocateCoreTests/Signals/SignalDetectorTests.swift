@@ -63,6 +63,32 @@ import Testing
         #expect(result.reasons.first?.hasPrefix("jumped: 22.1 km in 60 s needs 369 m/s (limit 300 m/s)") == true)
     }
 
+    /// A jump under the very satellites the previous fix rested on was made by the signals.
+    @Test func aJumpUnderTheSameSatellitesLooksSpoofed() {
+        func sky(_ prns: [UInt16], system: UInt8 = 1) -> SatelliteSet {
+            var set = SatelliteSet()
+            for prn in prns { set.insert(system: system, prn: prn) }
+            return set
+        }
+        func summary(_ set: SatelliteSet) -> SatelliteSummary {
+            SatelliteSummary(used: set.count, measured: set.count, cn0Mean: 40, cn0StdDev: 6, tracked: set)
+        }
+        var before = previous(0, 0, at: start)
+        before.satellites = sky([2, 5, 10, 12, 13, 24])
+        // The same six satellites, listed in another order: 22 km in 60 s.
+        let same = signals(fix(0.2, 0, at: start + 60_000, satellites: summary(sky([24, 13, 12, 10, 5, 2]))), previous: before)
+        #expect(same.jumped && same.spoofingSuspected)
+        #expect(same.reasons.contains("spoofingSuspected: the position jumped while the same 6 satellites were tracked"))
+        // One satellite more, or the same PRNs of another system: the sky changed.
+        #expect(!signals(fix(0.2, 0, at: start + 60_000, satellites: summary(sky([2, 5, 10, 12, 13, 24, 25]))), previous: before).spoofingSuspected)
+        #expect(!signals(fix(0.2, 0, at: start + 60_000, satellites: summary(sky([2, 5, 10, 12, 13, 24], system: 3))), previous: before).spoofingSuspected)
+        // The same satellites without a jump: a device that stays put.
+        #expect(!signals(fix(0.0001, 0, at: start + 60_000, satellites: summary(sky([2, 5, 10, 12, 13, 24]))), previous: before).spoofingSuspected)
+        // Three satellites say too little.
+        before.satellites = sky([2, 5, 10])
+        #expect(!signals(fix(0.2, 0, at: start + 60_000, satellites: summary(sky([2, 5, 10]))), previous: before).spoofingSuspected)
+    }
+
     @Test func noiseNeverJumps() {
         // 30 m in no time at all, but each fix is good to only 20 m: the circles overlap.
         let noisy = signals(fix(0.00027, 0, at: start, accuracy: 20), previous: previous(0, 0, at: start, accuracy: 20))

@@ -47,17 +47,21 @@ import Testing
 
     @Test func realReceiversNeverLookSpoofed() throws {
         try #require(Self.logs.count == 38, "the gpsd corpus is missing beside the project")
-        var fixes = 0, withSatellites = 0
+        var fixes = 0, withSatellites = 0, jumps = 0
         for log in Self.logs {
             for record in try track(Self.corpus.appendingPathComponent(log).path) {
                 fixes += 1
                 let signals = Self.signals(record)
                 #expect(signals["spoofingSuspected"] as? Bool == false, "\(log): \(signals)")
                 if signals["satellites"] is [String: Any] { withSatellites += 1 }
+                if signals["jumped"] as? Bool == true { jumps += 1 }
             }
         }
-        // Most fixes of the corpus come with satellites in view: the test says something.
+        // Most fixes of the corpus come with satellites in view, and the logs, played one after
+        // another in one state directory, jump from one receiver's place to the next: the
+        // satellite rules are put to the test.
         #expect(fixes > 700 && withSatellites > fixes / 2, "\(fixes) fixes, \(withSatellites) with satellites")
+        #expect(jumps >= 10, "\(jumps) jumps")
     }
 
     @Test(arguments: ["GP", "GN"]) func honestNoisyDrivesNeitherJumpNorLookSpoofed(_ talker: String) throws {
@@ -71,18 +75,36 @@ import Testing
         }
     }
 
-    @Test(arguments: ["GP", "GN"]) func aSpoofedDriveJumpsOnceAndLooksSpoofedFromThenOn(_ talker: String) throws {
+    /// A drive spoofed from epoch 150 on by `Support/spoof-nmea.py` with `options`, and the time
+    /// of day of its first spoofed epoch, from the tool's truth file.
+    func spoofedDrive(_ talker: String, _ options: [String] = []) throws -> (log: String, start: Int64) {
         let honest = try generate(["--epochs", "300", "--seed", "5", "--talker", talker])
         let spoofed = honest + ".spoofed"
         let truth = honest + ".truth"
         try Self.run(["python3", GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/spoof-nmea.py").path,
-                      "--in", honest, "--out", spoofed, "--from-epoch", "150", "--truth", truth])
+                      "--in", honest, "--out", spoofed, "--from-epoch", "150", "--truth", truth] + options)
         var spoofedFrom: Int64?
         for line in try String(contentsOfFile: truth, encoding: .utf8).split(separator: "\n") {
             let epoch = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             if epoch["spoofed"] as? Bool == true, spoofedFrom == nil { spoofedFrom = Self.timeOfDay(try #require(epoch["time"] as? String)) }
         }
-        let start = try #require(spoofedFrom)
+        return (spoofed, try #require(spoofedFrom))
+    }
+
+    /// The spoofer moves the position 800 km and leaves the signal strengths alone: only the
+    /// jump under the same satellites gives it away, at the jump and nowhere else.
+    @Test(arguments: ["GP", "GN"]) func aJumpUnderTheSameSatellitesLooksSpoofed(_ talker: String) throws {
+        let (spoofed, start) = try spoofedDrive(talker, ["--snr", "0"])
+        let records = try track(spoofed)
+        #expect(records.count == 300)
+        let suspected = records.filter { Self.signals($0)["spoofingSuspected"] as? Bool == true }
+        #expect(suspected.compactMap(Self.timeOfDay) == [start])
+        let reasons = suspected.first.flatMap { Self.signals($0)["reasons"] as? [String] } ?? []
+        #expect(reasons.contains { $0.hasPrefix("spoofingSuspected: the position jumped while the same ") }, "\(reasons)")
+    }
+
+    @Test(arguments: ["GP", "GN"]) func aSpoofedDriveJumpsOnceAndLooksSpoofedFromThenOn(_ talker: String) throws {
+        let (spoofed, start) = try spoofedDrive(talker)
         let records = try track(spoofed)
         #expect(records.count == 300)
         let jumps = records.filter { Self.signals($0)["jumped"] as? Bool == true }.compactMap(Self.timeOfDay)

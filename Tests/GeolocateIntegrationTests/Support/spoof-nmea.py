@@ -6,7 +6,7 @@ Usage: spoof-nmea.py --in FILE --out FILE --from-epoch K [--snr 45] [--jump-km 8
 
 Epochs are counted by changes of the UTC time field of GGA/RMC (epoch 0 is the first). From
 epoch K on, every GSV SNR becomes SNR+(PRN%3-1) (empty SNRs stay empty; an NMEA 4.1 signal-id
-field after the groups is kept), and the position in GGA/RMC/GLL/GNS is moved --jump-km km
+field after the groups is kept; --snr 0 keeps every SNR as it is), and the position in GGA/RMC/GLL/GNS is moved --jump-km km
 along --bearing degrees (spherical destination point, R = 6371008.8 m, same number of decimals
 in the minutes). Modified sentences get a new checksum; every other byte is copied as is.
 Sentences with a bad or missing checksum, or over 1024 bytes, are never modified (nor used to
@@ -75,7 +75,7 @@ def destination(lat, lon, dist_m, bearing):
 def spoof(fields, a):
     """Modify the fields of one checksum-valid sentence in place; True if anything changed."""
     kind, old = fields[0][2:], list(fields)
-    if kind == "GSV":
+    if kind == "GSV" and a.snr:
         data = fields[4:]
         for g in range(len(data) // 4):  # a trailing 4.1 signal id (len % 4 == 1) is kept
             prn = data[4 * g]
@@ -104,8 +104,8 @@ def main():
     a = p.parse_args()
     if a.from_epoch < 0:
         fail("--from-epoch must be >= 0")
-    if not 1 <= a.snr <= 98:
-        fail("--snr must be in 1..98 (SNR +-1 must stay a 2-digit value)")
+    if not 0 <= a.snr <= 98:
+        fail("--snr must be in 0..98 (SNR +-1 must stay a 2-digit value; 0 keeps the SNRs)")
     if not (math.isfinite(a.jump_km) and 0 <= a.jump_km <= 20000):
         fail("--jump-km must be in 0..20000")
     if not math.isfinite(a.bearing):
