@@ -185,6 +185,42 @@ struct PAMEndToEndTests {
         #expect(verdict.status == 0, "record.schema.json: \(verdict.stdout)\(verdict.stderr)")
     }
 
+    /// SPEC §15 through PAM: the login action's `jwt` endpoint gets a location token whose
+    /// `sub` is the PAM user, signed by the device key, which PyJWT verifies with the JWK Set
+    /// `key init` printed.
+    @Test func theActionsJWTEndpointGetsATokenNamingThePAMUser() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try writeConfig { config in
+            config["endpoints"] = ["risk": ["url": collector.url("/tokens"), "format": "jwt"]]
+            // --pam is system mode, whose key is /etc/geolocate/device-key unless the config says.
+            config["signing"] = ["audience": "https://risk.example", "keyFile": geolocate.home.appendingPathComponent("device-key").path]
+            var actions = config["actions"] as? [String: Any] ?? [:]
+            var login = actions["login"] as? [String: Any] ?? [:]
+            login["endpoint"] = "risk"
+            actions["login"] = login
+            config["actions"] = actions
+        }
+        let made = try geolocate.run(["key", "init", "--config", geolocate.configPath])
+        #expect(made.status == 0, "\(made.stderr)")
+        let jwks = geolocate.home.appendingPathComponent("device.jwks").path
+        try made.stdout.write(toFile: jwks, atomically: true, encoding: .utf8)
+        let outcome = try login(replay: Self.kiosk)
+        #expect(outcome.status == 0, "\(outcome.log)")
+        let line = try decisionLine(outcome, priority: 5)
+        let request = try #require(collector.requests("/tokens").first, "\(outcome.log)")
+        #expect(request.contentType == "application/jwt")
+        let token = request.body.trimmingCharacters(in: .whitespacesAndNewlines)
+        let decoded = try Spawn.run(["/usr/bin/python3", GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/jws-tool.py").path,
+                                     "decode", token, jwks])
+        #expect(decoded.status == 0, "PyJWT: \(String(decoding: decoded.stderr, as: UTF8.self))")
+        let claims = try #require(try JSONSerialization.jsonObject(with: decoded.stdout) as? [String: Any])
+        #expect(claims["sub"] as? String == "alice" && claims["aud"] as? String == "https://risk.example", "\(claims)")
+        let loc = try #require(claims["loc"] as? [String: Any])
+        #expect(line.contains("record=\(loc["id"] as? String ?? "?")") && claims["jti"] as? String == loc["id"] as? String)
+        #expect((loc["policy"] as? [String: Any])?["decision"] as? String == "allow")
+    }
+
     /// pam_exec as the caller's shell would run it under `su`: the caller's environment chooses
     /// no file, source or state directory; nothing is printed.
     @Test func theCallersEnvironmentChoosesNothing() throws {
