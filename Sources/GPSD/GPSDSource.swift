@@ -205,12 +205,15 @@ package final class GPSDSource: LocationSource {
         return poll(&descriptor, 1, Int32(clamping: (microseconds + 999) / 1000)) > 0
     }
 
-    /// The fix in a TPV object that `GPSDReport` wrote, decoded by libgps.
-    private func decode(_ tpv: [CChar], held: Bool) -> Fix? {
-        var buffer = tpv
+    /// The fix in a TPV object that `GPSDReport` wrote, decoded by libgps, with the receiver's
+    /// health that libgps 3.22 does not decode.
+    private func decode(_ tpv: TPVReport, held: Bool) -> Fix? {
+        var buffer = tpv.flat
         data.pointee.set = 0
         _ = gps_unpack(&buffer, data)
-        return data.pointee.set & geolocate_mode_set != 0 ? currentFix(held: held) : nil
+        guard data.pointee.set & geolocate_mode_set != 0, var fix = currentFix(held: held) else { return nil }
+        tpv.addHealth(to: &fix)
+        return fix
     }
 
     /// Whether a `?POLL;` answer's skyview can be the one behind `fix`: gpsd answers with the
@@ -325,12 +328,13 @@ package final class GPSDSource: LocationSource {
     package static func fixes(inReport line: [UInt8], now: Int64) -> [Fix] {
         let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
         defer { data.deallocate() }
-        func decode(_ object: [CChar]) -> Fix? {
+        func decode(_ tpv: TPVReport) -> Fix? {
             memset(data, 0, MemoryLayout<gps_data_t>.size)
-            var buffer = object
+            var buffer = tpv.flat
             _ = gps_unpack(&buffer, data)
             guard data.pointee.set & geolocate_mode_set != 0,
-                  case .fix(let fix) = decodedFix(data, now: now) else { return nil }
+                  case .fix(var fix) = decodedFix(data, now: now) else { return nil }
+            tpv.addHealth(to: &fix)
             return fix
         }
         switch GPSDReport(line: line) {
@@ -436,10 +440,10 @@ private final class PendingConnection: @unchecked Sendable {
 /// not decode POLL answers at all, so their TPVs arrive here the same way.
 enum GPSDReport {
     /// A TPV report.
-    case position([CChar])
+    case position(TPVReport)
     /// The answer to `?POLL;`: its TPVs, one per device that has one, the satellites of its
     /// first SKY, and the device of its first TPV.
-    case poll([[CChar]], SatelliteSummary?, device: String?)
+    case poll([TPVReport], SatelliteSummary?, device: String?)
     /// A SKY report: the satellites in view, their C/N0 (`ss`) and whether each is `used`.
     case sky(SatelliteSummary?)
     /// Anything else: another class, or not one JSON object.
@@ -459,11 +463,11 @@ enum GPSDReport {
         }
         switch object.member("class")?.string {
         case "TPV":
-            self = .position(GPSDReport.flatTPV(object))
+            self = .position(TPVReport(object))
         case "POLL":
             let tpvs = object.member("tpv")?.array ?? []
             let sky = object.member("sky")?.array?.first
-            self = .poll(tpvs.compactMap { $0.member("class")?.string == "TPV" ? GPSDReport.flatTPV($0) : nil },
+            self = .poll(tpvs.compactMap { $0.member("class")?.string == "TPV" ? TPVReport($0) : nil },
                          sky.flatMap(GPSDReport.satellites), device: tpvs.first?.member("device")?.string)
         case "SKY":
             self = .sky(GPSDReport.satellites(object))
@@ -518,6 +522,34 @@ enum GPSDReport {
             text += #","\#(key)":\#(number)"#
         }
         return Array((text + "}").utf8CString)
+    }
+}
+
+/// A TPV as geolocate reads it: flat for libgps (`GPSDReport.flatTPV`), and what libgps 3.22
+/// does not decode, the receiver's health that gpsd 3.23 and later report.
+struct TPVReport {
+    /// The TPV with the fields libgps decodes, NUL-terminated.
+    var flat: [CChar]
+    /// `jam`: the receiver's jamming indicator, 0 (none) to 255 (strong).
+    var jamming: Int?
+    /// `ant`: 1 ok, 2 open, 3 short (gpsd's `ANT_OK`, `ANT_OPEN`, `ANT_SHORT`); 0 is unknown.
+    var antenna: Fix.Antenna?
+
+    init(_ object: JSONNode) {
+        flat = GPSDReport.flatTPV(object)
+        jamming = object.member("jam")?.number.flatMap { Int(exactly: $0) }.flatMap { (0...255).contains($0) ? $0 : nil }
+        switch object.member("ant")?.number {
+        case 1: antenna = .ok
+        case 2: antenna = .open
+        case 3: antenna = .short
+        default: antenna = nil
+        }
+    }
+
+    /// Adds what the TPV says of the receiver's health to the fix decoded from it.
+    func addHealth(to fix: inout Fix) {
+        fix.jamming = jamming
+        fix.antenna = antenna
     }
 }
 

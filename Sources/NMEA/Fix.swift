@@ -50,6 +50,20 @@ public struct Fix: Sendable, Equatable, Codable {
 
     /// What the receiver says of the fix's kind (SPEC §15); `nil` when it said nothing.
     public var quality: Quality?
+    /// The receiver's jamming indicator, 0 (none) to 255 (strong), as gpsd reports it (`jam`,
+    /// from gpsd 3.23 on); `nil` when it did not.
+    public var jamming: Int?
+    /// The antenna's state as gpsd reports it (`ant`); `nil` when unknown.
+    public var antenna: Antenna?
+
+    /// An antenna's state, as a receiver's antenna supervisor reports it.
+    public enum Antenna: String, Sendable, Codable, CaseIterable {
+        case ok
+        /// Disconnected, or a broken cable.
+        case open
+        /// A short circuit.
+        case short
+    }
 
     /// The receiver's own word on a fix: GGA's quality, the RMC/GLL/GNS mode letter, or
     /// gpsd's TPV `status`.
@@ -249,6 +263,8 @@ extension Fix {
         checked?.receivedUptime = fix.receivedUptime.flatMap { $0 >= 0 ? $0 : nil }
         checked?.clockSkewMilliseconds = fix.clockSkewMilliseconds
         checked?.quality = fix.quality
+        checked?.jamming = fix.jamming.flatMap { (0...255).contains($0) ? $0 : nil }
+        checked?.antenna = fix.antenna
         return checked
     }
 }

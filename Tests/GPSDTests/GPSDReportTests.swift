@@ -9,17 +9,37 @@ import Testing
 
     func polled(_ line: String) -> [String]? {
         guard case .poll(let tpvs, _, _) = GPSDReport(line: Array(line.utf8)) else { return nil }
-        return tpvs.map(text)
+        return tpvs.map { text($0.flat) }
     }
 
     func position(_ line: String) -> String? {
         guard case .position(let tpv) = GPSDReport(line: Array(line.utf8)) else { return nil }
-        return text(tpv)
+        return text(tpv.flat)
     }
 
     @Test func everyTPVOfAPollAnswerIsRewrittenFlat() {
         let line = #"{"class":"POLL","active":2,"tpv":[{"class":"TPV","device":"/dev/a{b}\"]c","mode":3,"lat":53.5,"time":"2026-11-22T05:28:51.000Z"},{"class":"TPV","mode":1}],"sky":[{"class":"SKY"}]}"#
         #expect(polled(line) == [#"{"class":"TPV","mode":3,"time":"2026-11-22T05:28:51.000Z","lat":53.5}"#, #"{"class":"TPV","mode":1}"#])
+    }
+
+    /// gpsd 3.23 and later add the receiver's jamming indicator and antenna state to a TPV,
+    /// which libgps 3.22 does not decode: they are read beside the flat TPV, and values out
+    /// of gpsd's range are unknown.
+    @Test(arguments: [
+        (#"{"class":"TPV","mode":3,"jam":143,"ant":2}"#, 143, Fix.Antenna.open),
+        (#"{"class":"TPV","mode":3,"jam":0,"ant":1}"#, 0, .ok),
+        (#"{"class":"TPV","mode":3,"ant":3}"#, nil, .short),
+        (#"{"class":"TPV","mode":3,"jam":256,"ant":0}"#, nil, nil),
+        (#"{"class":"TPV","mode":3,"jam":-1,"ant":4}"#, nil, nil),
+        (#"{"class":"TPV","mode":3,"jam":12.5,"ant":"2"}"#, nil, nil),
+    ] as [(String, Int?, Fix.Antenna?)])
+    func receiverHealthBesideTheTPV(_ line: String, _ jamming: Int?, _ antenna: Fix.Antenna?) {
+        guard case .position(let tpv) = GPSDReport(line: Array(line.utf8)) else {
+            Issue.record("not a TPV")
+            return
+        }
+        #expect(tpv.jamming == jamming && tpv.antenna == antenna)
+        #expect(text(tpv.flat) == #"{"class":"TPV","mode":3}"#)
     }
 
     @Test func skySatellitesUsedAndTheirSignalStrength() {

@@ -95,6 +95,8 @@ package enum ConfigKey {
                                                     help: "a live fix whose time is further than this from a synchronised system clock when it arrives is clockSkewed")
     package static let signalsMinCn0StdDev = Setting<Double>("signals.minCn0StdDev", .number(0...50, unit: "dB-Hz"), default: 2.0,
                                                     help: "5 or more satellites whose C/N0 spread (standard deviation) is below this look spoofed")
+    package static let signalsMaxJamming = Setting<Int>("signals.maxJamming", .integer(0...255), default: 100,
+                                                  help: "a jamming indicator gpsd reports (0 none to 255 strong) above this is jammed")
     package static let policyEnabled = Setting<Bool>("policy.enabled", .boolean, default: false,
                                              help: "every trigger record carries a policy decision, as with --policy")
     package static let actionPolicy = Setting<Bool?>("actions.NAME.policy", SettingKind<Bool>.boolean.optional, default: nil,
@@ -136,7 +138,7 @@ package enum ConfigKey {
         privacyCountryCodeReplacement.entry, privacyLocationAttributeFilter.entry,
         geocoderURL.entry, geocoderMinInterval.entry, geocoderTimeout.entry, geocoderCAFile.entry,
         signalsEnabled.entry, signalsMaxSpeed.entry, signalsCountryWindow.entry, signalsStaleAfter.entry,
-        signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry,
+        signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry, signalsMaxJamming.entry,
         policyEnabled.entry, actionPolicy.entry, policyZones.entry, policyCountries.entry, policyUndetermined.entry,
         policyMaxAge.entry, policyDistrust.entry, policyOnError.entry,
         signingKeyFile.entry, signingAudience.entry, signingTokenLifetime.entry,

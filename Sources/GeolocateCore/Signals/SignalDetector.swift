@@ -19,6 +19,8 @@ package struct SignalThresholds: Sendable, Equatable {
     package var maxClockSkewMilliseconds: Int64
     /// dB-Hz: satellites closer together in C/N0 than this look simulated.
     package var minCn0StdDev: Double
+    /// A jamming indicator (0 to 255) above this is jammed.
+    package var maxJamming: Int
 
     /// Mean C/N0 above which the signals are stronger than open sky gives (dB-Hz).
     package static let maxCn0Mean = 55.0
@@ -37,6 +39,7 @@ package struct SignalThresholds: Sendable, Equatable {
         maxAccuracy = settings[ConfigKey.signalsMaxAccuracy]
         maxClockSkewMilliseconds = settings[ConfigKey.signalsMaxClockSkew]
         minCn0StdDev = settings[ConfigKey.signalsMinCn0StdDev]
+        maxJamming = settings[ConfigKey.signalsMaxJamming]
     }
 }
 
@@ -298,6 +301,16 @@ package struct SignalDetector {
                 signals.spoofingSuspected = true
                 reasons.append("spoofingSuspected: mean C/N0 \(SignalText.figure(mean)) dB-Hz, stronger than open sky (limit \(SignalText.figure(SignalThresholds.maxCn0Mean)))")
             }
+        }
+        signals.jamming = fix.jamming
+        if let jamming = fix.jamming, jamming > t.maxJamming {
+            signals.jammed = true
+            reasons.append("jammed: the receiver's jamming indicator is \(jamming) of 255 (limit \(t.maxJamming))")
+        }
+        signals.antenna = fix.antenna
+        if let antenna = fix.antenna, antenna != .ok {
+            signals.antennaFault = true
+            reasons.append("antennaFault: the receiver reports its antenna \(antenna == .open ? "open (disconnected)" : "shorted")")
         }
         // A live receiver that says it simulates (mode letter S, GGA quality 8, gpsd status 8)
         // is a simulator's output reaching the device; a replayed simulator log is a test.

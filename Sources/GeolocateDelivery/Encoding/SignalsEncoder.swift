@@ -54,6 +54,15 @@ package enum SignalsEncoder {
             json.null("satellites")
         }
         json.bool(style.key("spoofingSuspected", "spoofing_suspected"), signals.spoofingSuspected)
+        // Only a receiver that reports them through gpsd has these: the others' records stay as they were.
+        if let jamming = signals.jamming {
+            json.integer("jamming", Int64(jamming))
+            json.bool("jammed", signals.jammed)
+        }
+        if let antenna = signals.antenna {
+            json.string("antenna", antenna.rawValue)
+            json.bool(style.key("antennaFault", "antenna_fault"), signals.antennaFault)
+        }
         json.strings("reasons", signals.reasons)
         json.endObject()
     }

@@ -18,6 +18,8 @@ package struct PolicyResult: Sendable, Equatable {
         case distrustedReplayed = "distrusted-replayed"
         case distrustedInaccurate = "distrusted-inaccurate"
         case distrustedCountryChanged = "distrusted-countryChanged"
+        case distrustedJammed = "distrusted-jammed"
+        case distrustedAntennaFault = "distrusted-antennaFault"
         case tooOld
         case noLocation
         case insideDenyZone
@@ -29,9 +31,21 @@ package struct PolicyResult: Sendable, Equatable {
         case acrossAllowZone
         case noAllowZone
 
-        /// The rule for a fired signal of `policy.distrust`.
+        /// The rule for a fired signal of `policy.distrust`: a switch, so that a new signal
+        /// cannot go without its rule.
         package static func distrusted(_ signal: DistrustedSignal) -> Rule {
-            Rule(rawValue: "distrusted-" + signal.rawValue)!
+            switch signal {
+            case .jumped: .distrustedJumped
+            case .spoofingSuspected: .distrustedSpoofingSuspected
+            case .clockSkewed: .distrustedClockSkewed
+            case .estimatedFix: .distrustedEstimatedFix
+            case .stale: .distrustedStale
+            case .replayed: .distrustedReplayed
+            case .inaccurate: .distrustedInaccurate
+            case .countryChanged: .distrustedCountryChanged
+            case .jammed: .distrustedJammed
+            case .antennaFault: .distrustedAntennaFault
+            }
         }
 
         /// The signal a `distrusted…` rule names.

@@ -40,6 +40,17 @@ package struct Signals: Sendable, Equatable {
     package var estimatedFix = false
     package var satellites: SatelliteSummary?
     package var spoofingSuspected = false
+    /// The receiver's jamming indicator (0 to 255) as gpsd reported it with the fix; `nil`
+    /// when it did not, and then `jammed` is left out of records too.
+    package var jamming: Int?
+    /// `jamming` is above `signals.maxJamming`.
+    package var jammed = false
+    /// The antenna's state as gpsd reported it with the fix; `nil` when unknown, and then
+    /// `antennaFault` is left out of records too.
+    package var antenna: Fix.Antenna?
+    /// The antenna is open or shorted: the fix may come from another antenna than the
+    /// device's own, or none at all.
+    package var antennaFault = false
     /// One short English line per signal that is true, each starting with the signal's name.
     package var reasons: [String] = []
 
@@ -74,14 +85,16 @@ package struct Signals: Sendable, Equatable {
         "estimatedFix": "the receiver did not measure the fix (dead reckoning, manual input or a simulator)",
         "spoofingSuspected": "the satellites' signal strengths look simulated, or a live receiver reports simulator output",
         "wifiChanged": "the Wi-Fi access point changed while the fix stayed put",
+        "jammed": "the receiver's jamming indicator is above signals.maxJamming",
+        "antennaFault": "the receiver reports its antenna open or shorted",
     ]
 
     /// The true booleans as bits, for the spool; bits 8 and 9 say whether
-    /// `systemClockSynchronized` is known and its value.
+    /// `systemClockSynchronized` is known and its value; 10 and 11 are `jammed` and `antennaFault`.
     package var flags: Int64 {
         var bits: Int64 = 0
         let booleans = [jumped, countryChanged, stale, inaccurate, replayed, spoofingSuspected, clockSkewed, estimatedFix,
-                        systemClockSynchronized != nil, systemClockSynchronized == true]
+                        systemClockSynchronized != nil, systemClockSynchronized == true, jammed, antennaFault]
         for (index, on) in booleans.enumerated() where on {
             bits |= 1 << index
         }
@@ -94,6 +107,7 @@ package struct Signals: Sendable, Equatable {
         (jumped, countryChanged, stale, inaccurate, replayed, spoofingSuspected) = (bit(0), bit(1), bit(2), bit(3), bit(4), bit(5))
         (clockSkewed, estimatedFix) = (bit(6), bit(7))
         systemClockSynchronized = bit(8) ? bit(9) : nil
+        (jammed, antennaFault) = (bit(10), bit(11))
     }
 
     /// Whether `signal` fired.
@@ -107,6 +121,8 @@ package struct Signals: Sendable, Equatable {
         case .replayed: return replayed
         case .inaccurate: return inaccurate
         case .countryChanged: return countryChanged
+        case .jammed: return jammed
+        case .antennaFault: return antennaFault
         }
     }
 }
@@ -121,6 +137,8 @@ package enum DistrustedSignal: String, Sendable, CaseIterable {
     case replayed
     case inaccurate
     case countryChanged
+    case jammed
+    case antennaFault
 
     /// `policy.distrust`'s default: what an attack or a receiver guessing looks like.
     package static let defaults: [DistrustedSignal] = [.jumped, .spoofingSuspected, .clockSkewed, .estimatedFix]

@@ -185,6 +185,8 @@ package final class Spool: Sendable {
         migrator.registerMigration("subject") { db in try SpoolColumns.addMissingColumns(db, version: 9) }
         // Schema version 10: the receiver's word on its fix (`fixQuality`).
         migrator.registerMigration("fixQuality") { db in try SpoolColumns.addMissingColumns(db, version: 10) }
+        // Schema version 11: the receiver's jamming indicator and antenna state (`signals`).
+        migrator.registerMigration("receiverHealth") { db in try SpoolColumns.addMissingColumns(db, version: 11) }
         return migrator
     }
 

@@ -14,7 +14,7 @@ package enum SpoolColumns {
     /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
     /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries, 8 each
     /// endpoint's last error kind, 9 the login hook's subject, 10 the receiver's fix quality.
-    package static let schemaVersion = 10
+    package static let schemaVersion = 11
 
     /// One column of a record, in the order of `definitions`, of every SELECT of a record and of
     /// the values `arguments(for:)` binds: a read names its column, never a position by hand.
@@ -39,6 +39,8 @@ package enum SpoolColumns {
         case subjectUser, subjectService, subjectRemoteHost, subjectTty
         // Schema version 10: the receiver's word on its fix.
         case fixQuality
+        // Schema version 11: the receiver's jamming indicator and antenna state, as gpsd reports them.
+        case jamming, antenna
 
         /// The column's SQL type, as `CREATE TABLE` and `ALTER TABLE … ADD COLUMN` give it.
         package var sqlType: String {
@@ -48,7 +50,7 @@ package enum SpoolColumns {
             case .action, .requestedMode, .collectionMode: "TEXT NOT NULL DEFAULT ''"
             case .triggeredAt, .errorCode: "INTEGER NOT NULL DEFAULT 0"
             case .fixTimestamp, .attributes, .signalFlags, .previousTimestamp, .clockSkewMs, .satellitesUsed,
-                 .satellitesMeasured, .isCharging:
+                 .satellitesMeasured, .isCharging, .jamming:
                 "INTEGER"
             case .latitude, .longitude, .altitudeHAE, .altitudeMSL, .speed, .course, .horizontalAccuracy,
                  .verticalAccuracy, .previousDistance, .impliedSpeed, .cn0Mean, .cn0StdDev, .policyBoundaryDistance:
@@ -56,7 +58,7 @@ package enum SpoolColumns {
             case .fixMode, .provider, .permissions, .origin, .fallbackReason, .context, .deviceId, .deviceModel,
                  .osVersion, .countryCode, .district, .city, .street, .streetNumber, .previousCountry,
                  .signalReasons, .policyDecision, .policyZone, .policyRule, .policyCountry, .wifiSsid, .wifiBssid,
-                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty, .fixQuality:
+                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty, .fixQuality, .antenna:
                 "TEXT"
             }
         }
@@ -179,6 +181,8 @@ package enum SpoolColumns {
             case .subjectRemoteHost: subject?.remoteHost
             case .subjectTty: subject?.tty
             case .fixQuality: shown(.fixMode, fix?.quality?.rawValue)
+            case .jamming: signals?.jamming.map { Int64($0) }
+            case .antenna: signals?.antenna?.rawValue
             }
         }
         return columns.map(value)
@@ -248,6 +252,8 @@ package enum SpoolColumns {
                                  cn0Mean: real(.cn0Mean), cn0StdDev: real(.cn0StdDev))
             }
             signals.reasons = (text(.signalReasons) ?? "").split(separator: "\n").map(String.init)
+            signals.jamming = integer(.jamming).flatMap { (0...255).contains($0) ? Int($0) : nil }
+            signals.antenna = text(.antenna).flatMap(Fix.Antenna.init(rawValue:))
             record.signals = signals
         }
         if let decision = text(.policyDecision).flatMap(PolicyResult.Decision.init(rawValue:)),

@@ -154,6 +154,24 @@ import Testing
         #expect(!signals(fix(1, 1, at: start)).estimatedFix)
     }
 
+    /// gpsd's jamming indicator above `signals.maxJamming` (100 by default) and an open or
+    /// shorted antenna are said; a receiver that reports neither leaves both out.
+    @Test func jammingAndAntennaFaultsAreSaid() {
+        var jammed = fix(1, 1, at: start)
+        (jammed.jamming, jammed.antenna) = (101, .open)
+        let result = signals(jammed)
+        #expect(result.jamming == 101 && result.jammed && result.antenna == .open && result.antennaFault)
+        #expect(result.reasons.contains("jammed: the receiver's jamming indicator is 101 of 255 (limit 100)"))
+        #expect(result.reasons.contains("antennaFault: the receiver reports its antenna open (disconnected)"))
+        (jammed.jamming, jammed.antenna) = (100, .ok)
+        let quiet = signals(jammed)
+        #expect(quiet.jamming == 100 && !quiet.jammed && quiet.antenna == .ok && !quiet.antennaFault && quiet.reasons.isEmpty)
+        jammed.antenna = .short
+        #expect(signals(jammed).reasons.contains("antennaFault: the receiver reports its antenna shorted"))
+        let silent = signals(fix(1, 1, at: start))
+        #expect(silent.jamming == nil && silent.antenna == nil && !silent.jammed && !silent.antennaFault)
+    }
+
     /// Simulator output on a live source is a simulator's signal reaching the device; in a
     /// replayed log it is a test, and only `estimatedFix`.
     @Test func simulatorOutputOnALiveSourceLooksSpoofed() {
@@ -172,9 +190,11 @@ import Testing
     @Test func flagsKeepEveryBooleanThroughTheSpool() {
         var original = Signals()
         (original.jumped, original.clockSkewed, original.estimatedFix, original.systemClockSynchronized) = (true, true, true, false)
+        (original.jammed, original.antennaFault) = (true, true)
         var copy = Signals()
         copy.setFlags(original.flags)
         #expect(copy.jumped && copy.clockSkewed && copy.estimatedFix && copy.systemClockSynchronized == false && !copy.stale)
+        #expect(copy.jammed && copy.antennaFault)
         var unknown = Signals()
         unknown.setFlags(Signals().flags)
         #expect(unknown.systemClockSynchronized == nil)

@@ -168,6 +168,7 @@ import Testing
         (signals.jumped, signals.countryChanged, signals.stale, signals.inaccurate) = (true, true, true, true)
         (signals.replayed, signals.spoofingSuspected, signals.clockSkewed, signals.estimatedFix) = (true, true, true, true)
         signals.systemClockSynchronized = true
+        (signals.jamming, signals.jammed, signals.antenna, signals.antennaFault) = (180, true, .short, true)
         signals.previous = .init(recordTimestamp: Self.now - 60_000, distance: 1520.75, countryCode: "GB")
         signals.impliedSpeed = 25.5
         signals.clockSkewMilliseconds = -7_250

@@ -25,6 +25,37 @@ import Testing
         return try result.json()
     }
 
+    /// gpsd 3.23 and later put the receiver's jamming indicator and antenna state in the TPV
+    /// (from a u-blox's MON-HW), which Debian's gpsd 3.22 never sends: the record's signals
+    /// carry them with their reasons, a receiver that reports neither leaves them out, and a
+    /// policy that distrusts them denies.
+    @Test func jammingAndAntennaStateReachTheSignals() throws {
+        let faulty = try record(held: [ScriptedGPSD.tpv(time: Self.fixTime, ["jam": 180, "ant": 2])])
+        let signals = try #require(faulty["signals"] as? [String: Any], "\(faulty)")
+        #expect(signals["jamming"] as? Int == 180 && signals["jammed"] as? Bool == true, "\(signals)")
+        #expect(signals["antenna"] as? String == "open" && signals["antennaFault"] as? Bool == true, "\(signals)")
+        let reasons = signals["reasons"] as? [String] ?? []
+        #expect(reasons.contains("jammed: the receiver's jamming indicator is 180 of 255 (limit 100)"), "\(reasons)")
+        #expect(reasons.contains("antennaFault: the receiver reports its antenna open (disconnected)"), "\(reasons)")
+        var checker = GeolocateProcess()
+        checker.executable = GeolocateProcess.projectRoot.appendingPathComponent("scripts/check-schema")
+        let verdict = try checker.run([GeolocateProcess.projectRoot.appendingPathComponent("docs/schema/record.schema.json").path, "-"],
+                                      stdin: try JSONSerialization.data(withJSONObject: faulty))
+        #expect(verdict.status == 0, "record.schema.json: \(verdict.stdout)\(verdict.stderr)")
+        let healthy = try #require(try record(held: [ScriptedGPSD.tpv(time: Self.fixTime, ["jam": 20, "ant": 1])])["signals"] as? [String: Any])
+        #expect(healthy["jamming"] as? Int == 20 && healthy["jammed"] as? Bool == false && healthy["antenna"] as? String == "ok"
+                    && healthy["antennaFault"] as? Bool == false, "\(healthy)")
+        let silent = try #require(try record(held: [ScriptedGPSD.tpv(time: Self.fixTime)])["signals"] as? [String: Any])
+        #expect(silent["jamming"] == nil && silent["jammed"] == nil && silent["antenna"] == nil && silent["antennaFault"] == nil, "\(silent)")
+
+        #expect(try geolocate.run(["config", "set", "policy.distrust", "jumped,spoofingSuspected,jammed"]).status == 0)
+        let gpsd = try ScriptedGPSD(["poll": [ScriptedGPSD.tpv(time: Self.fixTime, ["jam": 180])]])
+        defer { gpsd.stop() }
+        let result = try trigger(gpsd, ["--timeout", "1500ms", "--now", Self.now, "--policy"])
+        let policy = try #require(try result.json()["policy"] as? [String: Any], "\(result.stderr)")
+        #expect(policy["decision"] as? String == "deny" && (policy["reason"] as? String)?.hasPrefix("jammed") == true, "\(policy)")
+    }
+
     @Test func aValidHeldFixIsReportedAsGpsdSentIt() throws {
         let record = try record(held: [ScriptedGPSD.tpv(time: Self.fixTime)])
         let location = try #require(record["location"] as? [String: Any], "\(record)")
