@@ -37,6 +37,12 @@ struct Geolocate: AsyncParsableCommand {
         // A reader that went away is an error return of write (EPIPE), not death by SIGPIPE:
         // trigger must still spool or send the record it could not print.
         signal(SIGPIPE, SIG_IGN)
+        // Swift repairs invalid UTF-8 in arguments with U+FFFD: a nonce, an audience or a path
+        // would silently become another one.
+        for index in 1..<Int(CommandLine.argc) where CommandLine.unsafeArgv[index].map({ String(validatingCString: $0) == nil }) ?? false {
+            StandardError.write("geolocate: argument \(index) is not valid UTF-8 text; nothing was done")
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
         let arguments = Geolocate.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
         let command: ParsableCommand.Type
         switch Geolocate.command(named: arguments) {

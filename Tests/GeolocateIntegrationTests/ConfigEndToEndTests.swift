@@ -56,7 +56,10 @@ import Glibc
         #expect(try geolocate.run(["config", "get", "endpoints.c.username"]).stdout == "-5\n")
         let negative = try geolocate.run(["config", "set", "endpoints.c.timeout", "--", "-1m"])
         #expect(negative.status == 64)
-        #expect(negative.stderr.contains("invalid duration '-1m': it is negative"), "\(negative.stderr)")
+        #expect(negative.stderr.contains("invalid duration '-1m' (use a duration "), "\(negative.stderr)")
+        // A range that starts above 0 is told as it is, never "use 0 or more".
+        let lifetime = try geolocate.run(["config", "set", "signing.tokenLifetime", "--", "-1s"])
+        #expect(lifetime.status == 64 && lifetime.stderr.contains("(use a duration from 10s to 1h"), "\(lifetime.stderr)")
     }
 
     @Test func unsetRemovesAGroupOfKeys() throws {

@@ -209,7 +209,10 @@ package struct DeviceKey: Sendable {
             }
         }
         guard let privateKey else { return nil }
-        self.init(privateKey: privateKey, retired: retired)
+        // A key listed twice (a hand-edited file, or the signing key pasted in as retired) is
+        // listed once: a JWK Set's kids must be unique.
+        var seen: Set<Data> = [privateKey.publicKey.rawRepresentation]
+        self.init(privateKey: privateKey, retired: retired.filter { seen.insert($0.rawRepresentation).inserted })
     }
 
     private static func pem(_ label: String, _ der: [UInt8]) -> String {

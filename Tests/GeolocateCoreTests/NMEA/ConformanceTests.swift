@@ -136,7 +136,8 @@ import Testing
     }
 
     /// Manual input and simulator output, which no corpus log carries with a time: generated
-    /// logs with GGA quality 7 or 8 or the RMC mode letter M or S (`Fixtures/receiver-words`,
+    /// logs with GGA quality 7 or 8 or the RMC mode letter M or S, or an undefined quality and
+    /// letter (9 and X, a plain fix for both) (`Fixtures/receiver-words`,
     /// made by its `make-logs.py`), each beside what gpsd 3.22 made of it. gpsd reports every
     /// epoch as a fix, with `status` 7 or 8 from GGA.
     ///
@@ -144,7 +145,8 @@ import Testing
     /// says 1 and the RMC says M or S gpsd reports a plain fix; geolocate takes the letter,
     /// since a receiver that says it simulates or was given its position has not measured it.
     @Test(arguments: [("gga7", nil), ("gga8", nil), ("gga7rmcM", nil), ("gga8rmcS", nil),
-                      ("rmcM", "manual"), ("rmcS", "simulator"), ("rmcMonly", "manual"), ("rmcSonly", "simulator")])
+                      ("rmcM", "manual"), ("rmcS", "simulator"), ("rmcMonly", "manual"), ("rmcSonly", "simulator"),
+                      ("gga9rmcX", "gps")])
     func manualAndSimulatedFixesAgreeWithGpsd(_ name: String, _ qualityWhereGpsdSaysPlain: String?) throws {
         let result = try compare(log: TestPaths.fixture("receiver-words/\(name).log"), qualityWhereGpsdSaysPlain: qualityWhereGpsdSaysPlain)
         #expect(result.total == 6 && result.matched == 6, "\(result)")

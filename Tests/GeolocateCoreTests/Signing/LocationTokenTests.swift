@@ -102,6 +102,13 @@ import Testing
         #expect(loaded.keyID == second.keyID)
         #expect(loaded.retired.map { DeviceKey.thumbprint($0) } == [first.keyID])
         #expect(loaded.jwkSet == second.jwkSet)
+        // The signing key and a retired one pasted in again are listed once each.
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: path)
+        try (text + second.publicPEM + first.publicPEM).write(toFile: path, atomically: false, encoding: .utf8)
+        chmod(path, 0o600)
+        let repeated = try DeviceKey.load(from: path)
+        #expect(repeated.retired.map { DeviceKey.thumbprint($0) } == [first.keyID])
     }
 }
 

@@ -257,6 +257,14 @@ import Testing
         #expect(stray.status == 64)
         #expect(try geolocate.run(["config", "set", "signing.audience", "https://risk.example"]).status == 0)
         #expect(try geolocate.run(["trigger", "login", "--replay", drive, "--format", "jwt", "--timeout", "10s"]).status == 0)
+        // A nonce that is not UTF-8 would be repaired into another one: it is refused, as is
+        // every argument that is not UTF-8 text.
+        var shell = geolocate
+        shell.executable = URL(fileURLWithPath: "/bin/sh")
+        let invalid = try shell.run(["-c", #"exec "$0" trigger login --replay "$1" --format jwt --audience a --nonce "$(printf 'ab\377cd')""#,
+                                     GeolocateProcess.binary.path, drive])
+        #expect(invalid.status == 64 && invalid.stdout.isEmpty, "\(invalid.stderr)")
+        #expect(invalid.stderr == "geolocate: argument 10 is not valid UTF-8 text; nothing was done\n", "\(invalid.stderr)")
     }
 }
 

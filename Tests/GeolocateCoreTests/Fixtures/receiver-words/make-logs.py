@@ -2,8 +2,8 @@
 """Writes the logs of manual input and simulator output that no corpus log has with a time.
 
 Each is six epochs of nmea-gen.py (seed 1) with one word of the receiver changed: GGA quality
-7 (manual) or 8 (simulator), the RMC mode letter M or S, or both; the *only logs keep just the
-RMC. gpsd 3.22's reading of each is beside it (shared/tools/gpsd-oracle.sh NAME.log).
+7 (manual) or 8 (simulator), the RMC mode letter M or S, or both, or an undefined quality and
+letter (9, X); the *only logs keep just the RMC. gpsd 3.22's reading of each is beside it (shared/tools/gpsd-oracle.sh NAME.log).
 
     python3 make-logs.py ../../../../../shared/tools/nmea-gen.py
     ../../../../../shared/tools/gpsd-oracle.sh *.log
@@ -34,6 +34,8 @@ logs = {
     "gga7": [("GGA", 6, "7")], "gga8": [("GGA", 6, "8")],
     "rmcM": [("RMC", 12, "M")], "rmcS": [("RMC", 12, "S")],
     "gga7rmcM": [("GGA", 6, "7"), ("RMC", 12, "M")], "gga8rmcS": [("GGA", 6, "8"), ("RMC", 12, "S")],
+    # A quality and a mode letter no standard defines: gpsd reports a plain fix.
+    "gga9rmcX": [("GGA", 6, "9"), ("RMC", 12, "X")],
 }
 for name, edits in logs.items():
     lines = []
