@@ -526,14 +526,19 @@ enum GPSDReport {
 }
 
 /// A TPV as geolocate reads it: flat for libgps (`GPSDReport.flatTPV`), and what libgps 3.22
-/// does not decode, the receiver's health that gpsd 3.23 and later report.
+/// does not decode, the receiver's health that gpsd 3.26 and later report (from u-blox
+/// MON-HW/MON-RF, Trimble TSIP alarms, some NMEA receivers' proprietary sentences).
 struct TPVReport {
     /// The TPV with the fields libgps decodes, NUL-terminated.
     var flat: [CChar]
-    /// `jam`: the receiver's jamming indicator, 0 (none) to 255 (strong).
+    /// `jam`: the receiver's jamming indicator, 0 (none) to 255 (strong); gpsd writes it only
+    /// above 0, and -1 means unset.
     var jamming: Int?
-    /// `ant`: 1 ok, 2 open, 3 short (gpsd's `ANT_OK`, `ANT_OPEN`, `ANT_SHORT`); 0 is unknown.
+    /// `ant`: 1 ok, 2 open, 3 short (gps.h's `ANT_OK`, `ANT_OPEN`, `ANT_SHORT`; gpsd_json(5)
+    /// swaps 2 and 3, its code does not); 0 is unknown. gpsd writes it only for 2 and 3.
     var antenna: Fix.Antenna?
+    /// `antPwr`: 1 off, 2 on (`ANT_PWR_OFF`, `ANT_PWR_ON`); 0 is unknown.
+    var antennaPower: Fix.AntennaPower?
 
     init(_ object: JSONNode) {
         flat = GPSDReport.flatTPV(object)
@@ -544,12 +549,18 @@ struct TPVReport {
         case 3: antenna = .short
         default: antenna = nil
         }
+        switch object.member("antPwr")?.number {
+        case 1: antennaPower = .off
+        case 2: antennaPower = .on
+        default: antennaPower = nil
+        }
     }
 
     /// Adds what the TPV says of the receiver's health to the fix decoded from it.
     func addHealth(to fix: inout Fix) {
         fix.jamming = jamming
         fix.antenna = antenna
+        fix.antennaPower = antennaPower
     }
 }
 

@@ -51,10 +51,20 @@ public struct Fix: Sendable, Equatable, Codable {
     /// What the receiver says of the fix's kind (SPEC §15); `nil` when it said nothing.
     public var quality: Quality?
     /// The receiver's jamming indicator, 0 (none) to 255 (strong), as gpsd reports it (`jam`,
-    /// from gpsd 3.23 on); `nil` when it did not.
+    /// from gpsd 3.26 on); `nil` when it did not.
     public var jamming: Int?
-    /// The antenna's state as gpsd reports it (`ant`); `nil` when unknown.
+    /// The antenna's state as gpsd reports it (`ant`, from gpsd 3.26 on); `nil` when unknown.
     public var antenna: Antenna?
+    /// Whether the receiver powers its antenna, as gpsd reports it (`antPwr`, from gpsd 3.27
+    /// on); `nil` when unknown.
+    public var antennaPower: AntennaPower?
+
+    /// Whether a receiver feeds its antenna: off is what a passive antenna needs, and what an
+    /// active one disconnected from its amplifier looks like.
+    public enum AntennaPower: String, Sendable, Codable, CaseIterable {
+        case off
+        case on
+    }
 
     /// An antenna's state, as a receiver's antenna supervisor reports it.
     public enum Antenna: String, Sendable, Codable, CaseIterable {
@@ -265,6 +275,7 @@ extension Fix {
         checked?.quality = fix.quality
         checked?.jamming = fix.jamming.flatMap { (0...255).contains($0) ? $0 : nil }
         checked?.antenna = fix.antenna
+        checked?.antennaPower = fix.antennaPower
         return checked
     }
 }

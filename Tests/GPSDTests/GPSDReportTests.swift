@@ -22,23 +22,23 @@ import Testing
         #expect(polled(line) == [#"{"class":"TPV","mode":3,"time":"2026-11-22T05:28:51.000Z","lat":53.5}"#, #"{"class":"TPV","mode":1}"#])
     }
 
-    /// gpsd 3.23 and later add the receiver's jamming indicator and antenna state to a TPV,
+    /// gpsd 3.26 and later add the receiver's jamming indicator and antenna state to a TPV,
     /// which libgps 3.22 does not decode: they are read beside the flat TPV, and values out
     /// of gpsd's range are unknown.
     @Test(arguments: [
-        (#"{"class":"TPV","mode":3,"jam":143,"ant":2}"#, 143, Fix.Antenna.open),
-        (#"{"class":"TPV","mode":3,"jam":0,"ant":1}"#, 0, .ok),
-        (#"{"class":"TPV","mode":3,"ant":3}"#, nil, .short),
-        (#"{"class":"TPV","mode":3,"jam":256,"ant":0}"#, nil, nil),
-        (#"{"class":"TPV","mode":3,"jam":-1,"ant":4}"#, nil, nil),
-        (#"{"class":"TPV","mode":3,"jam":12.5,"ant":"2"}"#, nil, nil),
-    ] as [(String, Int?, Fix.Antenna?)])
-    func receiverHealthBesideTheTPV(_ line: String, _ jamming: Int?, _ antenna: Fix.Antenna?) {
+        (#"{"class":"TPV","mode":3,"jam":143,"ant":2,"antPwr":2}"#, 143, Fix.Antenna.open, Fix.AntennaPower.on),
+        (#"{"class":"TPV","mode":3,"jam":0,"ant":1,"antPwr":1}"#, 0, .ok, .off),
+        (#"{"class":"TPV","mode":3,"ant":3}"#, nil, .short, nil),
+        (#"{"class":"TPV","mode":3,"jam":256,"ant":0,"antPwr":0}"#, nil, nil, nil),
+        (#"{"class":"TPV","mode":3,"jam":-1,"ant":4,"antPwr":3}"#, nil, nil, nil),
+        (#"{"class":"TPV","mode":3,"jam":12.5,"ant":"2","antPwr":"2"}"#, nil, nil, nil),
+    ] as [(String, Int?, Fix.Antenna?, Fix.AntennaPower?)])
+    func receiverHealthBesideTheTPV(_ line: String, _ jamming: Int?, _ antenna: Fix.Antenna?, _ power: Fix.AntennaPower?) {
         guard case .position(let tpv) = GPSDReport(line: Array(line.utf8)) else {
             Issue.record("not a TPV")
             return
         }
-        #expect(tpv.jamming == jamming && tpv.antenna == antenna)
+        #expect(tpv.jamming == jamming && tpv.antenna == antenna && tpv.antennaPower == power)
         #expect(text(tpv.flat) == #"{"class":"TPV","mode":3}"#)
     }
 

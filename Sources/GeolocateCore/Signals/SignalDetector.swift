@@ -308,6 +308,7 @@ package struct SignalDetector {
             reasons.append("jammed: the receiver's jamming indicator is \(jamming) of 255 (limit \(t.maxJamming))")
         }
         signals.antenna = fix.antenna
+        signals.antennaPower = fix.antennaPower
         if let antenna = fix.antenna, antenna != .ok {
             signals.antennaFault = true
             reasons.append("antennaFault: the receiver reports its antenna \(antenna == .open ? "open (disconnected)" : "shorted")")

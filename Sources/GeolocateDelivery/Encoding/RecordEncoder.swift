@@ -64,13 +64,7 @@ extension EndpointFormat {
     package func body(for records: [Record], policy: OutputPolicy, sender: Sender = Sender()) throws -> [UInt8] {
         if self == .jwt {
             guard let signer = sender.signer else { throw GeolocateError.missingSetting("the jwt format needs the device key: geolocate key init") }
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(1600 * records.count)
-            for token in try signer.tokens(for: records, policy: policy) {
-                bytes.append(contentsOf: token.utf8)
-                bytes.append(UInt8(ascii: "\n"))
-            }
-            return bytes
+            return try signer.lines(for: records, policy: policy)
         }
         var json = JSONWriter(capacity: 512 * max(records.count, 1))
         switch self {

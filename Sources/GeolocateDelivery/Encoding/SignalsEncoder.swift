@@ -63,6 +63,7 @@ package enum SignalsEncoder {
             json.string("antenna", antenna.rawValue)
             json.bool(style.key("antennaFault", "antenna_fault"), signals.antennaFault)
         }
+        if let power = signals.antennaPower { json.string(style.key("antennaPower", "antenna_power"), power.rawValue) }
         json.strings("reasons", signals.reasons)
         json.endObject()
     }

@@ -34,12 +34,16 @@ package struct LocationToken: Sendable {
 
     /// `record`, under `policy`, as a compact JWS signed with `key`.
     package func compact(_ record: Record, policy: OutputPolicy, key: DeviceKey) throws -> String {
-        try compact(record, policy: policy, key: key.privateKey, header: JWS.header(type: "JWT", key: key.privateKey))
+        var out: [UInt8] = []
+        try append(record, policy: policy, key: key.privateKey, header: JWS.header(type: "JWT", key: key.privateKey), to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// The same with the header's encoding made once (`JWS.header`), as a signer of many does.
-    package func compact(_ record: Record, policy: OutputPolicy, key: Curve25519.Signing.PrivateKey, header: [UInt8]) throws -> String {
-        try JWS.compact(encodedHeader: header, payload: claims(record, policy: policy), key: key)
+    /// The same appended to `out`, with the header's encoding made once (`JWS.header`), as a
+    /// signer of many does.
+    package func append(_ record: Record, policy: OutputPolicy, key: Curve25519.Signing.PrivateKey, header: [UInt8],
+                        to out: inout [UInt8]) throws {
+        try JWS.append(encodedHeader: header, payload: claims(record, policy: policy), key: key, to: &out)
     }
 
     /// The claims, keys in sorted order. The provenance claims (`src`, `fixQuality`, `fixTime`,
@@ -137,16 +141,24 @@ package enum JWS {
         return encoded
     }
 
-    /// The token of an encoded header and `payload`, signed with `key`: written into one buffer.
+    /// The token of an encoded header and `payload`, signed with `key`.
     static func compact(encodedHeader: [UInt8], payload: [UInt8], key: Curve25519.Signing.PrivateKey) throws -> String {
-        var token = encodedHeader
-        token.reserveCapacity(encodedHeader.count + payload.count * 4 / 3 + 100)
-        token.append(UInt8(ascii: "."))
-        Base64URL.append(payload, to: &token)
-        let signature = try key.signature(for: token)
-        token.append(UInt8(ascii: "."))
-        Base64URL.append(Array(signature), to: &token)
+        var token: [UInt8] = []
+        try append(encodedHeader: encodedHeader, payload: payload, key: key, to: &token)
         return String(decoding: token, as: UTF8.self)
+    }
+
+    /// Appends the token to `out`, where its signing input is written and signed in place: a
+    /// batch's tokens go into one buffer, never a string each.
+    static func append(encodedHeader: [UInt8], payload: [UInt8], key: Curve25519.Signing.PrivateKey, to out: inout [UInt8]) throws {
+        let start = out.count
+        out.reserveCapacity(start + encodedHeader.count + payload.count * 4 / 3 + 100)
+        out.append(contentsOf: encodedHeader)
+        out.append(UInt8(ascii: "."))
+        Base64URL.append(payload, to: &out)
+        let signature = try out.withUnsafeBytes { try key.signature(for: UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        out.append(UInt8(ascii: "."))
+        signature.withUnsafeBytes { Base64URL.append(Array($0), to: &out) }
     }
 }
 
@@ -187,26 +199,41 @@ package struct TokenSigner: Sendable, Equatable {
     /// a spooled record).
     /// - Throws: `GeolocateError.missingSetting` (78) when the key cannot sign.
     package func token(for record: Record, policy: OutputPolicy, nonce: String? = nil) throws -> String {
+        var out: [UInt8] = []
+        try append(record, policy: policy, nonce: nonce, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `record`'s token, dated now, to `out`.
+    private func append(_ record: Record, policy: OutputPolicy, nonce: String?, to out: inout [UInt8]) throws {
         let token = LocationToken(issuer: issuer, audience: audience ?? "", nonce: nonce, issuedAt: clock.nowMilliseconds / 1000,
                                   lifetimeMilliseconds: lifetimeMilliseconds)
         do {
-            return try token.compact(record, policy: policy, key: key.privateKey, header: header)
+            try token.append(record, policy: policy, key: key.privateKey, header: header, to: &out)
         } catch {
             throw GeolocateError.missingSetting("the device key (kid \(key.keyID)) could not sign: \(ErrorText.plain(error))")
         }
     }
 
-    /// The tokens of `records`, in order, signed on every core: a signature costs more than
-    /// rendering and sending its record, so a `jwt` batch is bound by it.
+    /// The tokens of `records`, in order, one per line, signed on every core: a signature
+    /// costs more than rendering and sending its record, so a `jwt` batch is bound by it.
     /// - Throws: the first record's error, as `token(for:policy:)` does.
-    package func tokens(for records: [Record], policy: OutputPolicy) throws -> [String] {
+    package func lines(for records: [Record], policy: OutputPolicy) throws -> [UInt8] {
+        @Sendable func lines(_ slice: ArraySlice<Record>) throws -> [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(1600 * slice.count)
+            for record in slice {
+                try append(record, policy: policy, nonce: nil, to: &out)
+                out.append(UInt8(ascii: "\n"))
+            }
+            return out
+        }
         let cores = max(1, min(ProcessInfo.processInfo.activeProcessorCount, records.count / 32))
-        guard cores > 1 else { return try records.map { try token(for: $0, policy: policy) } }
+        guard cores > 1 else { return try lines(records[...]) }
         let size = (records.count + cores - 1) / cores
-        let parts = Mutex<[Int: Result<[String], any Error>]>([:])
+        let parts = Mutex<[Int: Result<[UInt8], any Error>]>([:])
         DispatchQueue.concurrentPerform(iterations: cores) { part in
-            let slice = records[min(part * size, records.count)..<min((part + 1) * size, records.count)]
-            let signed = Result { try slice.map { try token(for: $0, policy: policy) } }
+            let signed = Result { try lines(records[min(part * size, records.count)..<min((part + 1) * size, records.count)]) }
             parts.withLock { $0[part] = signed }
         }
         return try parts.withLock { parts in try (0..<cores).flatMap { try parts[$0]?.get() ?? [] } }

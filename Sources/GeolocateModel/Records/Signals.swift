@@ -51,6 +51,8 @@ package struct Signals: Sendable, Equatable {
     /// The antenna is open or shorted: the fix may come from another antenna than the
     /// device's own, or none at all.
     package var antennaFault = false
+    /// Whether the receiver powers its antenna, as gpsd reported it; `nil` when unknown.
+    package var antennaPower: Fix.AntennaPower?
     /// One short English line per signal that is true, each starting with the signal's name.
     package var reasons: [String] = []
 

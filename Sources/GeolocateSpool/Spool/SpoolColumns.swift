@@ -40,7 +40,7 @@ package enum SpoolColumns {
         // Schema version 10: the receiver's word on its fix.
         case fixQuality
         // Schema version 11: the receiver's jamming indicator and antenna state, as gpsd reports them.
-        case jamming, antenna
+        case jamming, antenna, antennaPower
 
         /// The column's SQL type, as `CREATE TABLE` and `ALTER TABLE … ADD COLUMN` give it.
         package var sqlType: String {
@@ -58,7 +58,7 @@ package enum SpoolColumns {
             case .fixMode, .provider, .permissions, .origin, .fallbackReason, .context, .deviceId, .deviceModel,
                  .osVersion, .countryCode, .district, .city, .street, .streetNumber, .previousCountry,
                  .signalReasons, .policyDecision, .policyZone, .policyRule, .policyCountry, .wifiSsid, .wifiBssid,
-                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty, .fixQuality, .antenna:
+                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty, .fixQuality, .antenna, .antennaPower:
                 "TEXT"
             }
         }
@@ -183,6 +183,7 @@ package enum SpoolColumns {
             case .fixQuality: shown(.fixMode, fix?.quality?.rawValue)
             case .jamming: signals?.jamming.map { Int64($0) }
             case .antenna: signals?.antenna?.rawValue
+            case .antennaPower: signals?.antennaPower?.rawValue
             }
         }
         return columns.map(value)
@@ -254,6 +255,7 @@ package enum SpoolColumns {
             signals.reasons = (text(.signalReasons) ?? "").split(separator: "\n").map(String.init)
             signals.jamming = integer(.jamming).flatMap { (0...255).contains($0) ? Int($0) : nil }
             signals.antenna = text(.antenna).flatMap(Fix.Antenna.init(rawValue:))
+            signals.antennaPower = text(.antennaPower).flatMap(Fix.AntennaPower.init(rawValue:))
             record.signals = signals
         }
         if let decision = text(.policyDecision).flatMap(PolicyResult.Decision.init(rawValue:)),

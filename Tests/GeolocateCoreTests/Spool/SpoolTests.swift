@@ -169,6 +169,7 @@ import Testing
         (signals.replayed, signals.spoofingSuspected, signals.clockSkewed, signals.estimatedFix) = (true, true, true, true)
         signals.systemClockSynchronized = true
         (signals.jamming, signals.jammed, signals.antenna, signals.antennaFault) = (180, true, .short, true)
+        signals.antennaPower = .off
         signals.previous = .init(recordTimestamp: Self.now - 60_000, distance: 1520.75, countryCode: "GB")
         signals.impliedSpeed = 25.5
         signals.clockSkewMilliseconds = -7_250

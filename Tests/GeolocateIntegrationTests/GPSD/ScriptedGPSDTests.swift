@@ -25,15 +25,16 @@ import Testing
         return try result.json()
     }
 
-    /// gpsd 3.23 and later put the receiver's jamming indicator and antenna state in the TPV
-    /// (from a u-blox's MON-HW), which Debian's gpsd 3.22 never sends: the record's signals
+    /// gpsd 3.26 and later put the receiver's jamming indicator and antenna state in the TPV
+    /// (from a u-blox's MON-HW; `antPwr` from 3.27), which Debian's gpsd 3.22 never sends: the record's signals
     /// carry them with their reasons, a receiver that reports neither leaves them out, and a
     /// policy that distrusts them denies.
     @Test func jammingAndAntennaStateReachTheSignals() throws {
-        let faulty = try record(held: [ScriptedGPSD.tpv(time: Self.fixTime, ["jam": 180, "ant": 2])])
+        let faulty = try record(held: [ScriptedGPSD.tpv(time: Self.fixTime, ["jam": 180, "ant": 2, "antPwr": 2])])
         let signals = try #require(faulty["signals"] as? [String: Any], "\(faulty)")
         #expect(signals["jamming"] as? Int == 180 && signals["jammed"] as? Bool == true, "\(signals)")
         #expect(signals["antenna"] as? String == "open" && signals["antennaFault"] as? Bool == true, "\(signals)")
+        #expect(signals["antennaPower"] as? String == "on", "\(signals)")
         let reasons = signals["reasons"] as? [String] ?? []
         #expect(reasons.contains("jammed: the receiver's jamming indicator is 180 of 255 (limit 100)"), "\(reasons)")
         #expect(reasons.contains("antennaFault: the receiver reports its antenna open (disconnected)"), "\(reasons)")
