@@ -52,6 +52,8 @@ package final class GPSDSource: LocationSource {
     private static let notedFarDate = OnceFlag()
     /// Bytes read from the socket and not yet a whole line.
     private var received: [UInt8] = []
+    /// Whether the bytes up to the next line end belong to a line too long, already dropped.
+    private var discardingLine = false
     /// gpsd keeps its lines under 10 KiB; a longer one is dropped unread, not buffered forever.
     private static let maximumLineLength = 64 * 1024
 
@@ -178,13 +180,23 @@ package final class GPSDSource: LocationSource {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             if let end = received.firstIndex(of: UInt8(ascii: "\n")) {
+                // A line too long is dropped whole: the part read before, and the rest up to
+                // its end, which is not a line of its own.
+                let tooLong = discardingLine || end > GPSDSource.maximumLineLength
+                if end > GPSDSource.maximumLineLength { noteLongLine() }
+                discardingLine = false
+                guard !tooLong else {
+                    received.removeSubrange(...end)
+                    continue
+                }
                 var line = Array(received[..<end])
                 received.removeSubrange(...end)
                 if line.last == UInt8(ascii: "\r") { line.removeLast() }
                 return line
             }
             if received.count > GPSDSource.maximumLineLength {
-                logger.debug("\(name) sent a line longer than \(GPSDSource.maximumLineLength) bytes; dropped")
+                if !discardingLine { noteLongLine() }
+                discardingLine = true
                 received.removeAll()
             }
             let remaining = deadline.remainingMicroseconds
@@ -198,6 +210,10 @@ package final class GPSDSource: LocationSource {
                 throw SourceError.unavailable("\(name): lost gpsd while reading (\(ErrorText.posix(errno)))")
             }
         }
+    }
+
+    private func noteLongLine() {
+        logger.debug("\(name) sent a line longer than \(GPSDSource.maximumLineLength) bytes; dropped")
     }
 
     private func waitReadable(microseconds: Int64) -> Bool {

@@ -166,7 +166,7 @@ extension SettingKind where Value == String {
     /// Text without control characters, such as a user name.
     package static var plainText: SettingKind {
         .text("text without control characters", parse: { text in
-            guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            guard !text.isEmpty, PlainText.isPlain(text) else {
                 throw GeolocateError.usage("the value must be text without control characters")
             }
             return text

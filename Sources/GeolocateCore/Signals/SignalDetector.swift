@@ -238,11 +238,14 @@ package struct SignalDetector {
             signals.jumped = excess > 0 && (elapsed <= 0 || excess / seconds > t.maxSpeed)
             if signals.jumped {
                 let travel = signals.impliedSpeed.map { "in \(SignalText.duration(elapsed)) needs \(SignalText.figure($0)) m/s" }
-                    ?? "with no time between the reports"
+                    ?? (elapsed < 0 ? "while the time went back \(SignalText.duration(Int64(clamping: elapsed.magnitude)))"
+                        : "with no time between the reports")
                 reasons.append("jumped: \(SignalText.distance(distance)) \(travel) (limit \(SignalText.figure(t.maxSpeed)) m/s)")
                 // Travel that far changes the sky; a position moved under the same satellites
-                // was moved by the signals, not by the device.
-                if let now = fix.satellites?.tracked, now == previous.satellites, now.count >= SignalThresholds.minSatellitesForJump {
+                // was moved by the signals, not by the device. Time going back (a replayed log
+                // played again) passes the same sky again: no evidence.
+                if elapsed > 0, let now = fix.satellites?.tracked, now == previous.satellites,
+                   now.count >= SignalThresholds.minSatellitesForJump {
                     signals.spoofingSuspected = true
                     reasons.append("spoofingSuspected: the position jumped while the same \(now.count) satellites were tracked")
                 }

@@ -131,8 +131,10 @@ package final class Spool: Sendable {
     /// the endpoints' error kind, which is then unknown.
     package static let oldestReadableSchema = 7
 
-    /// The oldest schema export reads: it selects every record column, the subject's (9) too.
-    package static let oldestExportableSchema = 9
+    /// The oldest schema export reads: it selects every record column, so only the current
+    /// schema has them all (a schema-10 spool lacks 11's `jamming`; naming a fixed older
+    /// version let export fail on an SQL error instead of saying how to upgrade).
+    package static let oldestExportableSchema = SpoolColumns.schemaVersion
 
     /// The migrations, in order; `upgradedAt` is the time schema 7 gives the records already
     /// there as when they were spooled.

@@ -84,6 +84,13 @@ import Testing
         #expect(!signals(fix(0.2, 0, at: start + 60_000, satellites: summary(sky([2, 5, 10, 12, 13, 24], system: 3))), previous: before).spoofingSuspected)
         // The same satellites without a jump: a device that stays put.
         #expect(!signals(fix(0.0001, 0, at: start + 60_000, satellites: summary(sky([2, 5, 10, 12, 13, 24]))), previous: before).spoofingSuspected)
+        // Time going back (a replayed log played again) passes the same sky again: a jump,
+        // said as such, but no evidence of spoofing.
+        var later = previous(0, 0, at: start + 120_000)
+        later.satellites = sky([2, 5, 10, 12, 13, 24])
+        let back = signals(fix(0.2, 0, at: start, satellites: summary(sky([2, 5, 10, 12, 13, 24]))), previous: later)
+        #expect(back.jumped && !back.spoofingSuspected, "\(back.reasons)")
+        #expect(back.reasons == ["jumped: 22.1 km while the time went back 2 min (limit 300 m/s)"])
         // Three satellites say too little.
         before.satellites = sky([2, 5, 10])
         #expect(!signals(fix(0.2, 0, at: start + 60_000, satellites: summary(sky([2, 5, 10]))), previous: before).spoofingSuspected)

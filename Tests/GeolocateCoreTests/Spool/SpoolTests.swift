@@ -66,6 +66,29 @@ import Testing
         #expect(try spool.records().map(\.signals) == [nil, signals])
     }
 
+    /// Export selects every record column, so a spool of the schema before this one is refused
+    /// with the command that upgrades it, never an SQL error (found by the hostile pass: a
+    /// schema-10 spool failed on `no such column: jamming`).
+    @Test func exportAsksForTheUpgradeOfAnEarlierSchema() throws {
+        let spool = try Spool(stateDirectory: state, clock: SystemClock())
+        _ = try spool.append([SpoolEntry(record(ageMilliseconds: 0))], now: Self.now, limits: SpoolLimits())
+        try DatabaseQueue(path: state + "/spool.sqlite").write { db in
+            for table in ["records", "deadLetters", "delivered"] {
+                for column in ["jamming", "antenna", "antennaPower"] { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
+            }
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'receiverHealth'; PRAGMA user_version = 10")
+        }
+        #expect {
+            _ = try Exporter.spoolInput(stateDirectory: state, elapsed: SystemMonotonicClock())
+        } throws: { "\($0)".contains("schema version 10") && "\($0)".contains("such as geolocate flush --dry-run, upgrades it") }
+        _ = try Spool(stateDirectory: state, clock: SystemClock())
+        guard case .spool(let upgraded) = try Exporter.spoolInput(stateDirectory: state, elapsed: SystemMonotonicClock()) else {
+            Issue.record("no spool after the upgrade")
+            return
+        }
+        #expect(upgraded.schemaVersion == SpoolColumns.schemaVersion)
+    }
+
     /// A spool written by an earlier version (`Fixtures/spool-v1`, see its README) opens
     /// with every record, destination and cursor kept: the baseline the typed-records
     /// migration must keep passing.

@@ -181,6 +181,23 @@ import Testing
         #expect(location["latitude"] as? String == "53.3613367")
     }
 
+    /// A line over 64 KiB is dropped whole, wherever its end falls in what was read: a TPV
+    /// padded to 70 KB, and a TPV at the end of a line that began 65 KB earlier (found by the
+    /// hostile pass: the first was taken, the second would have been), are no fixes; the
+    /// valid TPV after them is the record's.
+    @Test func aLineOver64KiBIsDroppedWhole() throws {
+        let padded = ScriptedGPSD.tpv(time: Self.fixTime, ["lat": 10.0, "lon": 10.0])
+        var text = String(decoding: try JSONSerialization.data(withJSONObject: padded), as: UTF8.self)
+        text.insert(contentsOf: String(repeating: " ", count: 70_000), at: text.index(after: text.startIndex))
+        let tail = String(repeating: " ", count: 65_600) + #"{"class":"TPV","mode":3,"time":"2026-11-22T12:00:00.000Z","lat":20.0,"lon":20.0}"#
+        let gpsd = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: Self.fixTime)], "raw": [text, tail]])
+        defer { gpsd.stop() }
+        let result = try trigger(gpsd, ["--timeout", "3s", "--now", Self.now])
+        #expect(result.status == 0, "\(result.stderr)")
+        let location = try #require(try result.json()["location"] as? [String: Any], "\(result.stdout)")
+        #expect(location["latitude"] as? String == "53.3613367", "\(location)")
+    }
+
     /// D15: a gpsd that accepts and never reports costs the timeout, plus at most 100 ms: the
     /// time from connect to close as the server saw it, so the process's own start-up on a
     /// loaded machine does not count.

@@ -255,6 +255,12 @@ import Testing
         #expect(withNow.status == 64 && withNow.stderr.contains("--now"))
         let stray = try geolocate.run(["trigger", "login", "--replay", drive, "--nonce", "x"])
         #expect(stray.status == 64)
+        // signing.audience holds what --audience may: C1 controls, bidi overrides and U+FFFD
+        // (text that was not UTF-8) are refused there too.
+        for bad in ["a\u{85}b", "a\u{202E}b", "a\u{FFFD}b"] {
+            let refused = try geolocate.run(["config", "set", "signing.audience", bad])
+            #expect(refused.status == 64 && refused.stderr.contains("without control characters"), "\(bad.unicodeScalars.map(\.value)): \(refused.stderr)")
+        }
         #expect(try geolocate.run(["config", "set", "signing.audience", "https://risk.example"]).status == 0)
         #expect(try geolocate.run(["trigger", "login", "--replay", drive, "--format", "jwt", "--timeout", "10s"]).status == 0)
         // A nonce that is not UTF-8 would be repaired into another one: it is refused, as is
