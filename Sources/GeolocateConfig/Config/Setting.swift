@@ -41,9 +41,9 @@ extension SettingKind where Value == Int64 {
     package static func duration(_ range: ClosedRange<Int64>, examples: String) -> SettingKind {
         let valid = DurationText.describe(range) + examples
         return SettingKind(valid: valid, parse: { text in
-            // A negative value is told the range, not "use 0 or more", which a range that starts
-            // above 0 makes wrong advice; the other mistakes keep their own hints.
-            guard !text.hasPrefix("-") else { throw GeolocateError.usage("invalid duration '\(text)' (use \(valid))") }
+            // A negative value is told the range when it starts above 0, where "use 0 or more"
+            // would be wrong advice; the other mistakes keep their own hints.
+            guard !(text.hasPrefix("-") && range.lowerBound > 0) else { throw GeolocateError.usage("invalid duration '\(text)' (use \(valid))") }
             let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)
             guard range.contains(milliseconds) else { throw GeolocateError.usage("invalid duration '\(text)' (use \(valid))") }
             return milliseconds
