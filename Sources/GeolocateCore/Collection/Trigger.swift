@@ -68,7 +68,7 @@ package struct Trigger {
         var collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory, policy: policy) }
         collected.subject = request.subject
         var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: policy,
-                                      replay: collected.fix?.provider == .nmeaReplay, reports: .eachRecord,
+                                      replay: collected.fix.map { $0.provider == .nmeaReplay && $0.receivedAt == nil } ?? false, reports: .eachRecord,
                                       clock: clock, elapsed: elapsed, logger: logger)
         return await pipeline.make(collected)
     }
@@ -113,9 +113,11 @@ package struct Trigger {
                           requestedMode: request.mode.description, collectionMode: mode.description, fix: nil, permissions: [],
                           origin: nil, fallbackReason: nil, errorCode: .permissionDenied)
         }
+        // A receiver on a terminal is live input: its fixes are remembered with gpsd's.
+        let storeKind: LastKnownStore.Kind = replay.map { ($0 as? NMEAReplaySource)?.isLive == true ? .live : .replay } ?? .live
         let resolver = LocationResolver(
             source: { try openSource(source, opening) }, opened: replay,
-            store: LastKnownStore(stateDirectory: stateDirectory, for: source, logger: logger), clock: clock,
+            store: LastKnownStore(stateDirectory: stateDirectory, kind: storeKind, logger: logger), clock: clock,
             elapsed: elapsed, nowOverride: request.now,
             currentMaxAgeMilliseconds: settings[ConfigKey.currentMaxAge],
             lastKnownMaxAgeMilliseconds: resolveLastKnownMaxAge(action: request.action),

@@ -100,6 +100,15 @@ package struct SourceOpening: Sendable {
     }
 }
 
+extension SourceSpecifier {
+    /// Whether the source is a replay on its log's clock: NMEA from a file, pipe or FIFO, not
+    /// a receiver on a terminal, whose fixes are live (SPEC §3).
+    package var isReplay: Bool {
+        if case .nmea(let path) = self { return !NMEAReplaySource.isTerminal(path) }
+        return false
+    }
+}
+
 /// Opens the source a specifier names: a replay here, gpsd through the adapter the program
 /// links (the `GPSD` target's `SourceOpener.withGPSD`), so the core never touches libgps.
 package struct SourceOpener: Sendable {
@@ -121,7 +130,8 @@ package struct SourceOpener: Sendable {
         switch specifier {
         case .nmea(let path):
             return try NMEAReplaySource(path: path, speed: opening.replaySpeed, idleMilliseconds: opening.idleMilliseconds,
-                                        readAheadMilliseconds: opening.readAheadMilliseconds, pacingClock: opening.elapsed)
+                                        readAheadMilliseconds: opening.readAheadMilliseconds, pacingClock: opening.elapsed,
+                                        arrivalClock: opening.clock, logger: opening.logger)
         case .gpsd(let host, let port):
             return try gpsd(host, port, opening)
         }

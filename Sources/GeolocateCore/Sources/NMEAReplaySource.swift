@@ -2,6 +2,7 @@ import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -71,6 +72,24 @@ package final class NMEAReplaySource: LocationSource {
     /// each with its virtual time.
     private var lookahead: [(epoch: Epoch, elapsed: Int)] = []
     private let readAheadDeadline: Deadline?
+    /// For a receiver on a terminal (SPEC §3: live input), the system clock its fixes arrive
+    /// on; `nil` for a replay, whose clock is the log's.
+    private let arrivalClock: WallClock?
+    /// Whether a fix dated far from the system clock was said on stderr already.
+    private var notedFarDate = false
+    private let logger: Logger?
+
+    /// Whether `path` is a terminal (`/dev/ttyUSB0`, a pseudo-terminal): a receiver read
+    /// without gpsd, whose fixes are live fixes (SPEC §3), not a replay's.
+    package static func isTerminal(_ path: String) -> Bool {
+        var info = stat()
+        guard (path == "-" ? fstat(0, &info) : stat(path, &info)) == 0, (info.st_mode & S_IFMT) == S_IFCHR else { return false }
+        if path == "-" { return isatty(0) == 1 }
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return isatty(fd) == 1
+    }
 
     /// Whether `path` is live input, read as it comes: a pipe, FIFO, tty or other device, or
     /// standard input that is not a regular file. A query's timeout bounds its wall time too.
@@ -88,9 +107,13 @@ package final class NMEAReplaySource: LocationSource {
     /// - Parameter pacingClock: what paced replays measure and wait on.
     /// - Parameter readAheadMilliseconds: with a value, `startTime()` reads silent input for
     ///   its date at most this long (wall time, from opening) before it answers `nil`.
+    /// - Parameter arrivalClock: the system clock, to date the arrivals of a receiver's fixes
+    ///   when `path` is a terminal; a file, pipe or FIFO stays a replay on the log's clock.
     package init(path: String, speed: ReplaySpeed = .asap, idleMilliseconds: Int32? = nil,
-                 readAheadMilliseconds: Int64? = nil, pacingClock: MonotonicClock) throws {
+                 readAheadMilliseconds: Int64? = nil, pacingClock: MonotonicClock, arrivalClock: WallClock? = nil,
+                 logger: Logger? = nil) throws {
         self.pacingClock = pacingClock
+        self.logger = logger
         readAheadDeadline = readAheadMilliseconds.map { Deadline(milliseconds: $0, clock: pacingClock) }
         self.path = path == "-" ? "standard input" : path
         if path == "-" {
@@ -116,6 +139,7 @@ package final class NMEAReplaySource: LocationSource {
         }
         self.speed = speed
         self.idleMilliseconds = idleMilliseconds
+        self.arrivalClock = isatty(fd) == 1 ? arrivalClock : nil
         stream = NMEAEpochStream(fileDescriptor: fd, provider: .nmeaReplay, idleMilliseconds: idleMilliseconds,
                                  monotonicMilliseconds: { Int64(pacingClock.nowSeconds * 1000) })
     }
@@ -133,12 +157,16 @@ package final class NMEAReplaySource: LocationSource {
 
     /// The log's time where the replay stands: its start plus the virtual time played, once
     /// a dated epoch was read; `nil` before.
-    package var currentTime: Int64? { startTimestamp.map { $0 + Int64(elapsed) } }
+    package var currentTime: Int64? { arrivalClock == nil ? startTimestamp.map { $0 + Int64(elapsed) } : nil }
+
+    /// Whether the input is a receiver on a terminal, read as a live source.
+    package var isLive: Bool { arrivalClock != nil }
 
     /// The log's time at its first epoch, reading ahead (without playing) to the first dated
     /// epoch when none was read yet; `nil` when the log has no date at all.
     /// - Throws: `GeolocateError.unreadableInput` when the input cannot be read or holds no NMEA.
     package func startTime() throws -> Int64? {
+        guard arrivalClock == nil else { return nil }
         while startTimestamp == nil, !hasEnded {
             do {
                 guard let next = try readEpoch() else { break }
@@ -177,6 +205,7 @@ package final class NMEAReplaySource: LocationSource {
     /// (track) then commits and checks for a stop before waiting again.
     package func waitForFix(timeoutMilliseconds: Int) throws -> SourceWait {
         lastWaitWasIdle = false
+        if let arrivalClock { return try waitForLiveFix(timeoutMilliseconds: timeoutMilliseconds, clock: arrivalClock) }
         let limit = elapsed + timeoutMilliseconds
         while true {
             let next: (epoch: Epoch, elapsed: Int)
@@ -208,6 +237,45 @@ package final class NMEAReplaySource: LocationSource {
             elapsed = max(elapsed, next.elapsed)
             if let fix = next.epoch.fix { return .fix(fix) }
         }
+    }
+
+    /// Waits up to `timeoutMilliseconds` of wall time for a receiver's next fix, dated by its
+    /// arrival as gpsd's are: the receiver's own time says nothing about when it came.
+    private func waitForLiveFix(timeoutMilliseconds: Int, clock: WallClock) throws -> SourceWait {
+        let deadline = Deadline(milliseconds: Int64(timeoutMilliseconds), clock: pacingClock)
+        while !deadline.hasPassed {
+            let read: (epoch: Epoch, elapsed: Int)?
+            do {
+                read = try readEpoch()
+            } catch is NMEAReader.Idle {
+                inputIsIdle = true
+                lastWaitWasIdle = true
+                return .timedOut
+            }
+            guard let read else { return .timedOut }
+            inputIsIdle = false
+            elapsed = read.elapsed
+            if let fix = read.epoch.fix { return .fix(arrived(fix, clock: clock)) }
+        }
+        return .timedOut
+    }
+
+    /// `fix` as it arrived now on `clock`: its arrival, this boot and the skew of its time.
+    private func arrived(_ fix: Fix, clock: WallClock) -> Fix {
+        var fix = fix
+        let now = clock.nowMilliseconds
+        let boot = clock.boot
+        fix.receivedAt = now
+        fix.receivedBoot = boot?.id
+        fix.receivedUptime = boot?.uptimeMilliseconds
+        fix.clockSkewMilliseconds = now.subtractingClamped(fix.timestamp)
+        let skew = now.subtractingClamped(fix.timestamp)
+        if !notedFarDate, skew.magnitude > UInt64(FixLimits.maxFutureSkewMilliseconds) {
+            notedFarDate = true
+            let side = skew < 0 ? "ahead of" : "behind"
+            logger?.warning("\(name) dates its fixes \(TimeText.iso8601(fix.timestamp)), \(SignalText.duration(Int64(clamping: skew.magnitude))) \(side) the system clock (a GPS week rollover, or a system clock without an RTC); their ages count from their arrival")
+        }
+        return fix
     }
 
     /// The next epoch of the input with its virtual time, or `nil` at its end.

@@ -148,7 +148,7 @@ package struct Tracker {
         }
         var run = Run(tracker: self, request: request, permissions: permissions, device: device, writer: writer,
                       pipeline: pipeline(stateDirectory: stateDirectory, source: specifier),
-                      lastKnown: LastKnownStore(stateDirectory: stateDirectory, for: specifier, logger: logger),
+                      lastKnown: LastKnownStore(stateDirectory: stateDirectory, kind: specifier.isReplay ? .replay : .live, logger: logger),
                       context: DeviceContextReader(environment: environment, fields: settings.fields, clock: elapsed))
         defer { logger.debug("track: \(run.summary)") }
         var now = clock.nowMilliseconds
@@ -191,10 +191,8 @@ package struct Tracker {
     /// The run's record pipeline, whose signals compare the first record with the report the
     /// state directory keeps.
     private func pipeline(stateDirectory: String, source: SourceSpecifier) -> RecordPipeline {
-        var replay = false
-        if case .nmea = source { replay = true }
         var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: nil,
-                                      replay: replay, reports: .byCaller, clock: clock, elapsed: elapsed, logger: logger)
+                                      replay: source.isReplay, reports: .byCaller, clock: clock, elapsed: elapsed, logger: logger)
         pipeline.loadPreviousReport()
         return pipeline
     }

@@ -71,13 +71,12 @@ package struct LocationToken: Sendable {
         return json.bytes
     }
 
-    /// `src`: `gpsd`, or `replay` for NMEA read from a file, pipe or device. A receiver read
-    /// directly (a tty) counts as a replay, as the `replayed` signal counts it, until the source
-    /// can tell them apart; SPEC's `tty` is not made yet.
+    /// `src`: `gpsd`; `tty` for a receiver read directly from a terminal, whose fixes are
+    /// live (dated by their arrival); `replay` for NMEA from a file, pipe or FIFO.
     static func source(of fix: Fix) -> String {
         switch fix.provider {
         case .gpsd: return "gpsd"
-        case .nmeaReplay: return "replay"
+        case .nmeaReplay: return fix.receivedAt == nil ? "replay" : "tty"
         }
     }
 }

@@ -31,21 +31,12 @@ package struct LastKnownStore {
         self.logger = logger
     }
 
-    /// The store for fixes of `source`.
-    package init(stateDirectory: String, for source: SourceSpecifier, logger: Logger) {
-        if case .nmea = source {
-            self.init(stateDirectory: stateDirectory, kind: .replay, logger: logger)
-        } else {
-            self.init(stateDirectory: stateDirectory, kind: .live, logger: logger)
-        }
-    }
-
     /// The stored fix as of `now`; `nil` when there is none, when it is of the other kind
     /// (a replayed fix left in `last-known.json` by an earlier version), when it is dated
     /// before the GPS epoch, when a replayed one is dated implausibly far after `now`, or when
     /// the file cannot be decoded (with a warning). A live fix's age is `FixAge`'s to judge.
     package func load(now: Int64) -> Fix? {
-        guard let fix = stored(), fix.provider == provider, fix.timestamp >= FixLimits.earliestTimestamp else { return nil }
+        guard let fix = stored(), isOfThisKind(fix), fix.timestamp >= FixLimits.earliestTimestamp else { return nil }
         if fix.receivedAt == nil, fix.timestamp > now.addingClamped(FixLimits.maxFutureSkewMilliseconds) { return nil }
         return fix
     }
@@ -53,7 +44,7 @@ package struct LastKnownStore {
     /// Stores `fix` if it is fresher than the usable stored one as of `now`.
     /// - Throws: `GeolocateError.stateNotWritable` (73).
     package func update(with fix: Fix, now: Int64) throws {
-        guard fix.provider == provider else { return }
+        guard isOfThisKind(fix) else { return }
         if let stored = load(now: now), stored.receivedAt.map({ $0 <= now }) ?? true,
            stored.arrivalOrTime >= fix.arrivalOrTime { return }
         do {
@@ -65,7 +56,12 @@ package struct LastKnownStore {
         }
     }
 
-    private var provider: Fix.Provider { kind == .live ? .gpsd : .nmeaReplay }
+    /// Whether `fix` belongs here: a live fix (from gpsd, or a receiver on a terminal, dated
+    /// by its arrival) or a replayed one (NMEA on the log's clock).
+    private func isOfThisKind(_ fix: Fix) -> Bool {
+        let live = fix.provider == .gpsd || fix.receivedAt != nil
+        return live == (kind == .live)
+    }
 
     private func stored() -> Fix? {
         let data: Data
