@@ -241,6 +241,8 @@ package final class NMEAReplaySource: LocationSource {
 
     /// Waits up to `timeoutMilliseconds` of wall time for a receiver's next fix, dated by its
     /// arrival as gpsd's are: the receiver's own time says nothing about when it came.
+    /// - Throws: `SourceError.unavailable` when the receiver hangs up or sends what is no NMEA:
+    ///   a receiver gone, as gpsd gone is, not a log that cannot be read.
     private func waitForLiveFix(timeoutMilliseconds: Int, clock: WallClock) throws -> SourceWait {
         let deadline = Deadline(milliseconds: Int64(timeoutMilliseconds), clock: pacingClock)
         while !deadline.hasPassed {
@@ -251,8 +253,10 @@ package final class NMEAReplaySource: LocationSource {
                 inputIsIdle = true
                 lastWaitWasIdle = true
                 return .timedOut
+            } catch let error as GeolocateError {
+                throw SourceError.unavailable("\(name): the receiver sends no NMEA (\(error))")
             }
-            guard let read else { return .timedOut }
+            guard let read else { throw SourceError.unavailable("\(name): the receiver hung up (end of input)") }
             inputIsIdle = false
             elapsed = read.elapsed
             if let fix = read.epoch.fix { return .fix(arrived(fix, clock: clock)) }

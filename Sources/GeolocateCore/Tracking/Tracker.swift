@@ -143,8 +143,17 @@ package struct Tracker {
         } : nil
         let opening = SourceOpening(replaySpeed: request.replaySpeed, responseTimeoutMilliseconds: Tracker.connectTimeoutMilliseconds,
                                     idleMilliseconds: Tracker.idleSliceMilliseconds, clock: clock, elapsed: elapsed, logger: logger)
+        // A receiver on a terminal that goes away (unplugged, hung up) is waited for, as gpsd
+        // is: its path missing or unreadable then is an outage, not a missing log.
+        var openedTerminal = false
         var connection = SourceConnection(name: specifier.description, clock: elapsed, logger: logger) {
-            try openSource(specifier, opening)
+            do {
+                let source = try openSource(specifier, opening)
+                if (source as? NMEAReplaySource)?.isLive == true { openedTerminal = true }
+                return source
+            } catch let error as GeolocateError where openedTerminal {
+                throw SourceError.unavailable("\(specifier): \(error)")
+            }
         }
         var run = Run(tracker: self, request: request, permissions: permissions, device: device, writer: writer,
                       pipeline: pipeline(stateDirectory: stateDirectory, source: specifier),

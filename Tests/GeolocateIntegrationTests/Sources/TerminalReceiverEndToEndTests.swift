@@ -69,6 +69,27 @@ import Testing
         #expect((claims["arrivedAt"] as? Int).map { Int64($0) >= before } == true, "\(claims)")
     }
 
+    /// A receiver that hangs up (unplugged) is a source gone, as gpsd gone is: the record falls
+    /// back to the live last known fix, `unavailable`, with a line on stderr; never "not an
+    /// NMEA log" and no record (found by the hostile pass).
+    @Test func aReceiverThatHangsUpIsUnavailable() throws {
+        let (log, _) = try drive()
+        let receiver = try TerminalReceiver(log: log)
+        let first = try geolocate.run(["trigger", "login", "--source", "nmea:" + receiver.path, "--permission", "fine",
+                                       "--mode", "force-current", "--timeout", "5s"])
+        receiver.stop()
+        let firstRecord = try first.json()
+        #expect(first.status == 0 && firstRecord["locationSource"] as? String == "current", "\(first.stderr)")
+        let unplugged = try TerminalReceiver(log: log, hangUpAfter: 3)
+        defer { unplugged.stop() }
+        let result = try geolocate.run(["trigger", "login", "--source", "nmea:" + unplugged.path, "--permission", "fine",
+                                        "--mode", "force-current", "--timeout", "20s"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let record = try result.json()
+        #expect(record["locationSource"] as? String == "last_known" && record["fallbackReason"] as? String == "unavailable", "\(record)")
+        #expect(result.stderr.contains(unplugged.path), "\(result.stderr)")
+    }
+
     /// The same drive from a file is a replay, on the log's clock: the control.
     @Test func theSameDriveFromAFileIsAReplay() throws {
         let (log, _) = try drive()

@@ -10,12 +10,13 @@ final class TerminalReceiver {
     private(set) var path = ""
     private var pid: pid_t = 0
 
-    /// Starts writing `log`'s lines to a new terminal and waits until it exists.
-    init(log: String, linesPerSecond: Int = 200) throws {
+    /// Starts writing `log`'s lines to a new terminal and waits until it exists; with
+    /// `hangUpAfter`, writes nothing and hangs up that many seconds later (unplugged).
+    init(log: String, linesPerSecond: Int = 200, hangUpAfter seconds: Int? = nil) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let pathFile = directory.appendingPathComponent("path").path
         let program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pty-nmea.py").path
-        pid = try ProcessGroup.spawn(["python3", program, log, pathFile, String(linesPerSecond)],
+        pid = try ProcessGroup.spawn(["python3", program, log, pathFile, String(linesPerSecond)] + (seconds.map { [String($0)] } ?? []),
                                      outputPath: directory.appendingPathComponent("output").path)
         guard waitUntil(.seconds(10), { FileManager.default.fileExists(atPath: pathFile) }),
               let text = try? String(contentsOfFile: pathFile, encoding: .utf8), text.hasPrefix("/dev/") else {
