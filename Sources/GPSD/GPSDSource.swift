@@ -280,8 +280,7 @@ package final class GPSDSource: LocationSource {
     /// Says once per connection that the receiver's dates are far from the system clock.
     private func noteFarDate(_ timestamp: Int64, skew: Int64) {
         guard GPSDSource.notedFarDate.claim() else { return }
-        let side = skew < 0 ? "ahead of" : "behind"
-        logger.warning("\(name) dates its fixes \(TimeText.iso8601(timestamp)), \(SignalText.duration(Int64(clamping: skew.magnitude))) \(side) the system clock (a GPS week rollover, or a system clock without an RTC); their ages count from their arrival")
+        logger.warning("\(SignalText.farDate(source: name, timestamp: timestamp, skew: skew))")
     }
 
     /// What a decoded TPV says.

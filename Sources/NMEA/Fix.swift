@@ -50,6 +50,10 @@ public struct Fix: Sendable, Equatable, Codable {
 
     /// What the receiver says of the fix's kind (SPEC §15); `nil` when it said nothing.
     public var quality: Quality?
+
+    /// Whether the fix comes from a replayed log (a file, pipe or FIFO, on the log's clock):
+    /// a fix from gpsd or from a receiver on a terminal is live, dated by its arrival.
+    public var isReplayed: Bool { provider == .nmeaReplay && receivedAt == nil }
     /// The receiver's jamming indicator, 0 (none) to 255 (strong), as gpsd reports it (`jam`,
     /// from gpsd 3.26 on); `nil` when it did not.
     public var jamming: Int?

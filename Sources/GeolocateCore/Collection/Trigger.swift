@@ -68,7 +68,7 @@ package struct Trigger {
         var collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory, policy: policy) }
         collected.subject = request.subject
         var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: policy,
-                                      replay: collected.fix.map { $0.provider == .nmeaReplay && $0.receivedAt == nil } ?? false, reports: .eachRecord,
+                                      replay: collected.fix?.isReplayed ?? false, reports: .eachRecord,
                                       clock: clock, elapsed: elapsed, logger: logger)
         return await pipeline.make(collected)
     }

@@ -279,7 +279,7 @@ package struct SignalDetector {
             signals.inaccurate = true
             reasons.append("inaccurate: the accuracy is unknown")
         }
-        if fix.provider == .nmeaReplay && fix.receivedAt == nil {
+        if fix.isReplayed {
             signals.replayed = true
             reasons.append("replayed: the fix comes from an NMEA replay")
         } else if fix.receivedAt != nil, let skew = fix.clockSkewMilliseconds {
@@ -318,7 +318,7 @@ package struct SignalDetector {
         }
         // A live receiver that says it simulates (mode letter S, GGA quality 8, gpsd status 8)
         // is a simulator's output reaching the device; a replayed simulator log is a test.
-        if fix.quality == .simulator, fix.provider == .gpsd || fix.receivedAt != nil {
+        if fix.quality == .simulator, !fix.isReplayed {
             signals.spoofingSuspected = true
             reasons.append("spoofingSuspected: the receiver reports simulator output on a live source")
         }

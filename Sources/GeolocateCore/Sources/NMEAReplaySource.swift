@@ -272,12 +272,11 @@ package final class NMEAReplaySource: LocationSource {
         fix.receivedAt = now
         fix.receivedBoot = boot?.id
         fix.receivedUptime = boot?.uptimeMilliseconds
-        fix.clockSkewMilliseconds = now.subtractingClamped(fix.timestamp)
         let skew = now.subtractingClamped(fix.timestamp)
+        fix.clockSkewMilliseconds = skew
         if !notedFarDate, skew.magnitude > UInt64(FixLimits.maxFutureSkewMilliseconds) {
             notedFarDate = true
-            let side = skew < 0 ? "ahead of" : "behind"
-            logger?.warning("\(name) dates its fixes \(TimeText.iso8601(fix.timestamp)), \(SignalText.duration(Int64(clamping: skew.magnitude))) \(side) the system clock (a GPS week rollover, or a system clock without an RTC); their ages count from their arrival")
+            logger?.warning("\(SignalText.farDate(source: name, timestamp: fix.timestamp, skew: skew))")
         }
         return fix
     }

@@ -76,7 +76,7 @@ package struct LocationToken: Sendable {
     static func source(of fix: Fix) -> String {
         switch fix.provider {
         case .gpsd: return "gpsd"
-        case .nmeaReplay: return fix.receivedAt == nil ? "replay" : "tty"
+        case .nmeaReplay: return fix.isReplayed ? "replay" : "tty"
         }
     }
 }

@@ -20,4 +20,11 @@ package enum SignalText {
         default: return "\(milliseconds) ms"
         }
     }
+
+    /// The one stderr line for a live source whose receiver dates its fixes far from the
+    /// system clock (`skew` is system time minus fix time): gpsd and a terminal say it alike.
+    package static func farDate(source: String, timestamp: Int64, skew: Int64) -> String {
+        let side = skew < 0 ? "ahead of" : "behind"
+        return "\(source) dates its fixes \(TimeText.iso8601(timestamp)), \(duration(Int64(clamping: skew.magnitude))) \(side) the system clock (a GPS week rollover, or a system clock without an RTC); their ages count from their arrival"
+    }
 }

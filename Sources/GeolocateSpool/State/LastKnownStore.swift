@@ -59,8 +59,7 @@ package struct LastKnownStore {
     /// Whether `fix` belongs here: a live fix (from gpsd, or a receiver on a terminal, dated
     /// by its arrival) or a replayed one (NMEA on the log's clock).
     private func isOfThisKind(_ fix: Fix) -> Bool {
-        let live = fix.provider == .gpsd || fix.receivedAt != nil
-        return live == (kind == .live)
+        fix.isReplayed == (kind == .replay)
     }
 
     private func stored() -> Fix? {
