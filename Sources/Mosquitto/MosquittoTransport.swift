@@ -18,9 +18,17 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
     // @unchecked: `session` is only touched on `queue`.
     private let queue = DispatchQueue(label: "geolocate.mosquitto")
     private var session: Session?
-    /// Messages are published and acknowledged in chunks of this many, so message ids (16
-    /// bits) never repeat within a wait and a huge batch is not queued all at once.
+    /// Messages are handed to libmosquitto in chunks of this many, so a huge batch is not
+    /// queued all at once.
     private static let chunk = 1_000
+    /// A `publish` that does not await every acknowledgement returns once at most this many
+    /// messages are unacknowledged: enough to keep the connection busy while the caller reads
+    /// and marks a batch, and far below the 65,535 message ids, so none repeats in flight.
+    private static let window = 1_000
+    /// Messages on the wire unacknowledged at once, at QoS 1: the rest wait in libmosquitto's
+    /// queue and go as acknowledgements come in. At QoS 2 it is libmosquitto's default, 20,
+    /// which is also what mosquitto accepts of a client before it drops the connection.
+    private static func inflight(qos: Int) -> Int32 { qos == 2 ? 20 : 100 }
 
     private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
 
@@ -32,9 +40,9 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
         self.elapsed = elapsed
     }
 
-    package func publish(_ messages: [[UInt8]], to broker: MQTTBroker) async -> MQTTOutcome {
+    package func publish(_ messages: [[UInt8]], to broker: MQTTBroker, awaitingAll: Bool) async -> MQTTOutcome {
         await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: self.publishNow(messages, to: broker)) }
+            queue.async { continuation.resume(returning: self.publishNow(messages, to: broker, awaitingAll: awaitingAll)) }
         }
     }
 
@@ -48,28 +56,38 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
         }
     }
 
-    private func publishNow(_ messages: [[UInt8]], to broker: MQTTBroker) -> MQTTOutcome {
+    private func publishNow(_ messages: [[UInt8]], to broker: MQTTBroker, awaitingAll: Bool) -> MQTTOutcome {
         if let session, session.broker != broker || session.lost {
+            let acknowledged = session.countAcknowledged()
+            let unacknowledged = session.unacknowledged
             session.disconnect()
             self.session = nil
+            // What it still had in flight is lost with it, and is the caller's to publish again.
+            if unacknowledged > 0 { return MQTTOutcome(acknowledged: acknowledged, failure: .unreachable("the broker closed the connection")) }
         }
+        // Nothing to publish and no connection: nothing is unacknowledged either.
+        if messages.isEmpty && session == nil { return MQTTOutcome(acknowledged: 0) }
         if session == nil {
-            switch Session.connect(to: broker, elapsed: elapsed) {
+            switch Session.connect(to: broker, inflight: MosquittoTransport.inflight(qos: broker.qos), elapsed: elapsed) {
             case .success(let connected): session = connected
             case .failure(let failure): return MQTTOutcome(acknowledged: 0, failure: failure)
             }
         }
         var acknowledged = 0
-        while acknowledged < messages.count, let session {
-            let chunk = messages[acknowledged..<min(messages.count, acknowledged + MosquittoTransport.chunk)]
-            let outcome = session.publish(chunk)
+        var start = messages.startIndex
+        repeat {
+            guard let session else { break }
+            let end = min(messages.count, start + MosquittoTransport.chunk)
+            let last = end == messages.count
+            let outcome = session.publish(messages[start..<end], leaving: last && awaitingAll ? 0 : MosquittoTransport.window)
             acknowledged += outcome.acknowledged
             if let failure = outcome.failure {
                 session.disconnect()
                 self.session = nil
                 return MQTTOutcome(acknowledged: acknowledged, failure: failure)
             }
-        }
+            start = end
+        } while start < messages.count
         return MQTTOutcome(acknowledged: acknowledged)
     }
 }
@@ -82,7 +100,11 @@ private final class Session {
     private var connack: Int32?
     /// Set when the connection dropped.
     private(set) var lost = false
-    /// The message ids the broker acknowledged since the last `publish` began.
+    /// The ids of the messages published and not yet counted as acknowledged, in publishing
+    /// order from `head`.
+    private var published: [Int32] = []
+    private var head = 0
+    /// The message ids the broker acknowledged that are not yet counted.
     private var acknowledged = Set<Int32>()
 
     private let elapsed: MonotonicClock
@@ -96,7 +118,7 @@ private final class Session {
     deinit { mosquitto_destroy(handle) }
 
     /// Connects and waits for the broker's CONNACK, for at most the endpoint's timeout.
-    static func connect(to broker: MQTTBroker, elapsed: MonotonicClock) -> Result<Session, MQTTFailure> {
+    static func connect(to broker: MQTTBroker, inflight: Int32, elapsed: MonotonicClock) -> Result<Session, MQTTFailure> {
         for (name, path) in [("caFile", broker.caFile), ("certFile", broker.certFile), ("keyFile", broker.keyFile)] {
             if let path, access(path, R_OK) != 0 {
                 return .failure(.refused("cannot read \(name) \(path): \(String(cString: strerror(errno)))"))
@@ -111,7 +133,7 @@ private final class Session {
         mosquitto_publish_callback_set(handle) { _, context, mid in Session.of(context).acknowledged.insert(mid) }
         mosquitto_disconnect_callback_set(handle) { _, context, _ in Session.of(context).lost = true }
         _ = mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
-        _ = mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, 100)
+        _ = mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, inflight)
         if let username = broker.username, mosquitto_username_pw_set(handle, username, broker.password) != MOSQ_ERR_SUCCESS.rawValue {
             return .failure(.refused("the user name or password cannot be used"))
         }
@@ -141,12 +163,10 @@ private final class Session {
         }
     }
 
-    /// Publishes `messages` in order and waits until the broker acknowledged them all, the
-    /// connection drops, or it acknowledges nothing for the endpoint's timeout.
-    func publish(_ messages: ArraySlice<[UInt8]>) -> MQTTOutcome {
-        acknowledged.removeAll(keepingCapacity: true)
-        var ids: [Int32] = []
-        ids.reserveCapacity(messages.count)
+    /// Publishes `messages` in order and waits until at most `limit` of all published are
+    /// unacknowledged, the connection drops, or the broker acknowledges nothing for the
+    /// endpoint's timeout; the outcome counts the acknowledgements since the last one.
+    func publish(_ messages: ArraySlice<[UInt8]>, leaving limit: Int) -> MQTTOutcome {
         var failure: MQTTFailure?
         for message in messages {
             var id: Int32 = 0
@@ -157,27 +177,45 @@ private final class Session {
                 failure = code == MOSQ_ERR_PAYLOAD_SIZE.rawValue ? .refused("a record is larger than MQTT allows") : self.failure(code)
                 break
             }
-            ids.append(id)
+            published.append(id)
         }
+        var done = countAcknowledged()
         var deadline = Deadline(milliseconds: broker.timeoutMilliseconds, clock: elapsed)
-        var done = 0
-        while failure == nil {
-            while done < ids.count && acknowledged.contains(ids[done]) { done += 1 }
-            if done == ids.count { break }
-            let before = acknowledged.count
+        while failure == nil && unacknowledged > limit {
+            // A broker that delays small packets (Nagle's algorithm, mosquitto's default) holds
+            // its next PUBACKs until this side acknowledges the last; without this, Linux
+            // delays that by up to 40 ms whenever there is nothing to send with it.
+            var quick: Int32 = 1
+            _ = setsockopt(mosquitto_socket(handle), Int32(IPPROTO_TCP), TCP_QUICKACK, &quick, socklen_t(MemoryLayout<Int32>.size))
             let code = mosquitto_loop(handle, Int32(min(100, deadline.remainingMilliseconds)), 1)
+            let counted = countAcknowledged()
+            done += counted
             if code != MOSQ_ERR_SUCCESS.rawValue {
                 failure = self.failure(code)
             } else if lost {
                 failure = .unreachable("the broker closed the connection")
-            } else if acknowledged.count > before {
+            } else if counted > 0 {
                 deadline = Deadline(milliseconds: broker.timeoutMilliseconds, clock: elapsed)
             } else if deadline.hasPassed {
                 failure = .unreachable("no acknowledgement from the broker within the timeout")
             }
         }
-        while done < ids.count && acknowledged.contains(ids[done]) { done += 1 }
         return MQTTOutcome(acknowledged: done, failure: failure)
+    }
+
+    /// How many messages published on this connection are not counted as acknowledged.
+    var unacknowledged: Int { published.count - head }
+
+    /// Counts the acknowledged messages at the head of `published` and forgets them.
+    func countAcknowledged() -> Int {
+        let start = head
+        while head < published.count && acknowledged.remove(published[head]) != nil { head += 1 }
+        let counted = head - start
+        if head == published.count || head > 8_192 {
+            published.removeFirst(head)
+            head = 0
+        }
+        return counted
     }
 
     /// Sends DISCONNECT, so the broker sees a clean end rather than a lost client.

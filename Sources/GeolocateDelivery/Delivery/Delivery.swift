@@ -122,7 +122,7 @@ package enum Delivery {
         let failure: String
         let verdict: DeliveryVerdict
         if let broker, let mqtt {
-            let outcome = await mqtt.publish([try endpoint.format.message(for: record, policy: policy, sender: endpoint.signing(as: sender))], to: broker)
+            let outcome = await mqtt.publish([try endpoint.format.message(for: record, policy: policy, sender: endpoint.signing(as: sender))], to: broker, awaitingAll: true)
             await mqtt.close()
             switch outcome.failure {
             case nil: verdict = .delivered

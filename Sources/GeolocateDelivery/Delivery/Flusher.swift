@@ -204,7 +204,6 @@ package struct Flusher: Sendable {
             report.parked = true
             return report
         }
-        let all = endpoints.map(\.name)
         let endpoint: Endpoint
         let broker: MQTTBroker?
         let tls: TLSConfiguration?
@@ -224,52 +223,73 @@ package struct Flusher: Sendable {
         }
         let limit = broker == nil && endpoint.format.sendsOneRecordPerRequest ? 1 : max(batchSize, 1)
         var next = try prepare(for: endpoint, broker: broker, tls: tls, after: state.deliveredThrough, through: horizon, limit: limit)
+        var unacknowledged = Unacknowledged()
+        var stopped = false
         while let batch = next {
             // The next batch is read and rendered while this one is on the wire: it starts
             // after this one's last record, whatever the answer, so the spool and the network
             // overlap instead of taking turns.
             async let following = prepare(for: endpoint, broker: broker, tls: tls, after: batch.lastSeq, through: horizon, limit: limit)
-            var outcome: Outcome
-            switch batch.payload {
-            case nil: outcome = Outcome()
-            case .http(let request):
+            let settled: [(Batch, Outcome)]
+            if let broker {
+                settled = await publish(batch, after: &unacknowledged, to: broker, endpoint: endpoint)
+            } else if case .http(let request) = batch.payload {
                 var waited: Int64 = 0
-                outcome = await send(batch.sendable[...], to: endpoint, request: request, tls: tls, waited: &waited)
-            case .mqtt(let messages): outcome = await publish(batch.sendable[...], messages: messages[...], to: broker!, endpoint: endpoint)
+                settled = [(batch, await send(batch.sendable[...], to: endpoint, request: request, tls: tls, waited: &waited))]
+            } else {
+                settled = [(batch, Outcome())]
             }
-            // Damaged records go to the dead letters unsent, and skipped ones pass, with the
-            // part of the batch handled.
-            if outcome.failure == nil { outcome.handledThrough = batch.lastSeq }
-            let handled = outcome.handledThrough ?? 0
-            outcome.deadLetters += batch.damaged.filter { $0.seq <= handled }.map { ($0, nil, "damaged in the spool: \($0.damage ?? "")") }
-            report.skipped += batch.skipped.filter { $0 <= handled }.count
-            if let through = outcome.handledThrough {
-                try spool.markDelivered(endpoint: endpoint.name, through: through, delivered: outcome.delivered,
-                                        deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: all, limits: limits)
-                state.deliveredThrough = through
-                report.sent += outcome.delivered
-                report.deadLettered += outcome.deadLetters.count
-                report.deadLetters += outcome.deadLetters.map { DeadLetter(id: $0.record.record.id, status: $0.status, reason: $0.reason) }
+            for (batch, outcome) in settled where !stopped {
+                stopped = try !settle(outcome, of: batch, endpoint: endpoint, label: label, report: &report, state: &state)
             }
-            if let failure = outcome.failure {
+            if stopped {
                 _ = try? await following
-                try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: failure.message, kind: failure.kind, retryAt: failure.retryAt)
-                report.lastError = failure.message
-                report.nextRetryAt = failure.retryAt
-                if failure.retryAt == nil {
-                    report.endpointError = failure.message
-                } else {
-                    logger.warning("\(label): \(failure.message); records stay in the spool for the next flush")
-                }
                 break
             }
             next = try await following
+        }
+        if let broker, !stopped {
+            // What is still unacknowledged after the last batch.
+            for (batch, outcome) in await publish(nil, after: &unacknowledged, to: broker, endpoint: endpoint) where !stopped {
+                stopped = try !settle(outcome, of: batch, endpoint: endpoint, label: label, report: &report, state: &state)
+            }
         }
         if report.deadLettered > 0 {
             logger.warning("\(label) refused \(report.deadLettered) records; they are in the dead-letter table (flush --dead-letters)")
         }
         report.pending = try spool.pendingCount(for: endpoint.name, through: horizon)
         return report
+    }
+
+    /// Marks what `outcome` says of `batch` in the spool and the report; whether the endpoint
+    /// goes on (it stops at a failure, which is kept for `status`).
+    private func settle(_ outcome: Outcome, of batch: Batch, endpoint: Endpoint, label: String,
+                        report: inout EndpointReport, state: inout EndpointState) throws -> Bool {
+        var outcome = outcome
+        // Damaged records go to the dead letters unsent, and skipped ones pass, with the
+        // part of the batch handled.
+        if outcome.failure == nil { outcome.handledThrough = batch.lastSeq }
+        let handled = outcome.handledThrough ?? 0
+        outcome.deadLetters += batch.damaged.filter { $0.seq <= handled }.map { ($0, nil, "damaged in the spool: \($0.damage ?? "")") }
+        report.skipped += batch.skipped.filter { $0 <= handled }.count
+        if let through = outcome.handledThrough {
+            try spool.markDelivered(endpoint: endpoint.name, through: through, delivered: outcome.delivered,
+                                    deadLetters: outcome.deadLetters, now: clock.nowMilliseconds, allEndpoints: endpoints.map(\.name), limits: limits)
+            state.deliveredThrough = through
+            report.sent += outcome.delivered
+            report.deadLettered += outcome.deadLetters.count
+            report.deadLetters += outcome.deadLetters.map { DeadLetter(id: $0.record.record.id, status: $0.status, reason: $0.reason) }
+        }
+        guard let failure = outcome.failure else { return true }
+        try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: failure.message, kind: failure.kind, retryAt: failure.retryAt)
+        report.lastError = failure.message
+        report.nextRetryAt = failure.retryAt
+        if failure.retryAt == nil {
+            report.endpointError = failure.message
+        } else {
+            logger.warning("\(label): \(failure.message); records stay in the spool for the next flush")
+        }
+        return false
     }
 
     /// The result of sending some records, in spool order.
@@ -286,11 +306,19 @@ package struct Flusher: Sendable {
     /// ones, and the `seq`s of those the endpoint's format has no message for.
     private struct Batch: Sendable {
         package var sendable: [PendingRecord]
+        /// The `seq` of each sendable record.
+        package var seqs: [Int64]
         package var payload: Payload?
         package var damaged: [PendingRecord]
         package var skipped: [Int64]
         /// The `seq` of its last record, sent or not.
         package var lastSeq: Int64
+
+        /// Its MQTT messages, one per sendable record.
+        var messages: [[UInt8]] {
+            if case .mqtt(let messages) = payload { return messages }
+            return []
+        }
     }
 
     /// A batch rendered for the wire: one HTTP request, or one MQTT message per record.
@@ -312,7 +340,7 @@ package struct Flusher: Sendable {
             payload = broker == nil ? .http(try request(for: sendable[...], to: endpoint, tls: tls))
                 : .mqtt(try sendable.map { try endpoint.format.message(for: $0.record, policy: policy, sender: endpoint.signing(as: sender)) })
         }
-        return Batch(sendable: sendable, payload: payload, damaged: records.filter { $0.damage != nil },
+        return Batch(sendable: sendable, seqs: sendable.map(\.seq), payload: payload, damaged: records.filter { $0.damage != nil },
                      skipped: zip(whole, carried).filter { !$0.1 }.map(\.0.seq), lastSeq: last.seq)
     }
 
@@ -321,38 +349,81 @@ package struct Flusher: Sendable {
         return try endpoint.request(for: records.map(\.record), policy: policy, sender: sender, idempotencyKey: key, tls: tls)
     }
 
-    /// Publishes `records` (as `messages`) to `broker`: what the broker acknowledged is
-    /// delivered, in order; the rest is published again after a backoff, as a failed HTTP
-    /// batch is, and stays pending when the tries run out. A broker that refuses the
-    /// credentials or the topic stops the endpoint (exit 78).
-    private func publish(_ records: ArraySlice<PendingRecord>, messages: ArraySlice<[UInt8]>, to broker: MQTTBroker, endpoint: Endpoint) async -> Outcome {
-        var outcome = Outcome()
-        guard let mqtt else { return outcome }
-        var records = records
-        var messages = messages
+    /// Batches published to a broker whose messages are not all acknowledged yet, oldest first.
+    private struct Unacknowledged {
+        private var batches: [Batch] = []
+        /// How many messages of the first batch the broker acknowledged.
+        private var acknowledgedOfFirst = 0
+
+        /// Keeps `batch` without its records, which its messages and `seqs` stand for.
+        mutating func append(_ batch: Batch) {
+            var batch = batch
+            batch.sendable = []
+            batches.append(batch)
+        }
+
+        var isEmpty: Bool { batches.isEmpty }
+
+        /// The messages to publish again after a reconnection, in order.
+        var messages: [[UInt8]] {
+            guard let first = batches.first else { return [] }
+            return Array(first.messages.dropFirst(acknowledgedOfFirst)) + batches.dropFirst().flatMap(\.messages)
+        }
+
+        /// Takes the broker's next `count` acknowledgements, in order: the batches now
+        /// acknowledged whole (and those before them with nothing to publish), delivered.
+        mutating func acknowledge(_ count: Int) -> [(Batch, Outcome)] {
+            var count = count
+            var settled: [(Batch, Outcome)] = []
+            while let first = batches.first, first.messages.count - acknowledgedOfFirst <= count {
+                count -= first.messages.count - acknowledgedOfFirst
+                settled.append((first, Outcome(delivered: first.seqs.count)))
+                batches.removeFirst()
+                acknowledgedOfFirst = 0
+            }
+            acknowledgedOfFirst += count
+            return settled
+        }
+
+        /// The first unacknowledged batch, delivered as far as the broker acknowledged it, and
+        /// `failure`, which stops the endpoint: the batches after it stay pending.
+        func failed(_ failure: (message: String, retryAt: Int64?, kind: EndpointErrorKind)) -> [(Batch, Outcome)] {
+            guard let first = batches.first else { return [] }
+            let through = acknowledgedOfFirst > 0 ? first.seqs[acknowledgedOfFirst - 1] : nil
+            return [(first, Outcome(handledThrough: through, delivered: acknowledgedOfFirst, failure: failure))]
+        }
+    }
+
+    /// Publishes `batch` to `broker` after the `unacknowledged` ones, or with `nil`, waits
+    /// for every acknowledgement: the batches acknowledged whole meanwhile are returned
+    /// delivered, in order. A record is delivered only once the broker acknowledged it; a
+    /// dropped connection publishes every unacknowledged message again after a backoff, as
+    /// a failed HTTP batch is sent again, and ends with the first unacknowledged batch
+    /// failed when the tries run out. A broker that refuses the credentials or the topic
+    /// stops the endpoint (exit 78).
+    private func publish(_ batch: Batch?, after unacknowledged: inout Unacknowledged, to broker: MQTTBroker,
+                         endpoint: Endpoint) async -> [(Batch, Outcome)] {
+        guard let mqtt else { return [] }
+        if let batch { unacknowledged.append(batch) }
+        var messages = batch?.messages ?? []
+        var settled: [(Batch, Outcome)] = []
         var attempt = 1
         var waited: Int64 = 0
         while true {
-            let result = await mqtt.publish(Array(messages), to: broker)
-            if result.acknowledged > 0 {
-                let acknowledged = min(result.acknowledged, records.count)
-                outcome.handledThrough = records[records.startIndex + acknowledged - 1].seq
-                outcome.delivered += acknowledged
-                records = records.dropFirst(acknowledged)
-                messages = messages.dropFirst(acknowledged)
-                attempt = 1
-            }
-            switch result.failure ?? (records.isEmpty ? nil : .unreachable("the broker did not acknowledge every message")) {
+            let result = await mqtt.publish(messages, to: broker, awaitingAll: batch == nil)
+            if result.acknowledged > 0 { attempt = 1 }
+            settled += unacknowledged.acknowledge(result.acknowledged)
+            let missing: MQTTFailure? = batch == nil && !unacknowledged.isEmpty ? .unreachable("the broker did not acknowledge every message") : nil
+            switch result.failure ?? missing {
             case nil:
-                return outcome
+                return settled
             case .refused(let reason):
-                outcome.failure = (reason, nil, .configuration)
-                return outcome
+                return settled + unacknowledged.failed((reason, nil, .configuration))
             case .unreachable(let reason):
                 if let failure = await backOff(after: reason, attempt: &attempt, waited: &waited, endpoint: endpoint) {
-                    outcome.failure = failure
-                    return outcome
+                    return settled + unacknowledged.failed(failure)
                 }
+                messages = unacknowledged.messages
             }
         }
     }

@@ -1,0 +1,54 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An MQTT broker on 127.0.0.1 (`fake-mqtt.py`) that acknowledges only what a test plans, one
+/// plan word per connection (`ack`, `ack:K`, `down`), and logs every PUBLISH it received.
+final class FakeMQTTBroker {
+    /// A PUBLISH received: on which connection (from 1), the record id in its payload, and
+    /// whether the broker's acknowledgement was written to the socket.
+    struct Publish {
+        var connection: Int
+        var id: String
+        var acknowledged: Bool
+    }
+
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fake-mqtt-\(UUID().uuidString)")
+    private(set) var port = 0
+    private var pid: pid_t = 0
+    private var logPath: String { directory.appendingPathComponent("publishes.jsonl").path }
+
+    init(plan: [String]) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let portFile = directory.appendingPathComponent("port").path
+        let program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("fake-mqtt.py").path
+        pid = try ProcessGroup.spawn(["python3", program, portFile, logPath] + plan, outputPath: directory.appendingPathComponent("output").path)
+        guard waitUntil(.seconds(10), { FileManager.default.fileExists(atPath: portFile) }),
+              let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) else {
+            stop()
+            throw GPSDFakeError(message: "fake-mqtt.py did not start")
+        }
+        self.port = port
+    }
+
+    /// Every PUBLISH received so far, in order.
+    func publishes() -> [Publish] {
+        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: \.isNewline).compactMap {
+            guard let entry = try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any],
+                  let connection = entry["connection"] as? Int, let id = entry["id"] as? String else { return nil }
+            return Publish(connection: connection, id: id, acknowledged: entry["acked"] as? Bool ?? false)
+        }
+    }
+
+    /// Ends fake-mqtt.py and removes its directory; calling it again does nothing.
+    func stop() {
+        if pid > 0 { ProcessGroup.stop(pid) }
+        pid = 0
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit { stop() }
+}
