@@ -221,21 +221,25 @@ package struct Flusher: Sendable {
             report.endpointError = error.description
             return report
         }
-        let limit = broker == nil && endpoint.format.sendsOneRecordPerRequest ? 1 : max(batchSize, 1)
-        var next = try prepare(for: endpoint, broker: broker, tls: tls, after: state.deliveredThrough, through: horizon, limit: limit)
+        let perRequest = broker == nil && endpoint.format.sendsOneRecordPerRequest ? 1 : max(batchSize, 1)
+        // Small requests are read, and marked delivered, many at a time: one spool read and
+        // one transaction a request would cost more than the request.
+        let limit = broker == nil ? max(perRequest, Flusher.smallestRead) : perRequest
+        var next = try prepare(for: endpoint, broker: broker, tls: tls, after: state.deliveredThrough, through: horizon, limit: limit,
+                               perRequest: perRequest)
         var unacknowledged = Unacknowledged()
         var stopped = false
         while let batch = next {
             // The next batch is read and rendered while this one is on the wire: it starts
             // after this one's last record, whatever the answer, so the spool and the network
             // overlap instead of taking turns.
-            async let following = prepare(for: endpoint, broker: broker, tls: tls, after: batch.lastSeq, through: horizon, limit: limit)
+            async let following = prepare(for: endpoint, broker: broker, tls: tls, after: batch.lastSeq, through: horizon, limit: limit,
+                                          perRequest: perRequest)
             let settled: [(Batch, Outcome)]
             if let broker {
                 settled = await publish(batch, after: &unacknowledged, to: broker, endpoint: endpoint)
-            } else if case .http(let request) = batch.payload {
-                var waited: Int64 = 0
-                settled = [(batch, await send(batch.sendable[...], to: endpoint, request: request, tls: tls, waited: &waited))]
+            } else if case .http(let requests) = batch.payload {
+                settled = [(batch, await send(requests, of: batch, to: endpoint, tls: tls))]
             } else {
                 settled = [(batch, Outcome())]
             }
@@ -321,15 +325,20 @@ package struct Flusher: Sendable {
         }
     }
 
-    /// A batch rendered for the wire: one HTTP request, or one MQTT message per record.
+    /// A batch rendered for the wire: HTTP requests, each carrying the sendable records in
+    /// its range, or one MQTT message per record.
     private enum Payload: Sendable {
-        case http(DeliveryRequest)
+        case http([(records: Range<Int>, request: DeliveryRequest)])
         case mqtt([[UInt8]])
     }
 
-    /// Up to `limit` of the endpoint's records after `seq`, rendered; `nil` when none are left.
+    /// The fewest records read from the spool at once for HTTP, whatever a request carries.
+    private static let smallestRead = 100
+
+    /// Up to `limit` of the endpoint's records after `seq`, rendered in requests of
+    /// `perRequest` records (MQTT: a message each); `nil` when none are left.
     private func prepare(for endpoint: Endpoint, broker: MQTTBroker?, tls: TLSConfiguration?, after seq: Int64, through horizon: Int64,
-                         limit: Int) throws -> Batch? {
+                         limit: Int, perRequest: Int) throws -> Batch? {
         let records = try spool.records(for: endpoint.name, after: seq, through: horizon, limit: limit)
         guard let last = records.last else { return nil }
         let whole = records.filter { $0.damage == nil }
@@ -337,7 +346,11 @@ package struct Flusher: Sendable {
         let sendable = zip(whole, carried).filter(\.1).map(\.0)
         var payload: Payload?
         if !sendable.isEmpty {
-            payload = broker == nil ? .http(try request(for: sendable[...], to: endpoint, tls: tls))
+            payload = broker == nil
+                ? .http(try stride(from: 0, to: sendable.count, by: perRequest).map { start in
+                    let records = start..<min(start + perRequest, sendable.count)
+                    return (records, try request(for: sendable[records], to: endpoint, tls: tls))
+                })
                 : .mqtt(try sendable.map { try endpoint.format.message(for: $0.record, policy: policy, sender: endpoint.signing(as: sender)) })
         }
         return Batch(sendable: sendable, seqs: sendable.map(\.seq), payload: payload, damaged: records.filter { $0.damage != nil },
@@ -426,6 +439,23 @@ package struct Flusher: Sendable {
                 messages = unacknowledged.messages
             }
         }
+    }
+
+    /// Sends a batch's requests in order, each until delivered, refused or out of tries; the
+    /// first that fails stops the rest.
+    private func send(_ requests: [(records: Range<Int>, request: DeliveryRequest)], of batch: Batch, to endpoint: Endpoint,
+                      tls: TLSConfiguration?) async -> Outcome {
+        var outcome = Outcome()
+        for (records, request) in requests {
+            var waited: Int64 = 0
+            let part = await send(batch.sendable[records], to: endpoint, request: request, tls: tls, waited: &waited)
+            outcome.handledThrough = part.handledThrough ?? outcome.handledThrough
+            outcome.delivered += part.delivered
+            outcome.deadLetters += part.deadLetters
+            outcome.failure = part.failure
+            if part.failure != nil { break }
+        }
+        return outcome
     }
 
     /// Sends `records` until delivered, refused or out of tries; `waited` is the batch's waiting

@@ -121,6 +121,23 @@ import Glibc
         #expect(collector.acceptedIDs("/a") == ids)
     }
 
+    /// One record a request, read 100 at a time: when the endpoint starts failing after 37
+    /// answers, exactly those 37 records have left the spool, and the rest wait in order.
+    @Test func oneRecordARequestLeavesExactlyTheAnsweredRecords() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/a": ["script": Array(repeating: ["status": 200], count: 37), "default": ["status": 503]]])
+        try configure(collector, ["a": ["url": "COLLECTOR/a", "format": "mosaic"]])
+        let ids = try spoolDrive()
+        let (status, report, stderr) = try flush()
+        #expect(status == 75, "\(stderr)")
+        #expect(collector.acceptedIDs("/a") == Array(ids.prefix(37)))
+        #expect(report["a"]?["sent"] as? Int == 37)
+        let left = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock())
+            .records(for: "a", after: 0, limit: 1000).map(\.record.id)
+        #expect(left == Array(ids.dropFirst(37)))
+    }
+
     @Test func retryAfterIsHonoured() throws {
         let collector = try Collector()
         defer { collector.stop() }
