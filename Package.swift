@@ -71,6 +71,8 @@ let package = Package(
                 "GeolocateModel",
                 "GeolocateConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for RecordStatement.swift alone.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: ownSwiftSettings

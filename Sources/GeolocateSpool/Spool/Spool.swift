@@ -203,7 +203,7 @@ package final class Spool: Sendable {
         try write { db in
             let insert = try db.cachedStatement(sql: Spool.insertSQL)
             for entry in entries {
-                try insert.execute(arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination, now]))
+                try RecordStatement.execute(insert, record: entry.record, trailing: [.init(entry.destination), .integer(now)])
             }
             return try Spool.expire(db, now: now, limits: limits)
         }
@@ -213,8 +213,8 @@ package final class Spool: Sendable {
     /// - Returns: the record's `seq`, for `remove(seq:)`.
     package func enqueue(_ entry: SpoolEntry, now: Int64, limits: SpoolLimits) throws -> Int64 {
         try write { db in
-            try db.cachedStatement(sql: Spool.insertSQL)
-                .execute(arguments: StatementArguments(SpoolColumns.arguments(for: entry.record) + [entry.destination, now]))
+            try RecordStatement.execute(db.cachedStatement(sql: Spool.insertSQL), record: entry.record,
+                                        trailing: [.init(entry.destination), .integer(now)])
             let seq = db.lastInsertedRowID
             _ = try Spool.expire(db, now: now, limits: limits)
             return seq

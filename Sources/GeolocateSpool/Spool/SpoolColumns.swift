@@ -17,10 +17,10 @@ package enum SpoolColumns {
     package static let schemaVersion = 11
 
     /// One column of a record, in the order of `definitions`, of every SELECT of a record and of
-    /// the values `arguments(for:)` binds: a read names its column, never a position by hand.
+    /// the values `forEachValue(of:_:)` gives: a read names its column, never a position by hand.
     ///
     /// Each case's name is its column's. A column is added at the end, with the schema version
-    /// that adds it (`addMissingColumns`); `arguments(for:)` and `record(from:at:)` switch over
+    /// that adds it (`addMissingColumns`); `forEachValue(of:_:)` and `record(from:at:)` switch over
     /// every case, so the compiler asks for its value and the spool test for its round trip.
     package enum Column: Int, CaseIterable, Sendable {
         case id, recordedAt, action, triggeredAt, requestedMode, collectionMode
@@ -111,8 +111,18 @@ package enum SpoolColumns {
     /// `?, ?, …`, one per column.
     package static let placeholders = Array(repeating: "?", count: definitions.count).joined(separator: ", ")
 
-    /// The values of `record`'s columns, in the order of `definitions`.
-    package static func arguments(for record: GeolocateModel.Record) -> [(any DatabaseValueConvertible)?] {
+    /// A value as SQLite stores it.
+    package enum StoredValue {
+        case null, integer(Int64), real(Double), text(String)
+
+        init(_ value: String?) { self = value.map { .text($0) } ?? .null }
+        init(_ value: Double?) { self = value.map { .real($0) } ?? .null }
+        init(_ value: Int64?) { self = value.map { .integer($0) } ?? .null }
+        init<Integer: BinaryInteger>(_ value: Integer?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    }
+
+    /// Calls `body` with the value of each of `record`'s columns, in the order of `definitions`.
+    package static func forEachValue(of record: GeolocateModel.Record, _ body: (StoredValue) throws -> Void) rethrows {
         let allowed = record.attributes
         let fix = record.fix
         let address = record.address
@@ -123,70 +133,70 @@ package enum SpoolColumns {
         let subject = record.subject
         func shown<T>(_ attribute: LocationAttributes, _ value: T?) -> T? { allowed.contains(attribute) ? value : nil }
         // Withheld signal figures were removed by `OutputPolicy` before.
-        func value(_ column: Column) -> (any DatabaseValueConvertible)? {
+        func value(_ column: Column) -> StoredValue {
             switch column {
-            case .id: record.id
-            case .recordedAt: fix?.timestamp ?? record.triggeredAt
-            case .action: record.action
-            case .triggeredAt: record.triggeredAt
-            case .requestedMode: record.requestedMode
-            case .collectionMode: record.collectionMode
-            case .fixTimestamp: fix?.timestamp
-            case .latitude: shown(.latitude, fix?.latitude)
-            case .longitude: shown(.longitude, fix?.longitude)
-            case .fixMode: shown(.fixMode, fix?.mode.rawValue)
-            case .altitudeHAE: shown(.altitude, fix?.altitudeHAE)
-            case .altitudeMSL: shown(.altitude, fix?.altitudeMSL)
-            case .speed: shown(.speed, fix?.speed)
-            case .course: shown(.course, fix?.course)
-            case .horizontalAccuracy: shown(.accuracy, fix?.horizontalAccuracy)
-            case .verticalAccuracy: shown(.verticalAccuracy, fix?.verticalAccuracy)
-            case .provider: shown(.provider, fix?.provider.rawValue)
-            case .permissions: shown(.permissions, record.permissions.map(\.rawValue).joined(separator: ","))
-            case .attributes: Int64(allowed.rawValue)
-            case .origin: record.origin?.rawValue
-            case .fallbackReason: record.fallbackReason?.rawValue
-            case .errorCode: Int64(record.errorCode.rawValue)
-            case .context: record.context?.rawValue
-            case .deviceId: device?.id
-            case .deviceModel: device?.model
-            case .osVersion: device?.osVersion
-            case .countryCode: shown(.countryCode, address?.countryCode)
-            case .district: shown(.district, address?.district)
-            case .city: shown(.city, address?.city)
-            case .street: shown(.street, address?.street)
-            case .streetNumber: shown(.streetNumber, address?.streetNumber)
-            case .signalFlags: signals?.flags
-            case .previousTimestamp: signals?.previous?.recordTimestamp
-            case .previousDistance: signals?.previous?.distance
-            case .previousCountry: signals?.previous?.countryCode
-            case .impliedSpeed: signals?.impliedSpeed
-            case .clockSkewMs: signals?.clockSkewMilliseconds
-            case .satellitesUsed: satellites?.used.map { Int64($0) }
-            case .satellitesMeasured: satellites.map { Int64($0.measured) }
-            case .cn0Mean: satellites?.cn0Mean
-            case .cn0StdDev: satellites?.cn0StdDev
-            case .signalReasons: signals?.reasons.joined(separator: "\n")
-            case .policyDecision: policy?.decision.rawValue
-            case .policyZone: policy?.zone
-            case .policyRule: policy?.rule.rawValue
-            case .policyCountry: policy?.country
-            case .policyBoundaryDistance: policy?.boundaryDistance
-            case .isCharging: device?.context.isCharging.map { $0 ? Int64(1) : 0 }
-            case .wifiSsid: device?.context.wifiSsid
-            case .wifiBssid: device?.context.wifiBssid
-            case .carrierName: device?.context.carrierName
-            case .subjectUser: subject?.user
-            case .subjectService: subject?.service
-            case .subjectRemoteHost: subject?.remoteHost
-            case .subjectTty: subject?.tty
-            case .fixQuality: shown(.fixMode, fix?.quality?.rawValue)
-            case .jamming: signals?.jamming.map { Int64($0) }
-            case .antenna: signals?.antenna?.rawValue
-            case .antennaPower: signals?.antennaPower?.rawValue
+            case .id: StoredValue(record.id)
+            case .recordedAt: StoredValue(fix?.timestamp ?? record.triggeredAt)
+            case .action: StoredValue(record.action)
+            case .triggeredAt: StoredValue(record.triggeredAt)
+            case .requestedMode: StoredValue(record.requestedMode)
+            case .collectionMode: StoredValue(record.collectionMode)
+            case .fixTimestamp: StoredValue(fix?.timestamp)
+            case .latitude: StoredValue(shown(.latitude, fix?.latitude))
+            case .longitude: StoredValue(shown(.longitude, fix?.longitude))
+            case .fixMode: StoredValue(shown(.fixMode, fix?.mode.rawValue))
+            case .altitudeHAE: StoredValue(shown(.altitude, fix?.altitudeHAE))
+            case .altitudeMSL: StoredValue(shown(.altitude, fix?.altitudeMSL))
+            case .speed: StoredValue(shown(.speed, fix?.speed))
+            case .course: StoredValue(shown(.course, fix?.course))
+            case .horizontalAccuracy: StoredValue(shown(.accuracy, fix?.horizontalAccuracy))
+            case .verticalAccuracy: StoredValue(shown(.verticalAccuracy, fix?.verticalAccuracy))
+            case .provider: StoredValue(shown(.provider, fix?.provider.rawValue))
+            case .permissions: StoredValue(shown(.permissions, record.permissions.map(\.rawValue).joined(separator: ",")))
+            case .attributes: StoredValue(Int64(allowed.rawValue))
+            case .origin: StoredValue(record.origin?.rawValue)
+            case .fallbackReason: StoredValue(record.fallbackReason?.rawValue)
+            case .errorCode: StoredValue(Int64(record.errorCode.rawValue))
+            case .context: StoredValue(record.context?.rawValue)
+            case .deviceId: StoredValue(device?.id)
+            case .deviceModel: StoredValue(device?.model)
+            case .osVersion: StoredValue(device?.osVersion)
+            case .countryCode: StoredValue(shown(.countryCode, address?.countryCode))
+            case .district: StoredValue(shown(.district, address?.district))
+            case .city: StoredValue(shown(.city, address?.city))
+            case .street: StoredValue(shown(.street, address?.street))
+            case .streetNumber: StoredValue(shown(.streetNumber, address?.streetNumber))
+            case .signalFlags: StoredValue(signals?.flags)
+            case .previousTimestamp: StoredValue(signals?.previous?.recordTimestamp)
+            case .previousDistance: StoredValue(signals?.previous?.distance)
+            case .previousCountry: StoredValue(signals?.previous?.countryCode)
+            case .impliedSpeed: StoredValue(signals?.impliedSpeed)
+            case .clockSkewMs: StoredValue(signals?.clockSkewMilliseconds)
+            case .satellitesUsed: StoredValue(satellites?.used.map { Int64($0) })
+            case .satellitesMeasured: StoredValue(satellites.map { Int64($0.measured) })
+            case .cn0Mean: StoredValue(satellites?.cn0Mean)
+            case .cn0StdDev: StoredValue(satellites?.cn0StdDev)
+            case .signalReasons: StoredValue(signals?.reasons.joined(separator: "\n"))
+            case .policyDecision: StoredValue(policy?.decision.rawValue)
+            case .policyZone: StoredValue(policy?.zone)
+            case .policyRule: StoredValue(policy?.rule.rawValue)
+            case .policyCountry: StoredValue(policy?.country)
+            case .policyBoundaryDistance: StoredValue(policy?.boundaryDistance)
+            case .isCharging: StoredValue(device?.context.isCharging.map { $0 ? Int64(1) : 0 })
+            case .wifiSsid: StoredValue(device?.context.wifiSsid)
+            case .wifiBssid: StoredValue(device?.context.wifiBssid)
+            case .carrierName: StoredValue(device?.context.carrierName)
+            case .subjectUser: StoredValue(subject?.user)
+            case .subjectService: StoredValue(subject?.service)
+            case .subjectRemoteHost: StoredValue(subject?.remoteHost)
+            case .subjectTty: StoredValue(subject?.tty)
+            case .fixQuality: StoredValue(shown(.fixMode, fix?.quality?.rawValue))
+            case .jamming: StoredValue(signals?.jamming.map { Int64($0) })
+            case .antenna: StoredValue(signals?.antenna?.rawValue)
+            case .antennaPower: StoredValue(signals?.antennaPower?.rawValue)
             }
         }
-        return columns.map(value)
+        for column in columns { try body(value(column)) }
     }
 
     /// The record stored in `row` from column `start` on (in the order of `definitions`).
@@ -324,7 +334,7 @@ package enum SpoolColumns {
             let assignments = definitions.map { "\($0.name) = ?" }.joined(separator: ", ")
             let update = try db.makeStatement(sql: "UPDATE \(table) SET \(assignments) WHERE rowid = ?")
             for (rowid, record) in try version1Records(in: table, db) {
-                try update.execute(arguments: StatementArguments(arguments(for: record) + [rowid]))
+                try RecordStatement.execute(update, record: record, trailing: [StoredValue(rowid)])
             }
             try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN body")
         }
