@@ -341,9 +341,20 @@ package struct Flusher: Sendable {
                          limit: Int, perRequest: Int) throws -> Batch? {
         let records = try spool.records(for: endpoint.name, after: seq, through: horizon, limit: limit)
         guard let last = records.last else { return nil }
-        let whole = records.filter { $0.damage == nil }
-        let carried = whole.map { endpoint.format.carries($0.record, under: policy) }
-        let sendable = zip(whole, carried).filter(\.1).map(\.0)
+        // One pass: a record is large, and each copy of a thousand of them shows in a flush.
+        var sendable: [PendingRecord] = []
+        sendable.reserveCapacity(records.count)
+        var damaged: [PendingRecord] = []
+        var skipped: [Int64] = []
+        for pending in records {
+            if pending.damage != nil {
+                damaged.append(pending)
+            } else if endpoint.format.carries(pending.record, under: policy) {
+                sendable.append(pending)
+            } else {
+                skipped.append(pending.seq)
+            }
+        }
         var payload: Payload?
         if !sendable.isEmpty {
             payload = broker == nil
@@ -353,8 +364,7 @@ package struct Flusher: Sendable {
                 })
                 : .mqtt(try sendable.map { try endpoint.format.message(for: $0.record, policy: policy, sender: endpoint.signing(as: sender)) })
         }
-        return Batch(sendable: sendable, seqs: sendable.map(\.seq), payload: payload, damaged: records.filter { $0.damage != nil },
-                     skipped: zip(whole, carried).filter { !$0.1 }.map(\.0.seq), lastSeq: last.seq)
+        return Batch(sendable: sendable, seqs: sendable.map(\.seq), payload: payload, damaged: damaged, skipped: skipped, lastSeq: last.seq)
     }
 
     private func request(for records: ArraySlice<PendingRecord>, to endpoint: Endpoint, tls: TLSConfiguration?) throws -> DeliveryRequest {

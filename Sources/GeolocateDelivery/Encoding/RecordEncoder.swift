@@ -66,7 +66,8 @@ extension EndpointFormat {
             guard let signer = sender.signer else { throw GeolocateError.missingSetting("the jwt format needs the device key: geolocate key init") }
             return try signer.lines(for: records, policy: policy)
         }
-        var json = JSONWriter(capacity: 512 * max(records.count, 1))
+        // Room for a record with signals (about 1,100 bytes) at once: growing the buffer copies it.
+        var json = JSONWriter(capacity: 1_536 * max(records.count, 1))
         switch self {
         case .mosaic:
             if let record = records.first { MosaicEncoder.write(policy.applied(to: record), to: &json) }
