@@ -6,8 +6,9 @@ Usage: fake-mqtt.py PORT_FILE LOG_FILE PLAN...
 Each PLAN word is what one connection gets, in order; the last one is kept for every later
 connection:
   ack      acknowledge every PUBLISH (PUBACK at QoS 1, PUBREC/PUBCOMP at QoS 2);
-  ack:K    acknowledge the first K PUBLISHes of this connection, then none; close the
-           connection once 50 more arrived unacknowledged (or after 5 s without one);
+  ack:K    acknowledge the first K PUBLISHes of this connection, then none; end the
+           connection (FIN, so every acknowledgement reaches the client) once 50 more
+           arrived unacknowledged, or after 5 s without one;
   down     stop listening: later connections are refused.
 Every PUBLISH received is a line of LOG_FILE: {"connection": n, "id": the payload's "id",
 "acked": whether its acknowledgement was written to the socket}. The port is written to
@@ -71,6 +72,12 @@ def serve(conn, number, plan, log):
                 log.write(json.dumps({"connection": number, "id": record, "acked": answer and qos > 0}) + "\n")
                 log.flush()
                 if acknowledging is not None and received >= acknowledging + 50:
+                    # FIN after the acknowledgements, then drain: closing with unread data
+                    # would send a reset, which may discard acknowledgements not yet read.
+                    conn.shutdown(socket.SHUT_WR)
+                    conn.settimeout(2)
+                    while conn.recv(65536):
+                        pass
                     return
             elif kind == 6:  # PUBREL
                 conn.sendall(b"\x70\x02" + body[:2])
