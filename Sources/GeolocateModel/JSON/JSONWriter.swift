@@ -191,14 +191,21 @@ package struct JSONWriter {
         let scale = powersOfTen[digits]
         let product = abs(value) * Double(scale)
         let scaled = product.rounded(.toNearestOrEven)
-        // The product is rounded once, so it lands on the same side of a half as the exact
-        // value, or on the half itself: only then does printf's exact decimal answer decide.
-        guard value.isFinite, scaled < 9e15, product - product.rounded(.down) != 0.5 else {
+        guard value.isFinite, scaled < 9e15 else {
             let text = String(format: "%.\(digits)f", value)
             bytes.append(contentsOf: (text.hasPrefix("-") && Double(text) == 0 ? String(text.dropFirst()) : text).utf8)
             return
         }
-        let units = UInt64(scaled)
+        var units = UInt64(scaled)
+        // The product is rounded once, so it lands on the same side of a half as the exact
+        // value, or on the half itself. Then the exact product decides, as printf's exact
+        // decimal does: its rounding error, which a fused multiply-add gives exactly, says on
+        // which side of the half it lies, and a true tie goes to the even neighbour.
+        let below = product.rounded(.down)
+        if product - below == 0.5 {
+            let error = (-product).addingProduct(abs(value), Double(scale))
+            if error > 0 { units = UInt64(below) + 1 } else if error < 0 { units = UInt64(below) }
+        }
         if value < 0 && units != 0 { bytes.append(UInt8(ascii: "-")) }
         appendDigits(units / scale, to: &bytes)
         guard digits > 0 else { return }

@@ -56,25 +56,34 @@ package struct Record: Sendable, Equatable {
     /// A random (version 4) UUID in lower case, made without Foundation's formatting, which
     /// costs more than the rest of a track record together.
     package static func newID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
-        return uuidText(bytes, version: 4)
+        var random = (UInt64(0), UInt64(0))
+        withUnsafeMutableBytes(of: &random) { RandomBytes.fill($0) }
+        return withUnsafeBytes(of: random) { uuidText($0, version: 4) }
     }
 
     /// The UUID text of 16 `bytes`, lower case, with `version` and the RFC 9562 variant set.
     package static func uuidText(_ bytes: [UInt8], version: UInt8) -> String {
-        var bytes = bytes
-        bytes[6] = (bytes[6] & 0x0F) | (version << 4)
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.prefix(16).enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
+        bytes.withUnsafeBytes { uuidText($0, version: version) }
+    }
+
+    private static func uuidText(_ bytes: UnsafeRawBufferPointer, version: UInt8) -> String {
+        let hex: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var count = 0
+            for index in 0..<16 {
+                var byte = bytes[index]
+                if index == 6 { byte = (byte & 0x0F) | (version << 4) }
+                if index == 8 { byte = (byte & 0x3F) | 0x80 }
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[count] = UInt8(ascii: "-")
+                    count += 1
+                }
+                text[count] = hex.utf8Start[Int(byte >> 4)]
+                text[count + 1] = hex.utf8Start[Int(byte & 0x0F)]
+                count += 2
+            }
+            return count
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// The fix's age when the record was decided, as the resolver measured it (`FixAge`: a

@@ -69,6 +69,25 @@ import Testing
         #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
     }
 
+    /// Values at and next to a half of the last digit, where the rounded product is exactly a
+    /// half and only the exact product can say which way printf rounds.
+    @Test func agreesWithPrintfAtHalves() {
+        var generator = SplitMix64(state: 30)
+        var mismatches: [String] = []
+        for digits in [0, 1, 2, 3, 7] {
+            let scale = (0..<digits).reduce(1.0) { value, _ in value * 10 }
+            for _ in 0..<20_000 {
+                let half = (Double(Int.random(in: -2_000_000...2_000_000, using: &generator)) + 0.5) / scale
+                for value in [half, half.nextUp, half.nextDown] {
+                    let expected = String(format: "%.\(digits)f", value)
+                    let normalised = expected.hasPrefix("-") && Double(expected) == 0 ? String(expected.dropFirst()) : expected
+                    if JSONWriter.decimal(value, digits: digits) != normalised { mismatches.append("\(value) \(digits)") }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+    }
+
     @Test func tiesGoToEvenAsPrintfDoes() {
         #expect(JSONWriter.decimal(3165.05273505, digits: 7) == String(format: "%.7f", 3165.05273505))
         #expect(JSONWriter.decimal(61.25, digits: 1) == "61.2")
@@ -87,6 +106,19 @@ import Testing
             #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
             let characters = Array(id)
             #expect(characters[14] == "4" && "89ab".contains(characters[19]))
+        }
+    }
+
+    /// The hand-written text against `String(format:)` of the same bytes, version and variant set.
+    @Test func uuidTextIsEachByteInHex() {
+        for _ in 0..<200 {
+            var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
+            let text = Record.uuidText(bytes, version: 8)
+            bytes[6] = bytes[6] & 0x0F | 0x80
+            bytes[8] = bytes[8] & 0x3F | 0x80
+            let hex = bytes.map { String(format: "%02x", $0) }
+            let expected = [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+            #expect(text == expected)
         }
     }
 }
