@@ -94,7 +94,15 @@ package enum SpoolColumns {
     package static func checkedRecord(from row: Row, at start: Int) -> (record: GeolocateModel.Record, damage: String?) {
         let wrongType: String? = row.hasNull(atIndex: start) ? nil : row[start] as String
         let record = record(from: row, at: start + 1)
-        return (record, damage(of: record, wrongType: wrongType))
+        // A coordinate the record's attributes say it has, but NULL, would read as 0°.
+        var missing: String?
+        if record.fix != nil {
+            for (column, attribute) in [(Column.latitude, LocationAttributes.latitude), (.longitude, .longitude)]
+            where missing == nil && record.attributes.contains(attribute) && row.hasNull(atIndex: start + 1 + column.rawValue) {
+                missing = "its \(column) is missing"
+            }
+        }
+        return (record, damage(of: record, wrongType: wrongType) ?? missing)
     }
 
     /// Why `record`, read from the spool, cannot be sent as it is, or `nil`: a column of the
