@@ -56,8 +56,8 @@ package struct Record: Sendable, Equatable {
     /// A random (version 4) UUID in lower case, made without Foundation's formatting, which
     /// costs more than the rest of a track record together.
     package static func newID() -> String {
-        var random = (UInt64(0), UInt64(0))
-        withUnsafeMutableBytes(of: &random) { RandomBytes.fill($0) }
+        var generator = SystemRandomNumberGenerator()
+        let random = (generator.next() as UInt64, generator.next() as UInt64)
         return withUnsafeBytes(of: random) { uuidText($0, version: 4) }
     }
 
