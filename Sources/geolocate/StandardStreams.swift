@@ -27,7 +27,11 @@ enum FileHandleOutput {
     /// With `giveUp`, it waits for room in 50 ms slices and returns `ECANCELED` once `giveUp`
     /// says so: a reader that stopped reading must not hold track past a stop.
     static func write(_ fd: Int32, _ text: String, giveUp: (() -> Bool)? = nil) -> Int32? {
-        var bytes = Array(text.utf8)
+        write(fd, Array(text.utf8), giveUp: giveUp)
+    }
+
+    /// `write(_:_:giveUp:)` of bytes, which track's lines already are.
+    static func write(_ fd: Int32, _ bytes: [UInt8], giveUp: (() -> Bool)? = nil) -> Int32? {
         var offset = 0
         while offset < bytes.count {
             if let giveUp {
@@ -38,7 +42,7 @@ enum FileHandleOutput {
                     continue
                 }
             }
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return n < 0 ? errno : EIO }
             offset += n

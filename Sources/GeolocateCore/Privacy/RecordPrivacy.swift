@@ -58,24 +58,31 @@ package struct RecordPrivacy: Sendable {
             }
             record.address = address.limited(to: allowed)
         }
-        return finished(record, allowed: allowed, failure: failure)
+        finish(&record, allowed: allowed, failure: failure)
+        return record
     }
 
     /// `apply(to:)` for synchronous callers (track's loop, outside Swift concurrency): it
     /// waits for the street geocoder only when records ask for one.
-    package func applyWaiting(to record: Record) throws -> Record {
-        guard asksStreetGeocoder else { return applyOffline(to: record) }
-        let privacy = self
-        return try BlockingTask.run { await privacy.apply(to: record) }
+    package func applyWaiting(to record: inout Record) throws {
+        guard asksStreetGeocoder else { return applyOffline(to: &record) }
+        let privacy = self, collected = record
+        record = try BlockingTask.run { await privacy.apply(to: collected) }
     }
 
     /// `apply(to:)` without the HTTP geocoder.
     func applyOffline(to record: Record) -> Record {
         var record = record
+        applyOffline(to: &record)
+        return record
+    }
+
+    /// `applyOffline(to:)` in place.
+    func applyOffline(to record: inout Record) {
         var failure: GeocodingError?
         let allowed = attributes(for: record)
         if let fix = record.fix { record.address = placeAddress(for: fix, allowed: allowed, failure: &failure).limited(to: allowed) }
-        return finished(record, allowed: allowed, failure: failure)
+        finish(&record, allowed: allowed, failure: failure)
     }
 
     /// The fields `record` may carry: the policy's, without street and number under a coarse
@@ -85,8 +92,7 @@ package struct RecordPrivacy: Sendable {
             ? policy.attributes.subtracting([.street, .streetNumber]) : policy.attributes
     }
 
-    private func finished(_ record: Record, allowed: LocationAttributes, failure: GeocodingError?) -> Record {
-        var record = record
+    private func finish(_ record: inout Record, allowed: LocationAttributes, failure: GeocodingError?) {
         record.attributes = allowed
         if let failure, record.fix != nil {
             // Once per kind of failure and process: a track would otherwise warn on every record.
@@ -95,7 +101,6 @@ package struct RecordPrivacy: Sendable {
             }
             if record.errorCode == .none { record.errorCode = .geocodingFailed }
         }
-        return record
     }
 
     /// The country of `record`'s location as signals compare it, whatever the precision lets

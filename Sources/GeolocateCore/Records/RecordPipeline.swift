@@ -56,13 +56,22 @@ package struct RecordPipeline {
 
     /// `collected` as it may leave the device, its street address awaited: trigger's record.
     package mutating func make(_ collected: Record) async -> Record {
-        finish(await privacy.apply(to: RecordPipeline.limitedToPermission(collected)))
+        var record = await privacy.apply(to: RecordPipeline.limitedToPermission(collected))
+        finish(&record)
+        return record
     }
 
     /// `make` for a caller outside Swift concurrency (track's loop): it blocks for the street
     /// geocoder only when records ask for one.
-    package mutating func makeWaiting(_ collected: Record) throws -> Record {
-        finish(try privacy.applyWaiting(to: RecordPipeline.limitedToPermission(collected)))
+    ///
+    /// Each step changes the record in place: a record is about a kilobyte, and copying it
+    /// between the steps was a tenth of a track.
+    package mutating func makeWaiting(_ collected: consuming Record) throws -> Record {
+        var record = collected
+        RecordPipeline.limitToPermission(&record)
+        try privacy.applyWaiting(to: &record)
+        finish(&record)
+        return record
     }
 
     /// Reads the stored previous report, which the first record is compared with (`.byCaller`).
@@ -79,25 +88,30 @@ package struct RecordPipeline {
     /// `record` with its fix snapped to a 2 km cell under a coarse permission, before anything
     /// reads it (snapping a snapped fix leaves it where it is).
     static func limitedToPermission(_ record: Record) -> Record {
-        guard Permission.effective(record.permissions) == .coarse, let fix = record.fix else { return record }
         var record = record
-        record.fix = CoarseLocation.coarsen(fix)
+        limitToPermission(&record)
         return record
     }
 
-    private mutating func finish(_ addressed: Record) -> Record {
-        var record = addressed
+    /// `limitedToPermission(_:)` in place.
+    static func limitToPermission(_ record: inout Record) {
+        guard Permission.effective(record.permissions) == .coarse, let fix = record.fix else { return }
+        record.fix = CoarseLocation.coarsen(fix)
+    }
+
+    /// Signals, the policy decision and the output policy, on the addressed `record`; the
+    /// detector is changed where it is kept, not copied out and back.
+    private mutating func finish(_ record: inout Record) {
         let country = record.fix == nil || signals == nil ? nil : privacy.signalCountry(for: record)
-        if var detector = signals, record.fix != nil {
+        if signals != nil, record.fix != nil {
             let now = clock.nowMilliseconds
             switch reports {
-            case .eachRecord: record = detector.annotateAndSave(record, country: country, now: now)
-            case .byCaller: record = detector.annotate(record, country: country, now: now)
+            case .eachRecord: signals!.annotateAndSave(&record, country: country, now: now)
+            case .byCaller: signals!.annotate(&record, country: country, now: now)
             }
-            signals = detector
         }
         if let policy { record.policy = policy.decide(record: record, country: country) }
         if !showsSignals { record.signals = nil }
-        return output.applied(to: record)
+        output.apply(to: &record)
     }
 }

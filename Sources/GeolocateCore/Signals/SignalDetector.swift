@@ -115,23 +115,21 @@ package struct SignalDetector {
     /// Whether records get signals: `signals.enabled`.
     package static func isEnabled(_ settings: Settings) -> Bool { settings[ConfigKey.signalsEnabled] }
 
-    /// `record` with its signals, compared with the last report in the state directory, which
+    /// Gives `record` its signals, compared with the last report in the state directory, which
     /// it then replaces there: trigger's one record.
-    package mutating func annotateAndSave(_ record: Record, country: String?, now: Int64) -> Record {
-        guard record.fix != nil else { return record }
-        guard let lock = lockFile() else { return annotate(record, country: country, now: now) }
+    package mutating func annotateAndSave(_ record: inout Record, country: String?, now: Int64) {
+        guard record.fix != nil else { return }
+        guard let lock = lockFile() else { return annotate(&record, country: country, now: now) }
         defer { withExtendedLifetime(lock) {} }
         previous = load(now: now)
-        let annotated = annotate(record, country: country, now: now)
+        annotate(&record, country: country, now: now)
         save()
-        return annotated
     }
 
-    /// `record` with its signals, compared with the report before it in this process (or, for
+    /// Gives `record` its signals, compared with the report before it in this process (or, for
     /// the first, the one in the state directory): track's records, kept by `save()`.
-    package mutating func annotate(_ record: Record, country: String?, now: Int64) -> Record {
-        guard let fix = record.fix else { return record }
-        var record = record
+    package mutating func annotate(_ record: inout Record, country: String?, now: Int64) {
+        guard let fix = record.fix else { return }
         record.signals = SignalDetector.signals(of: record, fix: fix, country: country, previous: previous,
                                                 thresholds: thresholds, countryCodeReplacement: countryCodeReplacement,
                                                 clockSynchronized: clockSynchronized)
@@ -141,7 +139,6 @@ package struct SignalDetector {
                                     satellites: fix.satellites?.tracked)
         previous = report
         unsaved = report
-        return record
     }
 
     /// Loads the stored report to compare the first record with.

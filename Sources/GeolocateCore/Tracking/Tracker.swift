@@ -80,8 +80,8 @@ package struct Tracker {
     package var timeZone: TimeZone
     package var logger: Logger
     package var stop: StopFlag
-    /// Receives each record's JSON line (with its newline) for `--stdout`.
-    package var output: (String) -> Void
+    /// Receives each record's line as UTF-8, with its newline, for `--stdout`.
+    package var output: ([UInt8]) -> Void
     /// Opens a source: `SourceOpener.withGPSD.open` in the program; the default opens replays only.
     package var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
     /// `--transmit-interval`: starts a flush this often (wall clock), beside collection.
@@ -89,7 +89,7 @@ package struct Tracker {
 
     package init(settings: Settings, environment: [String: String], clock: WallClock,
                  elapsed: MonotonicClock, timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
-                 output: @escaping (String) -> Void,
+                 output: @escaping ([UInt8]) -> Void,
                  openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open,
                  transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)? = nil) {
         self.settings = settings
@@ -285,7 +285,7 @@ package struct Tracker {
                 fix: fix, permissions: permissions,
                 origin: .current, fallbackReason: nil, errorCode: .none, context: context, device: device))
             summary.records += 1
-            if request.toStdout { tracker.output(request.format.line(record, policy: .unrestricted, sender: request.sender) + "\n") }
+            if request.toStdout { tracker.output(request.format.lineBytes(record, policy: .unrestricted, sender: request.sender)) }
             // Spooled now by the wall clock, whatever the replay's time: retention counts from it.
             try writer?.add(SpoolEntry(record), now: tracker.clock.nowMilliseconds)
         }

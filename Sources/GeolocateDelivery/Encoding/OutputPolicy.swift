@@ -37,18 +37,23 @@ package struct OutputPolicy: Sendable, Equatable {
     /// `record` with only what this policy allows: the values it withholds are gone, not just
     /// hidden, so what is spooled keeps nothing the policy kept out.
     package func applied(to record: Record) -> Record {
-        // Nothing to take away: a record already limited where it was made is printed as it is.
-        if self == .unrestricted { return record }
         var record = record
+        apply(to: &record)
+        return record
+    }
+
+    /// `applied(to:)` in place, for the record pipeline, which changes one record step by step.
+    package func apply(to record: inout Record) {
+        // Nothing to take away: a record already limited where it was made is printed as it is.
+        if self == .unrestricted { return }
         let allowed = locationAttributes(of: record)
         record.attributes = allowed
-        if var fix = record.fix {
-            if !allowed.contains(.altitude) { fix.altitudeHAE = nil; fix.altitudeMSL = nil }
-            if !allowed.contains(.speed) { fix.speed = nil }
-            if !allowed.contains(.course) { fix.course = nil }
-            if !allowed.contains(.accuracy) { fix.horizontalAccuracy = nil }
-            if !allowed.contains(.verticalAccuracy) { fix.verticalAccuracy = nil }
-            record.fix = fix
+        if record.fix != nil {
+            if !allowed.contains(.altitude) { record.fix?.altitudeHAE = nil; record.fix?.altitudeMSL = nil }
+            if !allowed.contains(.speed) { record.fix?.speed = nil }
+            if !allowed.contains(.course) { record.fix?.course = nil }
+            if !allowed.contains(.accuracy) { record.fix?.horizontalAccuracy = nil }
+            if !allowed.contains(.verticalAccuracy) { record.fix?.verticalAccuracy = nil }
         }
         if let address = record.address { record.address = address.limited(to: allowed) }
         // Distances and speeds between reports tell where the device is: only with coordinates.
@@ -58,16 +63,15 @@ package struct OutputPolicy: Sendable, Equatable {
         }
         if !allowed.contains(.countryCode) { record.policy?.country = nil }
         if !fields.locationContext { record.context = nil }
-        if var device = record.device {
-            if !fields.deviceId { device.id = nil }
-            if !fields.deviceModel { device.model = nil }
-            if !fields.osVersion { device.osVersion = nil }
-            if !fields.isCharging { device.context.isCharging = nil }
-            if !fields.wifiSsid { device.context.wifiSsid = nil }
-            if !fields.wifiBssid { device.context.wifiBssid = nil }
-            if !fields.carrierName { device.context.carrierName = nil }
-            record.device = device == DeviceInfo(id: nil, model: nil, osVersion: nil) ? nil : device
+        if record.device != nil {
+            if !fields.deviceId { record.device?.id = nil }
+            if !fields.deviceModel { record.device?.model = nil }
+            if !fields.osVersion { record.device?.osVersion = nil }
+            if !fields.isCharging { record.device?.context.isCharging = nil }
+            if !fields.wifiSsid { record.device?.context.wifiSsid = nil }
+            if !fields.wifiBssid { record.device?.context.wifiBssid = nil }
+            if !fields.carrierName { record.device?.context.carrierName = nil }
+            if record.device == DeviceInfo(id: nil, model: nil, osVersion: nil) { record.device = nil }
         }
-        return record
     }
 }

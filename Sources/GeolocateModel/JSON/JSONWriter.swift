@@ -16,6 +16,9 @@ package struct JSONWriter {
     /// The bytes as text.
     package var text: String { String(decoding: bytes, as: UTF8.self) }
 
+    /// Ends the line: a newline after the last value, as NDJSON separates records.
+    package mutating func endLine() { bytes.append(UInt8(ascii: "\n")) }
+
     package mutating func beginObject(_ key: String? = nil) { open(key, UInt8(ascii: "{")) }
 
     package mutating func endObject() { close(UInt8(ascii: "}")) }

@@ -60,7 +60,7 @@ final class VanishingSource: LocationSource {
         request.toStdout = true
         let tracker = Tracker(settings: settings, environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
                               elapsed: SystemMonotonicClock(), timeZone: utc,
-                              logger: logger, output: { lines.append($0) },
+                              logger: logger, output: { lines.append(String(decoding: $0, as: UTF8.self)) },
                               openSource: { specifier, opening in try source ?? SourceOpener.replaysOnly.open(specifier, opening) })
         let summary = try tracker.run(request)
         let records = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
