@@ -27,7 +27,7 @@ struct FlushCommand: AsyncParsableCommand {
     @Option(name: .customLong("endpoint"), help: ArgumentHelp("Flush only this endpoint (repeatable).", valueName: "name"))
     var endpoints: [String] = []
 
-    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Records per request (default: batchSize).", valueName: "n"))
+    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Records per request, 1 to 100000 (default: batchSize).", valueName: "n"))
     var batchSize: Int?
 
     @Flag(name: .customLong("dry-run"), help: "Send nothing; report what is pending.")
@@ -54,7 +54,11 @@ struct FlushCommand: AsyncParsableCommand {
     @OptionGroup var globalOptions: GlobalOptions
 
     func validate() throws {
-        if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+        // The range endpoints.NAME.batchSize takes: what config set refuses, the flag refuses too.
+        let batchSizes = ConfigKey.endpointBatchSize.kind
+        if let batchSize, (try? batchSizes.parse(String(batchSize))) == nil {
+            throw ValidationError("--batch-size must be \(batchSizes.valid), not \(batchSize)")
+        }
         if listDeadLetters && requeueDeadLetters { throw ValidationError("--dead-letters and --requeue-dead-letters cannot be used together") }
         if !ids.isEmpty && !requeueDeadLetters { throw ValidationError("record ids are only taken with --requeue-dead-letters") }
     }

@@ -125,6 +125,9 @@ import Testing
         (["track", "--accuracy", "5m"], Int32(64)),
         (["flush"], Int32(78)),
         (["flush", "--batch-size", "0"], Int32(64)),
+        // The range endpoints.NAME.batchSize takes, not any integer (100001 used to be taken).
+        (["flush", "--batch-size", "100001"], Int32(64)),
+        (["flush", "--batch-size", "9223372036854775807"], Int32(64)),
     ])
     func errors(_ arguments: [String], _ status: Int32) throws {
         let result = try geolocate.run(arguments)

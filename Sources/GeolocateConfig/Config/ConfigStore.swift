@@ -86,8 +86,9 @@ package struct ConfigStore {
     }
 
     /// Validates and stores `value` at `key`.
-    /// - Throws: `.usage` (64) for an unknown key or refused value, `.configuration` (78) when
-    ///   the existing file is corrupt.
+    /// - Throws: `.usage` (64) for an unknown key, a refused value or an endpoint whose URL and
+    ///   format no flush could send (osmand over MQTT), `.configuration` (78) when the existing
+    ///   file is corrupt.
     package func set(_ key: String, to value: String) throws {
         let keyPath = try ConfigStore.checkedKey(key)
         guard let setting = ConfigKey.setting(for: keyPath) else { throw ConfigStore.unknownKey(key) }
@@ -107,6 +108,10 @@ package struct ConfigStore {
             }
         }
         document.set(keyPath, to: parsed)
+        if keyPath.first == "endpoints", keyPath.count > 2,
+           let problem = Settings(document).endpoints.first(where: { $0.name == keyPath[1] })?.formatProblem {
+            throw GeolocateError.usage("\(key): endpoint \(keyPath[1]): \(problem)")
+        }
         try save(document)
     }
 

@@ -51,4 +51,10 @@ package struct Endpoint: Sendable, Equatable {
 
     /// Whether records go to an MQTT broker (`mqtt://`, `mqtts://`).
     package var isMQTT: Bool { (try? MQTTBroker.address(of: url)) != nil }
+
+    /// Why the format cannot go to the URL (OsmAnd over MQTT), or `nil`: `config set` refuses
+    /// the pair as flush would, rather than store what no flush can send.
+    package var formatProblem: String? {
+        format == .osmand && isMQTT ? "the osmand format is HTTP only; use owntracks, openlocate or mosaic over MQTT" : nil
+    }
 }

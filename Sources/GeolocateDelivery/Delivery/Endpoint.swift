@@ -13,7 +13,7 @@ extension Endpoint {
         let address: (host: String, port: Int, tls: Bool, topic: String, username: String?, password: String?)?
         do { address = try MQTTBroker.address(of: url) } catch let error as GeolocateError { throw wrong(error.description) }
         guard let address else { return nil }
-        if format == .osmand { throw wrong("the osmand format is HTTP only; use owntracks, openlocate or mosaic over MQTT") }
+        if let formatProblem { throw wrong(formatProblem) }
         if !address.tls, !tls.isEmpty { throw wrong("caFile, certFile and keyFile need an mqtts:// URL") }
         if (tls.certFile == nil) != (tls.keyFile == nil) { throw wrong("certFile and keyFile go together") }
         // libmosquitto opens these itself, blocking: a FIFO would hang this flush and every later

@@ -205,7 +205,19 @@ import Glibc
             #expect(result.status == 64, "\(url)")
             #expect(result.stderr.hasPrefix("geolocate: endpoints.fleet.url: invalid") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         }
-        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:1/t"), ("endpoints.fleet.format", "osmand")])
+        // OsmAnd over MQTT is refused in either order, and nothing of the refused value is stored.
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:1/t")])
+        let format = try geolocate.run(["config", "set", "endpoints.fleet.format", "osmand"])
+        #expect(format.status == 64 && format.stderr == "geolocate: endpoints.fleet.format: endpoint fleet: the osmand format is HTTP only; use owntracks, openlocate or mosaic over MQTT\n",
+                "\(format.stderr)")
+        try set([("endpoints.other.url", "http://127.0.0.1:1/"), ("endpoints.other.format", "osmand")])
+        let url = try geolocate.run(["config", "set", "endpoints.other.url", "mqtt://127.0.0.1:1/t"])
+        #expect(url.status == 64 && url.stderr.contains("endpoint other: the osmand format is HTTP only"), "\(url.stderr)")
+        #expect(try geolocate.run(["config", "get", "endpoints.fleet.format"]).stdout == "openlocate\n")
+        #expect(try geolocate.run(["config", "get", "endpoints.other.url"]).stdout == "http://127.0.0.1:1/\n")
+        // A file written by hand is refused by validate and flush.
+        try #"{"endpoints":{"fleet":{"url":"mqtt://127.0.0.1:1/t","format":"osmand"}}}"#
+            .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
         let validate = try geolocate.run(["config", "validate"])
         #expect(validate.status == 78 && validate.stderr.contains("endpoint fleet: the osmand format is HTTP only"), "\(validate.stderr)")
         _ = try spool(drive)
