@@ -68,4 +68,21 @@ import Testing
         #expect(!Settings(reread).fields.speed && Settings(reread).fields.course)
         #expect(Settings(reread).privacy.attributes == [.city, .latitude, .longitude])
     }
+
+    /// Range texts agree with C's `%.8g` (the formatter they replace), except that a whole
+    /// number keeps its digits where `%.8g` would switch to an exponent (`3e+08`).
+    @Test func shortTextIsPrintfsEightSignificantDigits() {
+        var values: [Double] = [0.01, 0.1, 0.5, 2, 2.5, 12.345678912, 1e-5, 3.3e-7, 123_456.789, 99_999_999.4, 0.1 + 0.2,
+                                -4.25, 1 / 3, 2.0 / 3, 6_371_008.8, 7.777777777, 1e7 + 0.5]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let digits = Double.random(in: 0..<12, using: &generator)
+            values.append(Double.random(in: 1..<10, using: &generator) * pow(10, digits.rounded(.down) - 6))
+        }
+        for value in values {
+            #expect(value.shortText == String(format: "%.8g", value), "\(value)")
+        }
+        #expect((300_000_000 as Double).shortText == "300000000" && (20_000_000 as Double).shortText == "20000000")
+        #expect((0 as Double).shortText == "0")
+    }
 }
