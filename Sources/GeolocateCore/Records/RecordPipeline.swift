@@ -100,15 +100,17 @@ package struct RecordPipeline {
     }
 
     /// Signals, the policy decision and the output policy, on the addressed `record`; the
-    /// detector is changed where it is kept, not copied out and back.
+    /// detector is moved out and back, never copied (it holds the thresholds' settings).
     private mutating func finish(_ record: inout Record) {
-        let country = record.fix == nil || signals == nil ? nil : privacy.signalCountry(for: record)
-        if signals != nil, record.fix != nil {
+        var country: String?
+        if record.fix != nil, var detector = signals.take() {
+            country = privacy.signalCountry(for: record)
             let now = clock.nowMilliseconds
             switch reports {
-            case .eachRecord: signals!.annotateAndSave(&record, country: country, now: now)
-            case .byCaller: signals!.annotate(&record, country: country, now: now)
+            case .eachRecord: detector.annotateAndSave(&record, country: country, now: now)
+            case .byCaller: detector.annotate(&record, country: country, now: now)
             }
+            signals = detector
         }
         if let policy { record.policy = policy.decide(record: record, country: country) }
         if !showsSignals { record.signals = nil }
