@@ -324,7 +324,10 @@ public struct NMEAReadError: Error, Equatable, CustomStringConvertible {
 /// Reads sentences from a descriptor and assembles them into epochs, one at a time.
 public final class NMEAEpochStream {
     private let reader: NMEAReader
-    private var assembler: EpochAssembler
+    /// Not checked for exclusive access: it is only touched by `next()` and `finishEpoch()`,
+    /// which a stream's one reader calls in turn, and a check on every sentence cost more than
+    /// the sentence.
+    @exclusivity(unchecked) private var assembler: EpochAssembler
     private var finished = false
     /// A read failure to report after the epoch that was in progress when it happened.
     private var pendingFailure: NMEAReadError?
@@ -362,19 +365,13 @@ public final class NMEAEpochStream {
         if finished { return nil }
         var produced: Epoch?
         let reader = self.reader
-        // Moved into a local: a stored property of a class is checked for exclusive access on
-        // every sentence. Moved, not copied: a copy would share the sky view's arrays, and
-        // the first change to them in the epoch would copy them whole.
-        var assembler = EpochAssembler()
-        swap(&assembler, &self.assembler)
-        defer { swap(&assembler, &self.assembler) }
         do {
             try reader.forEachSentence { body in
                 guard let sentence = NMEASentence.parse(body) else {
                     reader.countUnknown()
                     return true
                 }
-                return !assembler.add(sentence, completing: &produced)
+                return !self.assembler.add(sentence, completing: &produced)
             }
         } catch let failure as NMEAReadError {
             finished = true
