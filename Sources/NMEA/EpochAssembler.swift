@@ -70,11 +70,12 @@ public struct EpochAssembler {
     }
 
     private mutating func close() -> Epoch? {
-        let epoch = current
-        current = Accumulator()
-        guard let time = epoch.time else { return nil }
+        // Read in place and reset on the way out, not copied out first: the accumulator is
+        // some 300 bytes, and replay is mostly such copies after parsing.
+        defer { current = Accumulator() }
+        guard let time = current.time else { return nil }
 
-        var date = epoch.date
+        var date = current.date
         if date == nil, let previous = lastDate {
             // Carry the last date forward, rolling it over when the time of day wraps at midnight.
             date = time + 43_200_000 < lastDateTimeOfDay ? previous.adding(days: 1) : previous
@@ -86,9 +87,9 @@ public struct EpochAssembler {
         let timestamp = date.map { Int64($0.daysSinceEpoch) * 86_400_000 + Int64(time) }
         var result = Epoch(timeOfDay: time, timestamp: timestamp, fix: nil, undated: false)
         let carried = lastStatedMode
-        if let stated = epoch.statedMode { lastStatedMode = stated }
-        if epoch.gsaFixType == 1 || epoch.ggaSaidNoFix { lastStatedMode = nil }
-        guard let mode = epoch.mode(carried: carried), let latitude = epoch.latitude, let longitude = epoch.longitude else {
+        if let stated = current.statedMode { lastStatedMode = stated }
+        if current.gsaFixType == 1 || current.ggaSaidNoFix { lastStatedMode = nil }
+        guard let mode = current.mode(carried: carried), let latitude = current.latitude, let longitude = current.longitude else {
             return result
         }
         guard let timestamp else {
@@ -96,28 +97,28 @@ public struct EpochAssembler {
             return result
         }
         var altitudeHAE: Double?
-        if mode == .threeD, let msl = epoch.altitudeMSL {
-            altitudeHAE = msl + (epoch.geoidSeparation ?? GeoidModel.separation(latitude: latitude, longitude: longitude))
+        if mode == .threeD, let msl = current.altitudeMSL {
+            altitudeHAE = msl + (current.geoidSeparation ?? GeoidModel.separation(latitude: latitude, longitude: longitude))
         }
         // Error figures out of range (negative, not finite) are unknown, as empty fields are.
         var horizontal: Double?
-        if let sLat = FixLimits.errorFigure(epoch.sigmaLatitude), let sLon = FixLimits.errorFigure(epoch.sigmaLongitude) {
+        if let sLat = FixLimits.errorFigure(current.sigmaLatitude), let sLon = FixLimits.errorFigure(current.sigmaLongitude) {
             horizontal = Accuracy.horizontal(sigmaLatitude: sLat, sigmaLongitude: sLon)
-        } else if let hdop = FixLimits.errorFigure(epoch.hdop) {
+        } else if let hdop = FixLimits.errorFigure(current.hdop) {
             horizontal = Accuracy.horizontal(hdop: hdop)
         }
         var vertical: Double?
         if mode == .threeD {
-            vertical = FixLimits.errorFigure(epoch.sigmaAltitude) ?? FixLimits.errorFigure(epoch.vdop).map(Accuracy.vertical(vdop:))
+            vertical = FixLimits.errorFigure(current.sigmaAltitude) ?? FixLimits.errorFigure(current.vdop).map(Accuracy.vertical(vdop:))
         }
         result.fix = Fix.checked(
             timestamp: timestamp, latitude: latitude, longitude: longitude, mode: mode,
-            altitudeHAE: altitudeHAE, altitudeMSL: mode == .threeD ? epoch.altitudeMSL : nil,
-            speed: epoch.speedKnots.map { $0 * Accuracy.metresPerSecondPerKnot },
-            course: epoch.course, horizontalAccuracy: horizontal, verticalAccuracy: vertical,
+            altitudeHAE: altitudeHAE, altitudeMSL: mode == .threeD ? current.altitudeMSL : nil,
+            speed: current.speedKnots.map { $0 * Accuracy.metresPerSecondPerKnot },
+            course: current.course, horizontalAccuracy: horizontal, verticalAccuracy: vertical,
             provider: provider)
-        result.fix?.satellites = sky.summary(at: time, ggaUsed: epoch.ggaSatellites)
-        result.fix?.quality = epoch.unmeasured ?? epoch.ggaQuality ?? epoch.letterQuality ?? .gps
+        result.fix?.satellites = sky.summary(at: time, ggaUsed: current.ggaSatellites)
+        result.fix?.quality = current.unmeasured ?? current.ggaQuality ?? current.letterQuality ?? .gps
         return result
     }
 }
