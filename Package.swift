@@ -51,6 +51,9 @@ let package = Package(
         .target(name: "NMEA", swiftSettings: ownSwiftSettings),
         // adjtimex(2), which Swift's Glibc module lacks: whether the system clock is synchronised.
         .target(name: "CSystemClock", cSettings: [.treatAllWarnings(as: .error)]),
+        // Opens /dev/null on a standard descriptor the caller closed, before anything else can
+        // take its number: linked into the program only, and imported by no Swift file.
+        .target(name: "CStandardStreams", cSettings: [.treatAllWarnings(as: .error)]),
         // The layers below the commands, each allowed to see only the ones above it in this list
         // (docs/ARCHITECTURE.md, "Targets"): a value cannot reach into the spool, the spool
         // cannot send, and delivery cannot collect. Their declarations are `package`: not API.
@@ -124,6 +127,7 @@ let package = Package(
         .executableTarget(
             name: "geolocate",
             dependencies: [
+                "CStandardStreams",
                 "GeolocateModel",
                 "GeolocateConfig",
                 "GeolocateSpool",

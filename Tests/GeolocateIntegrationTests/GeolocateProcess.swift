@@ -58,9 +58,12 @@ struct GeolocateProcess {
     ///
     /// Bounded (`Spawn.run`): past `timeLimit` or `outputLimit` bytes the process is killed
     /// and the test fails with what it printed, rather than waiting on it for ever.
+    /// - Parameter closingStdout: runs it with its stdout closed (`>&-`), as a careless hook may.
     func run(_ arguments: [String], stdin: Data? = nil, environment extra: [String: String] = [:],
-             timeLimit: Duration = Spawn.defaultTimeLimit, outputLimit: Int = Spawn.defaultOutputLimit) throws -> Result {
-        let outcome = try Spawn.run([executable.path] + arguments, input: stdin, environment: environment(extra),
+             timeLimit: Duration = Spawn.defaultTimeLimit, outputLimit: Int = Spawn.defaultOutputLimit,
+             closingStdout: Bool = false) throws -> Result {
+        let command = closingStdout ? ["/bin/sh", "-c", #"exec "$0" "$@" >&-"#, executable.path] : [executable.path]
+        let outcome = try Spawn.run(command + arguments, input: stdin, environment: environment(extra),
                                     directory: Self.projectRoot.path, timeLimit: timeLimit, outputLimit: outputLimit)
         return Result(status: outcome.status, stdout: String(decoding: outcome.stdout, as: UTF8.self),
                       stderr: String(decoding: outcome.stderr, as: UTF8.self), signal: outcome.signal)

@@ -15,6 +15,16 @@ import Glibc
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 
+    /// A stdout the caller closed is refused (74) by track as by trigger. Its number used to
+    /// go to the first epoll instance the process opened, which track then waited on for ever
+    /// to become writable (hostile pass), and trigger wrote its record into.
+    @Test(arguments: [["track", "--every-fix", "--stdout", "--no-spool"], ["track", "--stdout", "--count", "1"], ["trigger", "login"]])
+    func aClosedStdoutIsRefusedNotWaitedOn(_ command: [String]) throws {
+        let result = try geolocate.run(command + ["--replay", drive, "--permission", "fine"], timeLimit: .seconds(60), closingStdout: true)
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(result.stderr == "geolocate: cannot write to standard output: bad file descriptor\n")
+    }
+
     func ids(_ lines: [String]) -> [String] {
         lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String }
     }
