@@ -101,7 +101,7 @@ struct FlushCommand: AsyncParsableCommand {
                 let place = isPostURL ? "the --post URL \(wrong.url)" : "endpoint \(wrong.name) (\(wrong.url))"
                 let error = wrong.endpointError ?? ""
                 let check = isPostURL ? "the URL given to trigger --post"
-                    : wrong.url.hasPrefix("mqtt") ? "endpoints.\(wrong.name).url, its username, password and TLS files"
+                    : wrong.url.lowercased().hasPrefix("mqtt") ? "endpoints.\(wrong.name).url, its username, password and TLS files"
                     : "endpoints.\(wrong.name).url and its headers"
                 // An error that names the setting to change (a TLS file) needs no other hint.
                 let hint = error.contains("endpoints.\(wrong.name).") || error.contains("--post URL") ? "" : " (check \(check))"

@@ -215,8 +215,8 @@ import Glibc
         #expect(url.status == 64 && url.stderr.contains("endpoint other: the osmand format is HTTP only"), "\(url.stderr)")
         #expect(try geolocate.run(["config", "get", "endpoints.fleet.format"]).stdout == "openlocate\n")
         #expect(try geolocate.run(["config", "get", "endpoints.other.url"]).stdout == "http://127.0.0.1:1/\n")
-        // A file written by hand is refused by validate and flush.
-        try #"{"endpoints":{"fleet":{"url":"mqtt://127.0.0.1:1/t","format":"osmand"}}}"#
+        // A file written by hand is refused by validate and flush, whatever the scheme's case.
+        try #"{"endpoints":{"fleet":{"url":"MQTT://127.0.0.1:1/t","format":"osmand"}}}"#
             .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
         let validate = try geolocate.run(["config", "validate"])
         #expect(validate.status == 78 && validate.stderr.contains("endpoint fleet: the osmand format is HTTP only"), "\(validate.stderr)")
@@ -224,6 +224,7 @@ import Glibc
         let result = try geolocate.run(["flush"])
         #expect(result.status == 78)
         #expect(result.stderr.contains("osmand format is HTTP only") && !result.stderr.contains("endpoint fleet: endpoint fleet"), "\(result.stderr)")
+        #expect(result.stderr.contains("(check endpoints.fleet.url, its username, password and TLS files)"), "\(result.stderr)")
     }
 
     /// Examples/fleet/config.json as shipped, but for the test broker's port: the fleet's
