@@ -56,7 +56,9 @@ package struct RecordPipeline {
 
     /// `collected` as it may leave the device, its street address awaited: trigger's record.
     package mutating func make(_ collected: Record) async -> Record {
-        var record = await privacy.apply(to: RecordPipeline.limitedToPermission(collected))
+        var record = collected
+        RecordPipeline.limitToPermission(&record)
+        record = await privacy.apply(to: record)
         finish(&record)
         return record
     }
@@ -85,15 +87,8 @@ package struct RecordPipeline {
         signals?.saveLatest()
     }
 
-    /// `record` with its fix snapped to a 2 km cell under a coarse permission, before anything
-    /// reads it (snapping a snapped fix leaves it where it is).
-    static func limitedToPermission(_ record: Record) -> Record {
-        var record = record
-        limitToPermission(&record)
-        return record
-    }
-
-    /// `limitedToPermission(_:)` in place.
+    /// Snaps `record`'s fix to a 2 km cell under a coarse permission, before anything reads it
+    /// (snapping a snapped fix leaves it where it is).
     static func limitToPermission(_ record: inout Record) {
         guard Permission.effective(record.permissions) == .coarse, let fix = record.fix else { return }
         record.fix = CoarseLocation.coarsen(fix)
