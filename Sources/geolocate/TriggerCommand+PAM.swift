@@ -74,9 +74,11 @@ extension TriggerCommand {
                 return failure("\(path) is not safe: \(problem)")
             }
         }
-        // Without its state the hook would decide on no last known location and no signals.
+        // Without its state the hook would decide on no last known location and no signals;
+        // with anything planted in it (a link, a FIFO, another user's file) it decides nothing.
         do {
-            try Paths.makeDirectories(stateDirectory)
+            guard let directory = try OpenDirectory.open(stateDirectory, create: true) else { throw POSIXError(.ENOENT) }
+            if let refusal = directory.firstRefusal(among: StateFile.allNames.sorted()) { return failure(refusal.description) }
         } catch {
             return failure("the state directory \(stateDirectory) is unusable: \(ErrorText.plain(error))")
         }

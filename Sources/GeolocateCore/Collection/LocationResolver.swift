@@ -144,21 +144,21 @@ package struct LocationResolver {
                 do { fix = try source.heldFix() } catch let error as SourceError { note(error) }
             }
             // The same fix seen before arrived then, not now: a fix gpsd keeps holding ages.
-            if let seen = fix, let stored = resolver.store.load(now: now()), stored.isSameFix(as: seen),
+            if let seen = fix, let stored = try resolver.store.load(now: now()), stored.isSameFix(as: seen),
                let first = stored.receivedAt, first < (seen.receivedAt ?? .max) {
                 fix?.receivedAt = first
                 fix?.receivedBoot = stored.receivedBoot
                 fix?.receivedUptime = stored.receivedUptime
             }
             held = .answered(fix)
-            if let fix { remember(fix) }
+            if let fix { try remember(fix) }
             return fix
         }
 
         /// The fresher of the stored and the held fix; a stored one whose age is unknown (dated
         /// after the query on a replay; arrived after "now", the clock set back) is not reported.
         mutating func lastKnown() throws -> Fix? {
-            var stored = resolver.store.load(now: now())
+            var stored = try resolver.store.load(now: now())
             if let fix = stored, age(of: fix) == nil {
                 if !notedUnknownAge {
                     let why = fix.receivedAt.map {
@@ -216,7 +216,7 @@ package struct LocationResolver {
                 guard remaining > 0, wallLeft > 0 else { break waiting }
                 switch try source.waitForFix(timeoutMilliseconds: Int(min(remaining, wallLeft))) {
                 case .fix(let fix):
-                    remember(fix)
+                    try remember(fix)
                     let waited = logStart.map { (source.currentTime ?? $0) - $0 } ?? 0
                     // A fix dated after "now" came later in the wait (replay), or just arrived.
                     if (age(of: fix) ?? 0) <= resolver.currentMaxAgeMilliseconds.addingClamped(waited) {
@@ -252,8 +252,12 @@ package struct LocationResolver {
                                     age: fix.map { FixAge.of($0, at: decided, boot: moment == nil ? boot : nil) ?? 0 })
         }
 
-        func remember(_ fix: Fix) {
-            do { try resolver.store.update(with: fix, now: now()) } catch {
+        /// Offers `fix` to the store; a store that cannot be written is said, a file planted in
+        /// its place ends the query (SPEC §14).
+        func remember(_ fix: Fix) throws {
+            do { try resolver.store.update(with: fix, now: now()) } catch let error as GeolocateError where error.isRefusedStateFile {
+                throw error
+            } catch {
                 resolver.logger.warning("\(error)")
             }
         }

@@ -70,7 +70,7 @@ package struct Trigger {
         var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: policy,
                                       replay: collected.fix?.isReplayed ?? false, reports: .eachRecord,
                                       clock: clock, elapsed: elapsed, logger: logger)
-        return await pipeline.make(collected)
+        return try await pipeline.make(collected)
     }
 
     /// The record as the collection mode decides it, before privacy.

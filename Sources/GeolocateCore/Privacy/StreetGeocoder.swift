@@ -226,14 +226,11 @@ package final class GeocoderCache: Sendable {
     private func openedDatabase() throws -> DatabaseQueue {
         try database.withLock { database in
             if let database { return database }
-            try Paths.makeDirectories(stateDirectory)
-            // Addresses are personal: the file is private, as the spool is.
-            let fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0o600)
-            if fd >= 0 { close(fd) }
-            // SQLite's blocking reads would wait on a FIFO in its place for ever.
-            if case .notRegular(let kind)? = BoundedFile.problem(path, limit: .max) {
-                throw GeolocateError.stateNotWritable(path: path, reason: "it is \(kind), not a regular file")
-            }
+            guard let directory = try OpenDirectory.open(stateDirectory, create: true) else { throw POSIXError(.ENOENT) }
+            // Addresses are personal: the file is private, as the spool is; it and SQLite's
+            // files beside it are judged as every state file is (SPEC §14).
+            if let opened = try directory.openFile(StateFile.geocoderCache.rawValue, .readWrite, create: true) { close(opened.descriptor) }
+            try directory.check(StateFile.geocoderCache.companionNames)
             var configuration = Configuration()
             configuration.busyMode = .timeout(GeocoderCache.busyTimeout)
             let opened = try DatabaseQueue(path: path, configuration: configuration)

@@ -55,13 +55,20 @@ package struct RecordPipeline {
     }
 
     /// `collected` as it may leave the device, its street address awaited: trigger's record.
-    package mutating func make(_ collected: Record) async -> Record {
+    /// - Throws: `GeolocateError.stateFileRefused` (73) when a link, FIFO or another user's
+    ///   file is where the previous report is kept (SPEC §14).
+    package mutating func make(_ collected: Record) async throws -> Record {
         var record = collected
         RecordPipeline.limitToPermission(&record)
         record = await privacy.apply(to: record)
         finish(&record)
+        if let refusal { throw refusal }
         return record
     }
+
+    /// A link, FIFO or another user's file found where the previous report is kept: track
+    /// ends on it once its records are committed; `make` throws it.
+    package var refusal: GeolocateError? { signals?.refusal }
 
     /// `make` for a caller outside Swift concurrency (track's loop): it blocks for the street
     /// geocoder only when records ask for one.

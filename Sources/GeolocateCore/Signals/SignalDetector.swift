@@ -90,13 +90,18 @@ package struct SignalDetector {
     package var clockSynchronized: Bool?
     /// What waiting for another process's lock on the report measures and sleeps on.
     private let clock: MonotonicClock
-    private let path: String
+    private let stateDirectory: String
+    /// `previous-report.json`, or `previous-report-replay.json` for replayed records.
+    private let fileName: String
     private let logger: Logger
     /// The report the next record is compared with.
     private var previous: PreviousReport?
     /// The report made here that the file does not hold yet.
     private var unsaved: PreviousReport?
     private var warned = false
+    /// A link, FIFO or another user's file found where the report or its lock is kept
+    /// (SPEC §14): the record's command ends with it (73) instead of going on without.
+    package private(set) var refusal: GeolocateError?
 
     /// How long a report waits for another process's lock on the file before it goes without
     /// it: signals never delay a record noticeably.
@@ -108,7 +113,8 @@ package struct SignalDetector {
         self.clockSynchronized = clockSynchronized
         self.clock = clock
         countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
-        path = (replay ? StateFile.previousReportReplay : StateFile.previousReport).path(in: stateDirectory)
+        self.stateDirectory = stateDirectory
+        fileName = (replay ? StateFile.previousReportReplay : StateFile.previousReport).rawValue
         self.logger = logger
     }
 
@@ -119,11 +125,11 @@ package struct SignalDetector {
     /// it then replaces there: trigger's one record.
     package mutating func annotateAndSave(_ record: inout Record, country: String?, now: Int64) {
         guard record.fix != nil else { return }
-        guard let lock = lockFile() else { return annotate(&record, country: country, now: now) }
+        guard let (lock, directory) = lockedDirectory() else { return annotate(&record, country: country, now: now) }
         defer { withExtendedLifetime(lock) {} }
-        previous = load(now: now)
+        previous = load(now: now, from: directory)
         annotate(&record, country: country, now: now)
-        save()
+        save(in: directory)
     }
 
     /// Gives `record` its signals, compared with the report before it in this process (or, for
@@ -143,44 +149,49 @@ package struct SignalDetector {
 
     /// Loads the stored report to compare the first record with.
     package mutating func loadPrevious(now: Int64) {
-        guard let lock = lockFile() else { return }
+        guard let (lock, directory) = lockedDirectory() else { return }
         defer { withExtendedLifetime(lock) {} }
-        previous = load(now: now)
+        previous = load(now: now, from: directory)
     }
 
     /// Writes the last report made here, unless another process has written a later one
     /// since, which the next record is then compared with.
     package mutating func saveLatest() {
-        guard let unsaved, let lock = lockFile() else { return }
+        guard let unsaved, let (lock, directory) = lockedDirectory() else { return }
         defer { withExtendedLifetime(lock) {} }
-        if let stored = load(now: unsaved.madeAt), stored.madeAt > unsaved.madeAt {
+        if let stored = load(now: unsaved.madeAt, from: directory), stored.madeAt > unsaved.madeAt {
             previous = stored
             self.unsaved = nil
         } else {
-            save()
+            save(in: directory)
         }
     }
 
-    private mutating func save() {
+    private mutating func save(in directory: OpenDirectory) {
         guard let unsaved else { return }
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
-            try AtomicFile.write(try encoder.encode(unsaved), to: path, permissions: 0o600)
+            try directory.writeAtomically(try encoder.encode(unsaved), to: fileName, permissions: 0o600)
             self.unsaved = nil
         } catch {
-            warnOnce("the previous report cannot be kept in \(path) (\(ErrorText.plain(error))); signals compare with the last report kept")
+            warnOnce("the previous report cannot be kept in \(directory.path(of: fileName)) (\(ErrorText.plain(error))); signals compare with the last report kept")
         }
     }
 
     /// The stored report; `nil` when there is none, or it is unreadable, larger than 64 KiB or
     /// made more than a minute after `now` (a clock that was once ahead must not pin it).
-    private func load(now: Int64) -> PreviousReport? {
+    private mutating func load(now: Int64, from directory: OpenDirectory) -> PreviousReport? {
+        let path = directory.path(of: fileName)
         let data: Data
-        switch BoundedFile.read(path, limit: 64 * 1024) {
-        case .success(let contents): data = contents
-        case .failure(.missing): return nil
-        case .failure: data = Data()
+        do {
+            guard let contents = try directory.read(fileName, limit: 64 * 1024) else { return nil }
+            data = contents
+        } catch let error as GeolocateError where error.isRefusedStateFile {
+            refusal = error
+            return nil
+        } catch {
+            data = Data()
         }
         guard let report = try? JSONDecoder().decode(PreviousReport.self, from: data) else {
             logger.warning("ignoring unreadable previous report in \(path)")
@@ -193,20 +204,41 @@ package struct SignalDetector {
         return report
     }
 
-    /// The file's lock, held until released; `nil` (with a warning, once) when it cannot be
-    /// had within `lockPatienceMilliseconds`.
-    private mutating func lockFile() -> FileLock? {
-        let lockPath = StateFile.previousReportLock.path(in: (path as NSString).deletingLastPathComponent)
+    /// The directory that keeps the report: the state directory, or for root in a state
+    /// directory of another user's (the service user's `/var/lib/geolocate`) its root-only
+    /// `gate/`, where that user can neither plant nor change anything (SPEC §14).
+    private func reportDirectory() throws -> OpenDirectory {
+        let directory: OpenDirectory
+        do {
+            guard let opened = try OpenDirectory.open(stateDirectory, create: true) else { throw POSIXError(.ENOENT) }
+            directory = opened
+        } catch {
+            throw GeolocateError.stateNotWritable(path: stateDirectory, reason: ErrorText.plain(error))
+        }
+        guard geteuid() == 0, directory.owner != 0 else { return directory }
+        return try directory.privateSubdirectory(StateFile.gateDirectory)
+    }
+
+    /// The report's lock, held until released, and the directory it is in; `nil` (with a
+    /// warning, once) when it cannot be had within `lockPatienceMilliseconds`, or (with
+    /// `refusal`) when something planted is in the way.
+    private mutating func lockedDirectory() -> (FileLock, OpenDirectory)? {
         let deadline = Deadline(milliseconds: SignalDetector.lockPatienceMilliseconds, clock: clock)
+        let lockName = StateFile.previousReportLock.rawValue
         while true {
+            let directory: OpenDirectory
             do {
-                if let lock = try FileLock.ifFree(path: lockPath) { return lock }
+                directory = try reportDirectory()
+                if let lock = try FileLock.ifFree(lockName, in: directory) { return (lock, directory) }
+            } catch let error as GeolocateError where error.isRefusedStateFile {
+                refusal = error
+                return nil
             } catch {
                 warnOnce("\(error); signals compare with the previous report of this process only")
                 return nil
             }
             guard !deadline.hasPassed else {
-                warnOnce("\(lockPath) is held by another process; signals compare with the previous report of this process only")
+                warnOnce("\(directory.path(of: lockName)) is held by another process; signals compare with the previous report of this process only")
                 return nil
             }
             clock.sleep(seconds: 0.005)

@@ -130,6 +130,9 @@ package struct StatusReport: Sendable, Encodable {
             }
         } catch let error as GeolocateError {
             switch error {
+            case .stateFileRefused:
+                // Something planted in the state directory is no state of the spool's: said as an error (73).
+                throw error
             case .spoolDamaged(_, let reason):
                 spoolStatus = SpoolStatus(state: .damaged, problem: reason)
             default:
@@ -137,7 +140,7 @@ package struct StatusReport: Sendable, Encodable {
             }
             for index in endpoints.indices { endpoints[index].pending = nil }
         }
-        let fix = LastKnownStore(stateDirectory: stateDirectory, kind: .live, logger: logger).load(now: now)
+        let fix = try LastKnownStore(stateDirectory: stateDirectory, kind: .live, logger: logger).load(now: now)
         var gpsd: GPSDHealth?
         if case .gpsd(let host, let port) = source { gpsd = probe(host, port) }
         return StatusReport(

@@ -211,7 +211,7 @@ package struct Tracker {
     private func deviceInfo(stateDirectory: String, required: Bool) throws -> DeviceInfo {
         do {
             return try DeviceInfo.current(stateDirectory: stateDirectory)
-        } catch let error as GeolocateError where !required {
+        } catch let error as GeolocateError where !required && !error.isRefusedStateFile {
             logger.warning("\(error.description); records carry no deviceId")
             return DeviceInfo(id: nil, model: DeviceInfo.hardwareModel(), osVersion: DeviceInfo.operatingSystem())
         }
@@ -237,6 +237,8 @@ package struct Tracker {
         var latestFix: Fix?
         var lastKnownSaved: Double?
         var lastKnownFailed = false
+        /// A file planted where the last known location is kept, which ends the run.
+        var refusal: GeolocateError?
         var lastTransmission: Double
 
         init(tracker: Tracker, request: TrackRequest, permissions: [Permission], device: DeviceInfo?, writer: SpoolWriter?,
@@ -308,10 +310,13 @@ package struct Tracker {
         }
 
         /// The last known location is a convenience for later triggers: failing to keep it
-        /// is said once and never stops the records.
+        /// is said once and never stops the records. A file planted in its place (SPEC §14)
+        /// ends the run once its records are committed (`refusal`, 73).
         private mutating func saveLastKnown(_ fix: Fix, now: Int64) {
             do {
                 try lastKnown.update(with: fix, now: now)
+            } catch let error as GeolocateError where error.isRefusedStateFile {
+                refusal = error
             } catch {
                 if !lastKnownFailed { tracker.logger.warning("\(error); the last known location is not kept") }
                 lastKnownFailed = true
@@ -319,6 +324,7 @@ package struct Tracker {
         }
 
         func isFinished(now: Int64) -> Bool {
+            if refusal != nil || pipeline.refusal != nil { return true }
             if let count = request.policy.count, summary.records >= count { return true }
             if let duration = request.policy.durationMilliseconds, let started, now - started >= duration { return true }
             return false
@@ -338,6 +344,8 @@ package struct Tracker {
             }
             summary.spooled = writer?.committed ?? 0
             summary.expired = writer?.expired ?? 0
+            // Said after the records are committed: none is lost for it.
+            if let refusal = refusal ?? pipeline.refusal { throw refusal }
         }
     }
 }

@@ -48,18 +48,30 @@ package struct DeviceKey: Sendable {
         func refused(_ why: String) -> GeolocateError {
             .missingSetting("device key \(path) \(why)")
         }
-        var status = stat()
-        guard lstat(path, &status) == 0 else {
-            if errno == ENOENT { throw refused("does not exist; make one with: geolocate key init") }
-            throw refused("cannot be read (\(ErrorText.posix(errno)))")
+        // Opened without following a link, and judged by what was opened (SPEC §14).
+        let opened: OpenDirectory.OpenedFile?
+        do {
+            guard let (directory, name) = try OpenDirectory.parent(of: path, create: false) else {
+                throw refused("does not exist; make one with: geolocate key init")
+            }
+            opened = try directory.openFile(name, .read)
+        } catch GeolocateError.stateFileRefused(_, let reason) {
+            throw refused(reason.hasPrefix("it ") ? String(reason.dropFirst(3)) : reason)
+        } catch GeolocateError.stateNotWritable(_, let reason) {
+            throw refused("cannot be read (\(reason))")
+        } catch let error as POSIXError {
+            throw refused(error.code == .ENOTDIR ? "does not exist; make one with: geolocate key init" : "cannot be read (\(ErrorText.posix(error.code.rawValue)))")
         }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw refused("is not a regular file") }
+        guard let fd = opened?.descriptor else { throw refused("does not exist; make one with: geolocate key init") }
+        defer { close(fd) }
+        var status = stat()
+        fstat(fd, &status)
         guard status.st_uid == geteuid() else { throw refused("belongs to another user; it must be the signing user's own (0600)") }
         guard status.st_mode & 0o077 == 0 else {
             throw refused("may be read or written by others (mode \(String(status.st_mode & 0o777, radix: 8))); chmod 600 it, or make a new one")
         }
         let data: Data
-        switch BoundedFile.read(path, limit: maximumBytes) {
+        switch BoundedFile.read(descriptor: fd, limit: maximumBytes) {
         case .success(let contents): data = contents
         case .failure(let failure): throw refused(failure.text(limit: maximumBytes))
         }
@@ -77,34 +89,40 @@ package struct DeviceKey: Sendable {
     ///   `GeolocateError.stateNotWritable` when the file cannot be written.
     package func save(to path: String, replacing: Bool) throws {
         let data = Data(pem.utf8)
+        func unwritable(_ error: Error) -> GeolocateError {
+            .missingSetting("device key \(path) cannot be written: \(ErrorText.plain(error))")
+        }
+        let directory: OpenDirectory, name: String
+        do {
+            guard let parent = try OpenDirectory.parent(of: path, create: true) else { throw POSIXError(.ENOENT) }
+            (directory, name) = parent
+        } catch {
+            throw unwritable(error)
+        }
+        // Judged without following a link: a key is replaced only where a key of ours is.
         var status = stat()
-        if lstat(path, &status) == 0 {
+        if fstatat(directory.descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 {
             if status.st_mode & S_IFMT != S_IFREG {
                 throw GeolocateError.missingSetting("device key \(path) is not a regular file; nothing was written there")
             }
             if status.st_uid != geteuid() {
                 throw GeolocateError.missingSetting("device key \(path) belongs to another user; nothing was written there")
             }
+            if status.st_nlink != 1 {
+                throw GeolocateError.missingSetting("device key \(path) has \(status.st_nlink) hard links, so it may be another file's name too; nothing was written there")
+            }
         }
         if replacing {
-            do { try AtomicFile.write(data, to: path, permissions: 0o600) } catch {
-                throw GeolocateError.missingSetting("device key \(path) cannot be written: \(ErrorText.plain(error))")
-            }
+            do { try directory.writeAtomically(data, to: name, permissions: 0o600) } catch { throw unwritable(error) }
             return
         }
         // Written aside, then linked into place: `link` fails on an existing name, so two
         // `key init`s at once, or one after another, never replace a key.
-        let temporary = path + ".\(getpid()).tmp"
-        do { try AtomicFile.write(data, to: temporary, permissions: 0o600) } catch {
-            throw GeolocateError.missingSetting("device key \(path) cannot be written: \(ErrorText.plain(error))")
-        }
-        defer { unlink(temporary) }
-        guard link(temporary, path) == 0 else {
-            if errno == EEXIST {
-                throw GeolocateError.missingSetting("a device key already exists at \(path): geolocate key show prints it; "
-                    + "geolocate key init --force-new replaces it (a cloned disk image), geolocate key rotate moves to a new one")
-            }
-            throw GeolocateError.missingSetting("device key \(path) cannot be written: \(ErrorText.posix(errno))")
+        let made: Bool
+        do { made = try directory.writeIfAbsent(data, to: name, permissions: 0o600) } catch { throw unwritable(error) }
+        guard made else {
+            throw GeolocateError.missingSetting("a device key already exists at \(path): geolocate key show prints it; "
+                + "geolocate key init --force-new replaces it (a cloned disk image), geolocate key rotate moves to a new one")
         }
     }
 
@@ -125,8 +143,8 @@ package struct DeviceKey: Sendable {
     }
 
     /// Whether `entry` is a temporary copy of the key file `name`, in the two shapes this file
-    /// writes: `AtomicFile`'s `.NAME.XXXXXX` (six `mkstemp` characters) and `save`'s
-    /// `NAME.PID.tmp`. Nothing else beside the key is touched (a `signing.keyFile` named `id`
+    /// writes or wrote: `OpenDirectory`'s `.NAME.XXXXXX` (six characters, as `mkstemp`'s) and
+    /// earlier versions' `NAME.PID.tmp`. Nothing else beside the key is touched (a `signing.keyFile` named `id`
     /// may sit beside an `id.pub`).
     static func isTemporaryCopy(_ entry: String, of name: String) -> Bool {
         if entry.hasPrefix(".\(name)."), entry.utf8.count == name.utf8.count + 8 {

@@ -29,27 +29,37 @@ package struct DeviceInfo: Sendable, Equatable {
     }
 
     /// The install's id; two processes making it at once agree on one (the first link wins).
+    /// - Throws: `GeolocateError.stateNotWritable` when it cannot be stored;
+    ///   `.stateFileRefused` when a link, FIFO or another user's file is in its place.
     package static func deviceID(stateDirectory: String) throws -> String {
         let path = StateFile.deviceID.path(in: stateDirectory)
-        if let id = read(path) { return id }
-        let temporary = path + ".\(getpid()).tmp"
+        let name = StateFile.deviceID.rawValue
+        let directory: OpenDirectory
         do {
-            try AtomicFile.write(Data((UUID().uuidString.lowercased() + "\n").utf8), to: temporary, permissions: 0o600)
+            guard let opened = try OpenDirectory.open(stateDirectory, create: true) else { throw POSIXError(.ENOENT) }
+            directory = opened
         } catch {
             throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
         }
-        defer { unlink(temporary) }
-        if link(temporary, path) != 0 && errno != EEXIST {
-            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.posix(errno))
+        if let id = try read(name, in: directory) { return id }
+        do {
+            _ = try directory.writeIfAbsent(Data((UUID().uuidString.lowercased() + "\n").utf8), to: name, permissions: 0o600)
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
         }
-        guard let id = read(path) else {
+        guard let id = try read(name, in: directory) else {
             throw GeolocateError.stateNotWritable(path: path, reason: "unreadable after writing")
         }
         return id
     }
 
-    private static func read(_ path: String) -> String? {
-        guard let data = BoundedFile.contents(path, limit: 4096) else { return nil }
+    /// The id in the file `name`, or `nil` when there is none or it holds no UUID.
+    private static func read(_ name: String, in directory: OpenDirectory) throws -> String? {
+        let data: Data?
+        do { data = try directory.read(name, limit: 4096) } catch let error as GeolocateError where !error.isRefusedStateFile {
+            data = nil
+        }
+        guard let data else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return UUID(uuidString: text) == nil ? nil : text
     }

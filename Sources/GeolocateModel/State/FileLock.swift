@@ -15,9 +15,17 @@ package final class FileLock {
     /// Waits for the lock on `path`, creating the file (and its directory) if needed, and
     /// returns with it held.
     /// - Throws: `GeolocateError.stateNotWritable` when the file cannot be opened or locked
-    ///   (`ENOLCK` on a file system without locks, say), never returning without the lock.
+    ///   (`ENOLCK` on a file system without locks, say), never returning without the lock;
+    ///   `.stateFileRefused` when a link, FIFO or another user's file is in its place.
     package convenience init(path: String) throws {
-        let fd = try FileLock.openFile(path)
+        let (directory, name) = try FileLock.directory(of: path)
+        try self.init(name, in: directory)
+    }
+
+    /// Waits for the lock on the file `name` in `directory`, as `init(path:)` does.
+    package convenience init(_ name: String, in directory: OpenDirectory) throws {
+        let fd = try FileLock.openFile(name, in: directory)
+        let path = directory.path(of: name)
         while flock(fd, LOCK_EX) != 0 {
             if errno == EINTR { continue }
             throw FileLock.failure(fd, path: path)
@@ -29,7 +37,14 @@ package final class FileLock {
     /// - Throws: `GeolocateError.stateNotWritable` when the file cannot be opened or locked
     ///   for another reason than another process holding it.
     package static func ifFree(path: String) throws -> FileLock? {
-        let fd = try FileLock.openFile(path)
+        let (directory, name) = try FileLock.directory(of: path)
+        return try ifFree(name, in: directory)
+    }
+
+    /// The lock on the file `name` in `directory` if no other process holds it, else `nil`.
+    package static func ifFree(_ name: String, in directory: OpenDirectory) throws -> FileLock? {
+        let fd = try FileLock.openFile(name, in: directory)
+        let path = directory.path(of: name)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             if errno == EWOULDBLOCK {
@@ -45,16 +60,24 @@ package final class FileLock {
         self.fd = fd
     }
 
-    /// Opens (creating) the lock file `path` in a directory made if needed, owned as the directory is.
-    private static func openFile(_ path: String) throws -> Int32 {
-        let directory = (path as NSString).deletingLastPathComponent
-        try? Paths.makeDirectories(directory)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.posix(errno))
+    /// The directory of the lock file `path`, made if needed, and the file's name in it.
+    private static func directory(of path: String) throws -> (OpenDirectory, String) {
+        do {
+            guard let parent = try OpenDirectory.parent(of: path, create: true) else { throw POSIXError(.ENOENT) }
+            return parent
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
         }
-        Paths.adoptDirectoryOwner(fd, in: directory)
-        return fd
+    }
+
+    /// Opens (creating) the lock file `name` in `directory`, never through a link, and never a
+    /// FIFO, device or another user's file (SPEC §14).
+    private static func openFile(_ name: String, in directory: OpenDirectory) throws -> Int32 {
+        // Read-only is enough for flock, and lets a lock that belongs to the directory's owner be taken.
+        guard let opened = try directory.openFile(name, .read, create: true) else {
+            throw GeolocateError.stateNotWritable(path: directory.path(of: name), reason: "it cannot be made")
+        }
+        return opened.descriptor
     }
 
     /// Closes `fd` after `flock` failed with `errno`, and says why the lock cannot be had.

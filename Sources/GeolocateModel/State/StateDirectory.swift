@@ -72,7 +72,7 @@ package enum Paths {
     private static func holdsOnlyStateFiles(_ path: String) -> Bool {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return false }
         return names.allSatisfy { name in
-            if StateFile.allNames.contains(name) { return true }
+            if StateFile.allNames.contains(name) || name == StateFile.gateDirectory { return true }
             guard name.hasPrefix("."), let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
             return StateFile.allNames.contains(String(name[name.index(after: name.startIndex)..<dot]))
         }
@@ -94,17 +94,6 @@ package enum Paths {
         }
     }
 
-    /// Gives the file open at `fd`, which root just created in `directory`, the directory's
-    /// owner and group when that is another user (the `geolocate` service user of
-    /// `/var/lib/geolocate`): root's `geolocate flush` in system mode must not leave a
-    /// root-owned 0600 lock or spool that the service then cannot open.
-    package static func adoptDirectoryOwner(_ fd: Int32, in directory: String) {
-        guard geteuid() == 0 else { return }
-        var info = stat()
-        guard stat(directory, &info) == 0, info.st_uid != 0 else { return }
-        _ = fchown(fd, info.st_uid, info.st_gid)
-    }
-
     private static func home(_ environment: [String: String]) -> String {
         environment["HOME"] ?? NSHomeDirectory()
     }
@@ -112,39 +101,15 @@ package enum Paths {
 
 /// Writes a file atomically: a temporary file in the same directory, fsync, then rename.
 ///
-/// The temporary file has an unpredictable name and is created with `mkstemp` (`O_CREAT |
-/// O_EXCL`), so a symlink planted in the directory is never followed and never written through.
+/// The temporary file has an unpredictable name and is created with `O_CREAT | O_EXCL |
+/// O_NOFOLLOW` relative to the directory's descriptor (`OpenDirectory.writeAtomically`), so a
+/// symlink planted in the directory is never followed and never written through.
 package enum AtomicFile {
     /// Writes `data` to `path` with `permissions`, and with `owner` (an existing file's user
-    /// and group) when it is not ours.
+    /// and group) when it is not ours; the directory is made if missing.
     package static func write(_ data: Data, to path: String, permissions: Int, owner: (uid: uid_t, gid: gid_t)? = nil) throws {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        try Paths.makeDirectories(directory)
-        var template = Array((directory + "/.\(url.lastPathComponent).XXXXXX").utf8CString)
-        let fd = mkstemp(&template)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { close(fd) }
-        // Owner first: a change of owner clears the set-id bits the mode may carry.
-        if let owner, owner.uid != geteuid() || owner.gid != getegid(), fchown(fd, owner.uid, owner.gid) != 0 {
-            let code = errno
-            unlink(temporary)
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EPERM)
-        }
-        if owner == nil { Paths.adoptDirectoryOwner(fd, in: directory) }
-        fchmod(fd, mode_t(permissions))
-        let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == data.count, fsync(fd) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-        }
+        guard let (directory, name) = try OpenDirectory.parent(of: path, create: true) else { throw POSIXError(.ENOENT) }
+        try directory.writeAtomically(data, to: name, permissions: mode_t(permissions), owner: owner)
     }
 }
 
@@ -208,6 +173,11 @@ package enum BoundedFile {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return .failure(openFailure(errno)) }
         defer { close(fd) }
+        return read(descriptor: fd, limit: limit)
+    }
+
+    /// The contents of the open file `fd`, if it is a regular file of at most `limit` bytes.
+    package static func read(descriptor fd: Int32, limit: Int) -> Result<Data, Failure> {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .failure(.unreadable(errno)) }
         if let kind = irregularKind(info) { return .failure(.notRegular(kind)) }

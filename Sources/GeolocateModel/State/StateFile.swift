@@ -19,6 +19,11 @@ package enum StateFile: String, CaseIterable, Sendable {
     /// Kept by versions before the SQLite geocoder cache.
     case legacyGeocoderLock = "geocoder.lock"
 
+    /// The subdirectory (0700) where root keeps its decision state (previous report and its
+    /// lock) in a state directory of another user's (SPEC §14): that user may replace any
+    /// file of the directory itself, but cannot enter this one.
+    package static let gateDirectory = "gate"
+
     /// The file's path in the state directory `directory`.
     package func path(in directory: String) -> String { directory + "/" + rawValue }
 

@@ -20,6 +20,10 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case permissionDenied(path: String, writing: Bool, uid: UInt32)
     /// A state file (last known location) that cannot be written (exit 73, EX_CANTCREAT).
     case stateNotWritable(path: String, reason: String)
+    /// Something in the state directory where geolocate expects a file of its own (a symbolic
+    /// link, a FIFO or device, a file with other hard links, another user's file): refused,
+    /// never followed nor changed (exit 73, SPEC §14).
+    case stateFileRefused(path: String, reason: String)
     /// A state file that exists but cannot be read: permissions, a FIFO in its place, a spool
     /// of a newer geolocate (exit 65).
     case stateUnreadable(path: String, reason: String)
@@ -56,13 +60,20 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
     /// `--enforce` and the location policy did not allow (exit 4); the record is still printed.
     case policyDenied(PolicyResult)
 
+    /// Whether this is `stateFileRefused`: a file planted in the state directory, which ends
+    /// what a missing or unwritable file would only be said for.
+    package var isRefusedStateFile: Bool {
+        if case .stateFileRefused = self { return true }
+        return false
+    }
+
     package var exitCode: Int32 {
         switch self {
         case .usage, .outputIsStateFile, .outputIsProtected: return 64
         case .unreadableInput, .stateUnreadable, .spoolDamaged: return 65
         case .inputMissing: return 66
         case .sourceUnavailable, .notImplemented: return 69
-        case .stateNotWritable, .uncommitted, .fileNotWritable: return 73
+        case .stateNotWritable, .stateFileRefused, .uncommitted, .fileNotWritable: return 73
         case .spoolLocked, .spoolChanged: return 75
         case .configuration, .permissionDenied, .permissionRequired, .missingSetting, .endpointRefused: return 78
         case .locationRequired: return 3
@@ -92,6 +103,8 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
                 : "cannot read \(path): permission denied (make it readable by UID \(uid), the user running geolocate)"
         case .stateNotWritable(let path, let reason):
             return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
+        case .stateFileRefused(let path, let reason):
+            return "refusing \(path): \(reason); geolocate never follows a link or uses another user's file in its state directory (remove it)"
         case .stateUnreadable(let path, let reason):
             return "cannot read state file \(path): \(reason)"
         case .spoolDamaged(let path, let reason):

@@ -50,19 +50,30 @@ package final class ReadOnlyDatabase: Sendable {
     }
 
     /// Opens `path` for reading; `nil` when there is no such file, or it is empty.
-    /// - Throws: `Failure`.
+    ///
+    /// The file and its `-wal` and `-shm` are judged as every state file is (`OpenDirectory`):
+    /// a link, a FIFO or another user's file in their place is refused, never read.
+    /// - Throws: `Failure`; `GeolocateError.stateFileRefused` (73).
     package static func open(_ path: String, elapsed: MonotonicClock) throws -> ReadOnlyDatabase? {
-        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw Failure.unreadable(ErrorText.posix(errno))
+        let opened: OpenDirectory.OpenedFile?
+        let directory: OpenDirectory
+        let name = (path as NSString).lastPathComponent
+        do {
+            guard let parent = try OpenDirectory.open((path as NSString).deletingLastPathComponent, create: false) else { return nil }
+            directory = parent
+            opened = try directory.openFile(name, .read)
+        } catch let error as POSIXError {
+            if error.code == .ENOTDIR { return nil }
+            throw Failure.unreadable(ErrorText.posix(error.code.rawValue))
+        } catch GeolocateError.stateNotWritable(_, let reason) {
+            throw Failure.unreadable(reason)
         }
+        guard let fd = opened?.descriptor else { return nil }
         // Kept open only to hold the lock of a WAL database; closed on every other way out.
         var keep = false
         defer { if !keep { close(fd) } }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Failure.unreadable(ErrorText.posix(errno)) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw Failure.unreadable("it is not a regular file") }
         var header = [UInt8](repeating: 0, count: 100)
         let count = pread(fd, &header, header.count, 0)
         guard count >= 0 else { throw Failure.unreadable(ErrorText.posix(errno)) }
@@ -71,12 +82,13 @@ package final class ReadOnlyDatabase: Sendable {
         guard count == 100, header.starts(with: Array("SQLite format 3\0".utf8)) else {
             throw Failure.damaged("it is not a SQLite database")
         }
+        try directory.check(["-wal", "-shm", "-journal"].map { name + $0 })
         // Bytes 18 and 19 are 2 in a WAL database.
         guard header[18] == 2 else {
             return try ReadOnlyDatabase(path: path, uri: uri(path, "mode=ro"), identity: nil, lockDescriptor: -1, elapsed: elapsed)
         }
         try sharedLock(fd, elapsed: elapsed)
-        let wal = access(path + "-wal", F_OK) == 0, shm = access(path + "-shm", F_OK) == 0
+        let wal = directory.exists(name + "-wal"), shm = directory.exists(name + "-shm")
         if wal && !shm {
             throw Failure.unreadable("\(path)-wal has no \(path)-shm beside it; a geolocate command that writes (such as flush) recovers it")
         }

@@ -53,18 +53,14 @@ package final class Spool: Sendable {
     package init(stateDirectory: String, busyTimeout: TimeInterval = 30, clock: WallClock) throws {
         path = StateFile.spool.path(in: stateDirectory)
         do {
-            try Paths.makeDirectories(stateDirectory)
+            guard let directory = try OpenDirectory.open(stateDirectory, create: true) else { throw POSIXError(.ENOENT) }
             // Locations are personal: SQLite gives the -wal and -shm files the database file's
             // mode, and as root its owner, which is the state directory's (the service user's).
-            let fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0o600)
-            if fd >= 0 {
-                Paths.adoptDirectoryOwner(fd, in: stateDirectory)
-                close(fd)
-            }
-            // SQLite's blocking reads would wait on a FIFO in its place for ever.
-            if case .notRegular(let kind)? = BoundedFile.problem(path, limit: .max) {
-                throw GeolocateError.stateNotWritable(path: path, reason: "it is \(kind), not a regular file")
-            }
+            // SQLite opens its files by path without following links, but would take a FIFO,
+            // another user's file or a hard link to any file, and as root chown its -wal and
+            // -shm to the database's owner: each is judged here first (SPEC §14).
+            if let opened = try directory.openFile(StateFile.spool.rawValue, .readWrite, create: true) { close(opened.descriptor) }
+            try directory.check(StateFile.spool.companionNames)
             var configuration = Configuration()
             configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
@@ -73,8 +69,10 @@ package final class Spool: Sendable {
                 // default of 2 MB per connection was a tenth of track's memory.
                 try db.execute(sql: "PRAGMA cache_size = -256")
             }
-            let lock = try FileLock(path: StateFile.spoolLock.path(in: stateDirectory))
+            let lock = try FileLock(StateFile.spoolLock.rawValue, in: directory)
             defer { withExtendedLifetime(lock) {} }
+            // Judged again under the lock, just before SQLite opens them.
+            try directory.check([StateFile.spool.rawValue] + StateFile.spool.companionNames)
             let database = try DatabasePool(path: path, configuration: configuration)
             storage = .writable(database)
             schemaVersion = SpoolColumns.schemaVersion

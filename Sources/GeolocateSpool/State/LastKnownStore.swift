@@ -35,8 +35,10 @@ package struct LastKnownStore {
     /// (a replayed fix left in `last-known.json` by an earlier version), when it is dated
     /// before the GPS epoch, when a replayed one is dated implausibly far after `now`, or when
     /// the file cannot be decoded (with a warning). A live fix's age is `FixAge`'s to judge.
-    package func load(now: Int64) -> Fix? {
-        guard let fix = stored(), isOfThisKind(fix), fix.timestamp >= FixLimits.earliestTimestamp else { return nil }
+    /// - Throws: `GeolocateError.stateFileRefused` (73) when a link, a FIFO or another user's
+    ///   file is in its place: a planted file is refused, not read (SPEC §14).
+    package func load(now: Int64) throws -> Fix? {
+        guard let fix = try stored(), isOfThisKind(fix), fix.timestamp >= FixLimits.earliestTimestamp else { return nil }
         if fix.receivedAt == nil, fix.timestamp > now.addingClamped(FixLimits.maxFutureSkewMilliseconds) { return nil }
         return fix
     }
@@ -45,7 +47,7 @@ package struct LastKnownStore {
     /// - Throws: `GeolocateError.stateNotWritable` (73).
     package func update(with fix: Fix, now: Int64) throws {
         guard isOfThisKind(fix) else { return }
-        if let stored = load(now: now), stored.receivedAt.map({ $0 <= now }) ?? true,
+        if let stored = try load(now: now), stored.receivedAt.map({ $0 <= now }) ?? true,
            stored.arrivalOrTime >= fix.arrivalOrTime { return }
         do {
             let encoder = JSONEncoder()
@@ -62,12 +64,18 @@ package struct LastKnownStore {
         fix.isReplayed == (kind == .replay)
     }
 
-    private func stored() -> Fix? {
+    private func stored() throws -> Fix? {
         let data: Data
-        switch BoundedFile.read(path, limit: 64 * 1024) {
-        case .success(let contents): data = contents
-        case .failure(.missing): return nil
-        case .failure: data = Data()
+        do {
+            guard let (directory, name) = try OpenDirectory.parent(of: path, create: false),
+                  let contents = try directory.read(name, limit: 64 * 1024) else { return nil }
+            data = contents
+        } catch let error as GeolocateError {
+            if case .stateFileRefused = error { throw error }
+            data = Data()
+        } catch {
+            // The directory cannot be opened: nothing stored that can be read.
+            return nil
         }
         guard let fix = LastKnownStore.fix(decoding: data) else {
             logger.warning("ignoring unreadable last known location in \(path)")
