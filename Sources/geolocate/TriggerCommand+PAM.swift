@@ -78,7 +78,7 @@ extension TriggerCommand {
         // with anything planted in it (a link, a FIFO, another user's file) it decides nothing.
         do {
             guard let directory = try OpenDirectory.open(stateDirectory, create: true) else { throw POSIXError(.ENOENT) }
-            if let refusal = directory.firstRefusal(among: StateFile.allNames.sorted()) { return failure(refusal.description) }
+            if let refusal = directory.stateRefusal() { return failure(refusal.description) }
         } catch {
             return failure("the state directory \(stateDirectory) is unusable: \(ErrorText.plain(error))")
         }

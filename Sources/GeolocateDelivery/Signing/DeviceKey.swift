@@ -37,7 +37,7 @@ package struct DeviceKey: Sendable {
     package static func path(settings: Settings, environment: [String: String], stateDirectory: String) -> String {
         if let file = settings[ConfigKey.signingKeyFile] { return settings.resolvedPath(file) }
         if Paths.isSystemMode(environment: environment) { return Paths.systemDeviceKeyFile }
-        return stateDirectory + "/device-key"
+        return StateFile.deviceKey.path(in: stateDirectory)
     }
 
     /// The key in `path`.
@@ -55,8 +55,6 @@ package struct DeviceKey: Sendable {
                 throw refused("does not exist; make one with: geolocate key init")
             }
             opened = try directory.openFile(name, .read)
-        } catch GeolocateError.stateFileRefused(_, let reason) {
-            throw refused(reason.hasPrefix("it ") ? String(reason.dropFirst(3)) : reason)
         } catch GeolocateError.stateNotWritable(_, let reason) {
             throw refused("cannot be read (\(reason))")
         } catch let error as POSIXError {
@@ -112,14 +110,16 @@ package struct DeviceKey: Sendable {
                 throw GeolocateError.missingSetting("device key \(path) has \(status.st_nlink) hard links, so it may be another file's name too; nothing was written there")
             }
         }
+        // The key is the signing user's, wherever it is kept: never given to a directory's owner.
+        let signer = (uid: geteuid(), gid: getegid())
         if replacing {
-            do { try directory.writeAtomically(data, to: name, permissions: 0o600) } catch { throw unwritable(error) }
+            do { try directory.writeAtomically(data, to: name, permissions: 0o600, owner: signer) } catch { throw unwritable(error) }
             return
         }
         // Written aside, then linked into place: `link` fails on an existing name, so two
         // `key init`s at once, or one after another, never replace a key.
         let made: Bool
-        do { made = try directory.writeIfAbsent(data, to: name, permissions: 0o600) } catch { throw unwritable(error) }
+        do { made = try directory.writeIfAbsent(data, to: name, permissions: 0o600, owner: signer) } catch { throw unwritable(error) }
         guard made else {
             throw GeolocateError.missingSetting("a device key already exists at \(path): geolocate key show prints it; "
                 + "geolocate key init --force-new replaces it (a cloned disk image), geolocate key rotate moves to a new one")

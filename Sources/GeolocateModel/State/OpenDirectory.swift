@@ -118,16 +118,6 @@ package final class OpenDirectory {
         }
     }
 
-    /// The refusal of the first of `names` that is there and may not be used as ours, or `nil`:
-    /// the gate looks at every state file before it decides, so a planted one is refused
-    /// whichever step would have opened it first.
-    package func firstRefusal(among names: some Sequence<String>) -> GeolocateError? {
-        for name in names {
-            if let problem = problem(with: name) { return GeolocateError.stateFileRefused(path: path(of: name), reason: problem) }
-        }
-        return nil
-    }
-
     /// Why a file described by `info` is not ours to use, or `nil`.
     private func problem(_ info: stat) -> String? {
         let type = info.st_mode & S_IFMT
@@ -257,10 +247,11 @@ package final class OpenDirectory {
 
     /// Writes `data` as the file `name` unless one is there: written aside, then linked into
     /// place, so two processes making it at once agree on one and none is ever replaced.
+    /// `owner` is as `writeAtomically`'s.
     /// - Returns: whether this call made it.
     /// - Throws: `POSIXError` when it cannot be written.
-    package func writeIfAbsent(_ data: Data, to name: String, permissions: mode_t) throws -> Bool {
-        let temporary = try writeTemporary(data, beside: name, permissions: permissions, owner: nil)
+    package func writeIfAbsent(_ data: Data, to name: String, permissions: mode_t, owner: (uid: uid_t, gid: gid_t)? = nil) throws -> Bool {
+        let temporary = try writeTemporary(data, beside: name, permissions: permissions, owner: owner)
         defer { unlinkat(descriptor, temporary, 0) }
         guard linkat(descriptor, temporary, descriptor, name, 0) == 0 else {
             if errno == EEXIST { return false }
@@ -326,5 +317,20 @@ package final class OpenDirectory {
     private static func randomSuffix() -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         return String((0..<6).map { _ in alphabet[Int(arc4random_uniform(UInt32(alphabet.count)))] })
+    }
+}
+
+extension OpenDirectory {
+    /// What the state directory holds that geolocate refuses, or `nil`: a planted file at any
+    /// state file name, or (for root in another user's directory) a `gate/` that is not
+    /// root's own. The gate asks before it decides, so a planted file is refused (its
+    /// `policy.onError`) whichever step would have opened it first.
+    package func stateRefusal() -> GeolocateError? {
+        for name in StateFile.allNames.sorted() {
+            if let problem = problem(with: name) { return GeolocateError.stateFileRefused(path: path(of: name), reason: problem) }
+        }
+        guard geteuid() == 0, owner != 0 else { return nil }
+        do { _ = try privateSubdirectory(StateFile.gateDirectory) } catch let error as GeolocateError { return error } catch {}
+        return nil
     }
 }

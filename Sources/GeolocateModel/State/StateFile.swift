@@ -13,6 +13,10 @@ package enum StateFile: String, CaseIterable, Sendable {
     case previousReportReplay = "previous-report-replay.json"
     case previousReportLock = "previous-report.lock"
     case deviceID = "device-id"
+    /// The signing key where no `signing.keyFile` names one outside system mode (SPEC §15).
+    case deviceKey = "device-key"
+    /// The lock `key` commands take while they change the key (`DeviceKey.changing`).
+    case deviceKeyLock = "device-key.lock"
     case geocoderCache = "geocoder-cache.sqlite"
     /// Kept by versions before the SQLite geocoder cache.
     case legacyGeocoderCache = "geocoder-cache.json"

@@ -104,7 +104,7 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
         case .stateNotWritable(let path, let reason):
             return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
         case .stateFileRefused(let path, let reason):
-            return "refusing \(path): \(reason); geolocate never follows a link or uses another user's file in its state directory (remove it)"
+            return "refusing \(path): \(reason); geolocate never follows a link or uses another user's file where it keeps its own (remove it)"
         case .stateUnreadable(let path, let reason):
             return "cannot read state file \(path): \(reason)"
         case .spoolDamaged(let path, let reason):

@@ -164,7 +164,7 @@ final class ScriptedSource: LocationSource {
         let source = ScriptedSource()
         source.next = .fix(fix(ageMilliseconds: 0, latitude: 55))
         _ = try resolver(source, state: state).decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
-        #expect(LastKnownStore(stateDirectory: state, logger: logger).load(now: Self.now)?.latitude == 55)
+        #expect(try LastKnownStore(stateDirectory: state, logger: logger).load(now: Self.now)?.latitude == 55)
     }
 }
 

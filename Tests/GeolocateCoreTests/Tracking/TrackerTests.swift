@@ -179,7 +179,7 @@ final class VanishingSource: LocationSource {
         #expect(spooledIDs == records.compactMap { $0["id"] as? String })
         // The last fix seen is the last known location for the next trigger.
         let last = try #require(Self.time(records[119]))
-        #expect(LastKnownStore(stateDirectory: state, kind: .replay, logger: logger).load(now: last)?.timestamp == last)
+        #expect(try LastKnownStore(stateDirectory: state, kind: .replay, logger: logger).load(now: last)?.timestamp == last)
     }
 
     @Test func fieldsSwitchedOffAreNotCarried() throws {

@@ -40,13 +40,16 @@ struct PAMStack {
     }
 
     /// Runs `operation` (`authenticate` or `acct_mgmt`) for `user` through `service`, with PAM
-    /// items such as `rhost=10.0.0.1` or `tty=ssh`.
-    static func run(service: String, user: String, operation: String, items: [String] = [], in directory: URL) throws -> Outcome {
+    /// items such as `rhost=10.0.0.1` or `tty=ssh`. With `serviceUID`, the stack sees a system
+    /// user `geolocate` of that uid (in its own mount namespace; the machine's users stay).
+    static func run(service: String, user: String, operation: String, items: [String] = [], serviceUID: uid_t? = nil,
+                    in directory: URL) throws -> Outcome {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("pam-service-\(UUID().uuidString)")
         try service.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let arguments = [harness, file.path, user, operation] + items.flatMap { ["-I", $0] }
+        let arguments = (serviceUID.map { ["env", "PAM_HARNESS_SERVICE_UID=\($0)"] } ?? []) + [harness, file.path, user, operation]
+            + items.flatMap { ["-I", $0] }
         let outcome = try Spawn.run(arguments, mergingStderr: true)
         let text = String(decoding: outcome.stdout, as: UTF8.self)
         let lines = text.split(separator: "\n").map(String.init)

@@ -21,9 +21,18 @@ cleanup() {
   [ -n "$receiver" ] && kill "$receiver" 2>/dev/null || true
   umount -l /dev 2>/dev/null || true
   umount -l "$work/dev" 2>/dev/null || true
+  umount -l /etc/passwd 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
+# PAM_HARNESS_SERVICE_UID: inside the namespace only, the system user `geolocate` is that uid
+# (the gate trusts its state directory), whether or not the machine has such a user.
+if [ -n "${PAM_HARNESS_SERVICE_UID:-}" ]; then
+  grep -v '^geolocate:' /etc/passwd > "$work/passwd"
+  echo "geolocate:x:$PAM_HARNESS_SERVICE_UID:$PAM_HARNESS_SERVICE_UID:geolocate (pam-harness):/nonexistent:/usr/sbin/nologin" >> "$work/passwd"
+  chmod 644 "$work/passwd"
+  mount --bind "$work/passwd" /etc/passwd
+fi
 mkdir "$work/dev"
 mount --rbind /dev "$work/dev"
 mount -t tmpfs -o mode=755 tmpfs /dev
