@@ -52,6 +52,9 @@ struct ExportCommand: ParsableCommand {
             let exporter = try Exporter(format: format, policy: OutputPolicy(settings: settings), since: since, until: until,
                                         clock: globalOptions.clock)
             let stateDirectory = Paths.stateDirectory(environment: globalOptions.environment)
+            let protected = [(path: globalOptions.configPath, what: "the configuration file")]
+                + (input.flatMap { $0 == "-" ? nil : [(path: $0, what: "the --input file")] } ?? [])
+            if let output, output != "-" { _ = try Exporter.refuseOutput(output, stateDirectory: stateDirectory, protected: protected) }
             let source: Exporter.Input
             var opened: Int32?
             switch input {
@@ -76,8 +79,6 @@ struct ExportCommand: ParsableCommand {
                 temporary.abandon()
                 _exit(128 + number)
             } : nil
-            let protected = [(path: globalOptions.configPath, what: "the configuration file")]
-                + (input.flatMap { $0 == "-" ? nil : [(path: $0, what: "the --input file")] } ?? [])
             let summary = try exporter.run(from: source, to: output, stateDirectory: stateDirectory, temporary: temporary,
                                            protected: protected)
             withExtendedLifetime(signals) {}

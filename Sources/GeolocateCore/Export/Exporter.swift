@@ -81,6 +81,27 @@ package struct Exporter {
         package var coordinatesWithheld = 0
     }
 
+    /// The file `output` names (a symbolic link is written through, to the file it names),
+    /// unless it is a file of the state directory or one of `protected`: a usage error, said
+    /// before the input is opened, so a spool the export would refuse to read never hides it.
+    /// - Throws: `GeolocateError.outputIsStateFile` or `.outputIsProtected` (64).
+    package static func refuseOutput(_ output: String, stateDirectory: String, protected: [(path: String, what: String)]) throws -> String {
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: output)).map {
+            $0.hasPrefix("/") ? $0 : URL(fileURLWithPath: output).deletingLastPathComponent().appendingPathComponent($0).path
+        } ?? output
+        try Exporter.refuseStateFile(target, output: output, stateDirectory: stateDirectory)
+        var status = stat()
+        if stat(target, &status) == 0 {
+            for file in protected {
+                var other = stat()
+                if stat(file.path, &other) == 0, other.st_dev == status.st_dev, other.st_ino == status.st_ino {
+                    throw GeolocateError.outputIsProtected(path: output, what: file.what)
+                }
+            }
+        }
+        return target
+    }
+
     /// Writes the export to `output`: a path, written to a temporary file beside it and renamed
     /// into place when complete (a failed export leaves no partial file), or standard output.
     ///
@@ -100,20 +121,8 @@ package struct Exporter {
             return try write(from: input, to: sink)
         }
         func failure(_ code: Int32) -> GeolocateError { .fileNotWritable(path: output, reason: ErrorText.posix(code)) }
-        // A symbolic link is written through, to the file it names.
-        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: output)).map {
-            $0.hasPrefix("/") ? $0 : URL(fileURLWithPath: output).deletingLastPathComponent().appendingPathComponent($0).path
-        } ?? output
-        try Exporter.refuseStateFile(target, output: output, stateDirectory: stateDirectory)
+        let target = try Exporter.refuseOutput(output, stateDirectory: stateDirectory, protected: protected)
         var status = stat()
-        if stat(target, &status) == 0 {
-            for file in protected {
-                var other = stat()
-                if stat(file.path, &other) == 0, other.st_dev == status.st_dev, other.st_ino == status.st_ino {
-                    throw GeolocateError.outputIsProtected(path: output, what: file.what)
-                }
-            }
-        }
         let exists = stat(target, &status) == 0
         // A device or a FIFO (/dev/null, a pipe) is written as it is: renaming a file over
         // it would replace the device node.
