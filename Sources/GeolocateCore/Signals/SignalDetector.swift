@@ -208,13 +208,7 @@ package struct SignalDetector {
     /// directory of another user's (the service user's `/var/lib/geolocate`) its root-only
     /// `gate/`, where that user can neither plant nor change anything (SPEC §14).
     private func reportDirectory() throws -> OpenDirectory {
-        let directory: OpenDirectory
-        do {
-            guard let opened = try OpenDirectory.open(stateDirectory, create: true) else { throw POSIXError(.ENOENT) }
-            directory = opened
-        } catch {
-            throw GeolocateError.stateNotWritable(path: stateDirectory, reason: ErrorText.plain(error))
-        }
+        let directory = try OpenDirectory.state(stateDirectory)
         guard geteuid() == 0, directory.owner != 0 else { return directory }
         return try directory.privateSubdirectory(StateFile.gateDirectory)
     }

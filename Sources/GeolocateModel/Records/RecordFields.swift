@@ -34,13 +34,7 @@ package struct DeviceInfo: Sendable, Equatable {
     package static func deviceID(stateDirectory: String) throws -> String {
         let path = StateFile.deviceID.path(in: stateDirectory)
         let name = StateFile.deviceID.rawValue
-        let directory: OpenDirectory
-        do {
-            guard let opened = try OpenDirectory.open(stateDirectory, create: true) else { throw POSIXError(.ENOENT) }
-            directory = opened
-        } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
-        }
+        let directory = try OpenDirectory.state(stateDirectory)
         if let id = try read(name, in: directory) { return id }
         do {
             _ = try directory.writeIfAbsent(Data((UUID().uuidString.lowercased() + "\n").utf8), to: name, permissions: 0o600)

@@ -50,6 +50,18 @@ package final class OpenDirectory {
         return OpenDirectory(path: path, descriptor: fd, info: info)
     }
 
+    /// The state directory `path`, made (0700) if missing.
+    /// - Throws: `GeolocateError.stateNotWritable` (73) naming `path` when it cannot be made
+    ///   or opened (a file in its place, a read-only file system).
+    package static func state(_ path: String) throws -> OpenDirectory {
+        do {
+            guard let directory = try open(path, create: true) else { throw POSIXError(.ENOENT) }
+            return directory
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
+        }
+    }
+
     /// The directory holding the file `path`, and the file's name in it.
     package static func parent(of path: String, create: Bool) throws -> (directory: OpenDirectory, name: String)? {
         let name = (path as NSString).lastPathComponent

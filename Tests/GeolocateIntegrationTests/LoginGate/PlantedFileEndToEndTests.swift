@@ -116,6 +116,21 @@ struct PlantedFileEndToEndTests {
                 "\(kind) at \(name): \(gate.log)")
     }
 
+    /// In a copy of `deployed`, replaces `name` by what `make` plants (given the victim's
+    /// path and the name's), then expects every command and the gate to refuse it.
+    /// - Returns: the planted path.
+    @discardableResult
+    static func plant(_ name: String, kind: String, in deployed: GeolocateProcess,
+                      _ make: (_ victim: String, _ path: String) throws -> Void) throws -> String {
+        let geolocate = try copy(of: deployed)
+        let victim = try Victim(in: geolocate.home)
+        let path = geolocate.stateDirectory + "/" + name
+        try? FileManager.default.removeItem(atPath: path)
+        try make(victim.path, path)
+        try expectRefused(name, planted: kind, in: geolocate, victim: victim)
+        return path
+    }
+
     /// `trigger login --pam` as pam_exec runs it, with the state directory the service user's.
     static func login(in geolocate: GeolocateProcess) throws -> PAMStack.Outcome {
         let arguments = ["trigger", "login", "--pam", "--config", geolocate.configPath, "--state-dir", geolocate.stateDirectory,
@@ -148,13 +163,9 @@ struct PlantedFileEndToEndTests {
         let left = try FileManager.default.contentsOfDirectory(atPath: deployed.stateDirectory)
         #expect(Set(left).isSubset(of: Self.stateNames), "a name this test does not know: \(left)")
         for name in Set(Self.stateNames).union(left).sorted() {
-            let geolocate = try Self.copy(of: deployed)
-            defer { try? FileManager.default.removeItem(at: geolocate.home) }
-            let victim = try Victim(in: geolocate.home)
-            let path = geolocate.stateDirectory + "/" + name
-            try? FileManager.default.removeItem(atPath: path)
-            try Self.asServiceUser(["ln", "-s", victim.path, path])
-            try Self.expectRefused(name, planted: "a symbolic link", in: geolocate, victim: victim)
+            try Self.plant(name, kind: "a symbolic link", in: deployed) { victim, path in
+                try Self.asServiceUser(["ln", "-s", victim, path])
+            }
         }
     }
 
@@ -165,12 +176,7 @@ struct PlantedFileEndToEndTests {
     func aHardLinkToRootsFileIsRefused(_ name: String) throws {
         let (deployed, held) = try Self.deployed()
         defer { close(held) }
-        let geolocate = try Self.copy(of: deployed)
-        let victim = try Victim(in: geolocate.home)
-        let path = geolocate.stateDirectory + "/" + name
-        try? FileManager.default.removeItem(atPath: path)
-        #expect(link(victim.path, path) == 0)
-        try Self.expectRefused(name, planted: "a hard link", in: geolocate, victim: victim)
+        try Self.plant(name, kind: "a hard link", in: deployed) { victim, path in #expect(link(victim, path) == 0) }
     }
 
     /// A FIFO where a lock or a state file is: refused at once, never waited on, by the gate
@@ -179,12 +185,7 @@ struct PlantedFileEndToEndTests {
     func aFIFOIsRefusedWithoutWaiting(_ name: String) throws {
         let (deployed, held) = try Self.deployed()
         defer { close(held) }
-        let geolocate = try Self.copy(of: deployed)
-        let victim = try Victim(in: geolocate.home)
-        let path = geolocate.stateDirectory + "/" + name
-        try? FileManager.default.removeItem(atPath: path)
-        try Self.asServiceUser(["mkfifo", path])
-        try Self.expectRefused(name, planted: "a FIFO", in: geolocate, victim: victim)
+        let path = try Self.plant(name, kind: "a FIFO", in: deployed) { _, path in try Self.asServiceUser(["mkfifo", path]) }
         var info = stat()
         #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO is still there, unopened")
     }
