@@ -54,6 +54,9 @@ let package = Package(
         // Opens /dev/null on a standard descriptor the caller closed, before anything else can
         // take its number: linked into the program only, and imported by no Swift file.
         .target(name: "CStandardStreams", cSettings: [.treatAllWarnings(as: .error)]),
+        // SQLite's "unix" VFS refusing a symbolic link anywhere in a database's path (what
+        // SQLITE_OPEN_NOFOLLOW does, which GRDB cannot pass): for NoFollowVFS.swift alone.
+        .target(name: "CSQLiteNoFollow", cSettings: [.treatAllWarnings(as: .error)], linkerSettings: [.linkedLibrary("sqlite3")]),
         // The layers below the commands, each allowed to see only the ones above it in this list
         // (docs/ARCHITECTURE.md, "Targets"): a value cannot reach into the spool, the spool
         // cannot send, and delivery cannot collect. Their declarations are `package`: not API.
@@ -76,6 +79,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for RecordStatement.swift alone.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CSQLiteNoFollow",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: ownSwiftSettings

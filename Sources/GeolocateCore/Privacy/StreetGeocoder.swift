@@ -233,7 +233,8 @@ package final class GeocoderCache: Sendable {
             try directory.check(StateFile.geocoderCache.companionNames)
             var configuration = Configuration()
             configuration.busyMode = .timeout(GeocoderCache.busyTimeout)
-            let opened = try DatabaseQueue(path: path, configuration: configuration)
+            let opened = try DatabaseQueue(path: NoFollowDatabase.uri(StateFile.geocoderCache.rawValue, in: directory),
+                                           configuration: configuration)
             try GeocoderCache.migrator.migrate(opened)
             database = opened
             return opened

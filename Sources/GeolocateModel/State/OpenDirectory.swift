@@ -75,6 +75,18 @@ package final class OpenDirectory {
         path.isEmpty ? name : path.hasSuffix("/") ? path + name : path + "/" + name
     }
 
+    /// The path of `name` in this directory as the kernel names the directory now (its
+    /// descriptor's link in `/proc/self/fd`): no symbolic link on the way, for a library that
+    /// opens by path and refuses links (SQLite through `NoFollowDatabase`). `path(of:)` when
+    /// `/proc` is not there.
+    package func resolvedPath(of name: String) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/fd/\(descriptor)", &buffer, Int(PATH_MAX))
+        guard count > 0, buffer[0] == CChar(UInt8(ascii: "/")) else { return path(of: name) }
+        let directory = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return directory == "/" ? "/" + name : directory + "/" + name
+    }
+
     /// Opens, making it if missing, the subdirectory `name` that only this user may enter
     /// (0700): root's `gate/` in the service user's state directory.
     ///
@@ -189,7 +201,9 @@ package final class OpenDirectory {
                 let fd = openat(descriptor, name, flags)
                 if fd < 0 {
                     if errno == ENOENT { continue }
-                    if errno == ELOOP { throw GeolocateError.stateFileRefused(path: fullPath, reason: "it is \(OpenDirectory.kind(before))") }
+                    if errno == ELOOP {
+                        throw GeolocateError.stateFileRefused(path: fullPath, reason: "it was replaced by a symbolic link while it was opened")
+                    }
                     throw GeolocateError.stateNotWritable(path: fullPath, reason: ErrorText.posix(errno))
                 }
                 var info = stat()

@@ -85,14 +85,15 @@ package final class ReadOnlyDatabase: Sendable {
         try directory.check(["-wal", "-shm", "-journal"].map { name + $0 })
         // Bytes 18 and 19 are 2 in a WAL database.
         guard header[18] == 2 else {
-            return try ReadOnlyDatabase(path: path, uri: uri(path, "mode=ro"), identity: nil, lockDescriptor: -1, elapsed: elapsed)
+            return try ReadOnlyDatabase(path: path, uri: NoFollowDatabase.uri(name, in: directory, query: ["mode=ro"]), identity: nil,
+                                        lockDescriptor: -1, elapsed: elapsed)
         }
         try sharedLock(fd, elapsed: elapsed)
         let wal = directory.exists(name + "-wal"), shm = directory.exists(name + "-shm")
         if wal && !shm {
             throw Failure.unreadable("\(path)-wal has no \(path)-shm beside it; a geolocate command that writes (such as flush) recovers it")
         }
-        let database = try ReadOnlyDatabase(path: path, uri: uri(path, wal ? "mode=ro" : "immutable=1"),
+        let database = try ReadOnlyDatabase(path: path, uri: NoFollowDatabase.uri(name, in: directory, query: [wal ? "mode=ro" : "immutable=1"]),
                                             identity: wal ? nil : FileIdentity(info), lockDescriptor: fd, elapsed: elapsed)
         keep = true
         return database
@@ -142,20 +143,6 @@ package final class ReadOnlyDatabase: Sendable {
         case .SQLITE_CORRUPT, .SQLITE_NOTADB: return Failure.damaged(text)
         default: return Failure.unreadable(text)
         }
-    }
-
-    /// `file:` URI for `path` with `query`: `?`, `#` and `%` in the path are escaped.
-    private static func uri(_ path: String, _ query: String) -> String {
-        var escaped = ""
-        for character in path {
-            switch character {
-            case "%": escaped += "%25"
-            case "?": escaped += "%3f"
-            case "#": escaped += "%23"
-            default: escaped.append(character)
-            }
-        }
-        return "file:" + escaped + "?" + query
     }
 
     /// Takes SQLite's SHARED lock (a read lock on the 510 bytes after its PENDING byte, as

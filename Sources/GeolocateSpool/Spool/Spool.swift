@@ -69,11 +69,11 @@ package final class Spool: Sendable {
                 // default of 2 MB per connection was a tenth of track's memory.
                 try db.execute(sql: "PRAGMA cache_size = -256")
             }
-            let lock = try FileLock(StateFile.spoolLock.rawValue, in: directory)
+            let lock = try Spool.lock(in: directory, patience: busyTimeout)
             defer { withExtendedLifetime(lock) {} }
             // Judged again under the lock, just before SQLite opens them.
             try directory.check([StateFile.spool.rawValue] + StateFile.spool.companionNames)
-            let database = try DatabasePool(path: path, configuration: configuration)
+            let database = try DatabasePool(path: NoFollowDatabase.uri(StateFile.spool.rawValue, in: directory), configuration: configuration)
             storage = .writable(database)
             schemaVersion = SpoolColumns.schemaVersion
             let migrator = Spool.migrator(upgradedAt: clock.nowMilliseconds)
@@ -88,6 +88,20 @@ package final class Spool: Sendable {
             }
         } catch {
             throw Spool.failure(error, path: path)
+        }
+    }
+
+    /// `spool.lock`, waited for at most `patience` seconds: whoever holds it (the service
+    /// user, who owns the directory, may hold it for ever) cannot stall a command past its
+    /// busy timeout.
+    /// - Throws: `GeolocateError.spoolLocked` (75) when it is still held then.
+    private static func lock(in directory: OpenDirectory, patience: TimeInterval) throws -> FileLock {
+        let clock = SystemMonotonicClock()
+        let deadline = Deadline(milliseconds: Int64(patience * 1000), clock: clock)
+        while true {
+            if let lock = try FileLock.ifFree(StateFile.spoolLock.rawValue, in: directory) { return lock }
+            if deadline.hasPassed { throw GeolocateError.spoolLocked(path: directory.path(of: StateFile.spoolLock.rawValue)) }
+            clock.sleep(seconds: 0.01)
         }
     }
 

@@ -190,6 +190,28 @@ struct PlantedFileEndToEndTests {
         #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO is still there, unopened")
     }
 
+    /// The service user may hold `spool.lock` for ever: root's track then keeps its records
+    /// in memory, and a stop still ends it (73, saying how many were not committed) instead
+    /// of it waiting on the lock past every signal.
+    @Test func aLockTheServiceUserHoldsStallsNoCommandPastAStop() throws {
+        let (deployed, held) = try Self.deployed()
+        defer { close(held) }
+        let geolocate = try Self.copy(of: deployed)
+        let lock = geolocate.stateDirectory + "/spool.lock"
+        let holder = try GeolocateProcess.Running(
+            ["setpriv", "--reuid=\(Self.nobody.pw_uid)", "--regid=\(Self.nobody.pw_gid)", "--clear-groups", "flock", lock, "-c", "echo held; exec sleep 120"],
+            stdin: false, environment: ProcessInfo.processInfo.environment, directory: geolocate.home.path)
+        #expect(waitUntil(.seconds(20)) { holder.stdoutLines.contains { $0.text == "held" } }, "the service user holds the lock")
+        let track = try geolocate.start(["track", "--replay", Self.kiosk])
+        #expect(waitUntil(.seconds(30)) { track.stderr.contains("spool.lock is locked by another process") }, "\(track.stderr)")
+        #expect(kill(track.pid, 0) == 0, "track is alive, waiting on the lock, when the stop lands")
+        kill(track.pid, SIGTERM)
+        let stopped = try #require(track.finish(within: .seconds(20)), "track waited on the lock past SIGTERM")
+        #expect(stopped.status == 73 && stopped.stderr.contains("could not be committed"), "\(stopped)")
+        #expect(kill(holder.pid, 0) == 0, "the lock was still held throughout")
+        _ = holder.finish(within: .milliseconds(1))
+    }
+
     /// The service user may replace root's `gate/` (it owns the directory around it), but
     /// root then refuses what is there instead of keeping its decisions in it.
     @Test func aGateDirectoryOfTheServiceUsersIsRefused() throws {
