@@ -130,14 +130,11 @@ package struct DeviceKey: Sendable {
     /// turns (two `rotate`s at once would each sign a successor and keep only one), and first
     /// removes what a killed writer left beside it: temporary copies, which hold private keys.
     package static func changing<T>(_ path: String, _ body: () throws -> T) throws -> T {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try Paths.makeDirectories(directory) }
-        let lock = try FileLock(path: path + ".lock")
+        guard let (directory, name) = try OpenDirectory.parent(of: path, create: true) else { throw POSIXError(.ENOENT) }
+        let lock = try FileLock(name + ".lock", in: directory)
         defer { withExtendedLifetime(lock) {} }
-        let name = (path as NSString).lastPathComponent
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
-        where DeviceKey.isTemporaryCopy(entry, of: name) {
-            unlink((directory.isEmpty ? "" : directory + "/") + entry)
+        for entry in directory.names() where DeviceKey.isTemporaryCopy(entry, of: name) {
+            directory.remove(entry)
         }
         return try body()
     }

@@ -69,7 +69,7 @@ package final class Spool: Sendable {
                 // default of 2 MB per connection was a tenth of track's memory.
                 try db.execute(sql: "PRAGMA cache_size = -256")
             }
-            let lock = try Spool.lock(in: directory, patience: busyTimeout)
+            let lock = try Spool.lock(in: directory, patience: max(busyTimeout, Spool.minimumLockPatience))
             defer { withExtendedLifetime(lock) {} }
             // Judged again under the lock, just before SQLite opens them.
             try directory.check([StateFile.spool.rawValue] + StateFile.spool.companionNames)
@@ -91,9 +91,13 @@ package final class Spool: Sendable {
         }
     }
 
+    /// How long opening the spool waits for `spool.lock` at the least: another process holds
+    /// it only while it opens and migrates the spool (a fraction of a second for a new one),
+    /// so track's short busy timeout alone would make two starting at once look locked.
+    static let minimumLockPatience: TimeInterval = 5
+
     /// `spool.lock`, waited for at most `patience` seconds: whoever holds it (the service
-    /// user, who owns the directory, may hold it for ever) cannot stall a command past its
-    /// busy timeout.
+    /// user, who owns the directory, may hold it for ever) cannot stall a command for ever.
     /// - Throws: `GeolocateError.spoolLocked` (75) when it is still held then.
     private static func lock(in directory: OpenDirectory, patience: TimeInterval) throws -> FileLock {
         let clock = SystemMonotonicClock()

@@ -192,7 +192,7 @@ struct PlantedFileEndToEndTests {
 
     /// The service user may hold `spool.lock` for ever: root's track then keeps its records
     /// in memory, and a stop still ends it (73, saying how many were not committed) instead
-    /// of it waiting on the lock past every signal.
+    /// of it waiting on the lock past every signal (each try waits at most 5 s).
     @Test func aLockTheServiceUserHoldsStallsNoCommandPastAStop() throws {
         let (deployed, held) = try Self.deployed()
         defer { close(held) }
@@ -202,8 +202,10 @@ struct PlantedFileEndToEndTests {
             ["setpriv", "--reuid=\(Self.nobody.pw_uid)", "--regid=\(Self.nobody.pw_gid)", "--clear-groups", "flock", lock, "-c", "echo held; exec sleep 120"],
             stdin: false, environment: ProcessInfo.processInfo.environment, directory: geolocate.home.path)
         #expect(waitUntil(.seconds(20)) { holder.stdoutLines.contains { $0.text == "held" } }, "the service user holds the lock")
-        let track = try geolocate.start(["track", "--replay", Self.kiosk])
-        #expect(waitUntil(.seconds(30)) { track.stderr.contains("spool.lock is locked by another process") }, "\(track.stderr)")
+        let track = try geolocate.start(["track", "--replay", Self.kiosk, "--stdout"])
+        // Records made (printed) and kept in memory: the state the stop must end.
+        #expect(waitUntil(.seconds(30)) { track.stderr.contains("spool.lock is locked by another process") && !track.stdoutLines.isEmpty },
+                "\(track.stderr)")
         #expect(kill(track.pid, 0) == 0, "track is alive, waiting on the lock, when the stop lands")
         kill(track.pid, SIGTERM)
         let stopped = try #require(track.finish(within: .seconds(20)), "track waited on the lock past SIGTERM")
