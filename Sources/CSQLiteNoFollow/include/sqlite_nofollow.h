@@ -9,7 +9,8 @@ extern const char *const geolocate_nofollow_vfs_name;
 
 /// Registers the VFS (once; later calls do nothing): SQLite's "unix" VFS whose path
 /// resolution fails with SQLITE_CANTOPEN_SYMLINK where any part of the path is a link, as
-/// SQLITE_OPEN_NOFOLLOW makes it. Returns SQLite's result code (0, SQLITE_OK, on success).
+/// SQLITE_OPEN_NOFOLLOW makes it; and makes the unix VFSes' open(2) refuse a FIFO or socket
+/// instead of waiting on it. Returns SQLite's result code (0, SQLITE_OK, on success).
 int geolocate_register_nofollow_vfs(void);
 
 #endif

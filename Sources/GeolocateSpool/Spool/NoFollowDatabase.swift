@@ -1,6 +1,7 @@
 import CSQLiteNoFollow
 import Foundation
 import GeolocateModel
+import struct GRDB.DatabaseError
 
 /// Where SQLite opens a database of the state directory: a `file:` URI through the VFS that
 /// refuses a symbolic link anywhere in the path (`CSQLiteNoFollow`), in the directory as the
@@ -19,6 +20,17 @@ package enum NoFollowDatabase {
         // and SQLite's own refusal of a link as the file's last part still holds.
         let parameters = (registered ? ["vfs=" + String(cString: geolocate_nofollow_vfs_name)] : []) + query
         return "file:" + escaped(directory.resolvedPath(of: name)) + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
+    }
+
+    /// Whether SQLite refused to open a database because a link was in its path
+    /// (`SQLITE_CANTOPEN_SYMLINK`): one swapped in after geolocate judged the file.
+    package static func refusedALink(_ error: DatabaseError) -> Bool {
+        error.extendedResultCode.rawValue == 14 | (6 << 8)
+    }
+
+    /// The refusal, in geolocate's words, of the database `path` that SQLite found a link in.
+    package static func refusal(of path: String) -> GeolocateError {
+        .stateFileRefused(path: path, reason: "it was replaced by a symbolic link while it was opened")
     }
 
     /// `path` with `%`, `?` and `#` escaped for a `file:` URI.

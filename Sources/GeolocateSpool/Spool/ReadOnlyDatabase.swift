@@ -109,6 +109,8 @@ package final class ReadOnlyDatabase: Sendable {
         configuration.busyMode = .timeout(2)
         do {
             queue = try DatabaseQueue(path: uri, configuration: configuration)
+        } catch let error as DatabaseError where NoFollowDatabase.refusedALink(error) {
+            throw NoFollowDatabase.refusal(of: path)
         } catch {
             throw ReadOnlyDatabase.failure(error)
         }

@@ -64,6 +64,9 @@ package final class Spool: Sendable {
             var configuration = Configuration()
             configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
+                // The directory's owner may write the file: no function of its schema runs
+                // unless SQLite deems it harmless (and no trigger or view is accepted, below).
+                try db.execute(sql: "PRAGMA trusted_schema = OFF")
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 // Records are appended and read in order, so a small page cache does: SQLite's
                 // default of 2 MB per connection was a tenth of track's memory.
@@ -77,6 +80,11 @@ package final class Spool: Sendable {
             storage = .writable(database)
             schemaVersion = SpoolColumns.schemaVersion
             let migrator = Spool.migrator(upgradedAt: clock.nowMilliseconds)
+            // geolocate makes no trigger or view: one there was put by someone else, and would
+            // run its SQL in this process (root's, for the gate) at the next insert.
+            if let planted = try database.read({ try String.fetchOne($0, sql: "SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view') LIMIT 1") }) {
+                throw GeolocateError.stateFileRefused(path: path, reason: "it holds a trigger or view (\(planted)) that geolocate never makes")
+            }
             try database.read(SpoolColumns.checkVersion1)
             if try database.read(migrator.hasBeenSuperseded) {
                 throw GeolocateError.stateNotWritable(path: path, reason: "written by a newer geolocate (schema version above \(SpoolColumns.schemaVersion)); use that version")
@@ -428,6 +436,7 @@ package final class Spool: Sendable {
             }
         }
         if let error = error as? DatabaseError {
+            if NoFollowDatabase.refusedALink(error) { return NoFollowDatabase.refusal(of: path) }
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED { return GeolocateError.spoolLocked(path: path) }
             return GeolocateError.stateNotWritable(path: path, reason: error.message ?? error.description)
         }

@@ -2,6 +2,7 @@ import Foundation
 import GeolocateModel
 import GeolocateSpool
 import class GRDB.DatabaseQueue
+import struct GRDB.DatabaseError
 import Testing
 
 #if canImport(Glibc)
@@ -9,8 +10,9 @@ import Glibc
 #endif
 
 /// SQLite opened through `NoFollowDatabase`: what the service user could swap in after
-/// geolocate judged a database file (a link, between `OpenDirectory`'s check and SQLite's own
-/// open by path) is refused by SQLite itself, and the file it names is neither made nor changed.
+/// geolocate judged a database file (a link or a FIFO, between `OpenDirectory`'s check and
+/// SQLite's own open by path) is refused by SQLite itself, and the file a link names is
+/// neither made nor changed; SQL the user planted in the spool never runs.
 @Suite(.tags(.unit), .timeLimit(.minutes(20))) struct NoFollowDatabaseTests {
     let state: String = {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("nofollow-\(UUID().uuidString)").path
@@ -49,6 +51,43 @@ import Glibc
             }
         }
         #expect(FileManager.default.contents(atPath: elsewhere) == before)
+    }
+
+    /// SQLite's own refusal is geolocate's (`stateFileRefused`, 73), not "unable to open".
+    @Test func sqlitesRefusalOfALinkIsRecognised() throws {
+        #expect(symlink(state + "-elsewhere.sqlite", state + "/spool.sqlite") == 0)
+        let directory = try #require(try OpenDirectory.open(state, create: false))
+        do {
+            _ = try DatabaseQueue(path: NoFollowDatabase.uri("spool.sqlite", in: directory))
+            Issue.record("opened through a link")
+        } catch let error as DatabaseError {
+            #expect(NoFollowDatabase.refusedALink(error), "\(error)")
+        }
+    }
+
+    /// A database opened for reading waits in open(2) for a writer when it is a FIFO: refused
+    /// at once instead (status and export, root's included, would hang for ever).
+    @Test(arguments: [[], ["mode=ro"], ["immutable=1"]])
+    func aFIFOSwappedInIsRefusedWithoutWaiting(_ query: [String]) throws {
+        #expect(mkfifo(state + "/spool.sqlite", 0o600) == 0)
+        let directory = try #require(try OpenDirectory.open(state, create: false))
+        #expect(throws: (any Error).self) {
+            try DatabaseQueue(path: NoFollowDatabase.uri("spool.sqlite", in: directory, query: query))
+                .read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM sqlite_master") }
+        }
+    }
+
+    /// A trigger the directory's owner adds to the spool would run its SQL in root's process
+    /// at the next insert: the spool is refused instead, before anything is written.
+    @Test func aPlantedTriggerIsRefusedBeforeItRuns() throws {
+        _ = try Spool(stateDirectory: state, clock: FixedClock(1_795_348_800_000))
+        try DatabaseQueue(path: state + "/spool.sqlite").write {
+            try $0.execute(sql: "CREATE TABLE planted (x); CREATE TRIGGER t AFTER INSERT ON records BEGIN INSERT INTO planted VALUES (1); END")
+        }
+        #expect(throws: GeolocateError.stateFileRefused(path: state + "/spool.sqlite",
+                                                        reason: "it holds a trigger or view (t) that geolocate never makes")) {
+            _ = try Spool(stateDirectory: state, clock: FixedClock(1_795_348_800_000))
+        }
     }
 
     /// The directory is named as the kernel names it, so a link on the way to a state
