@@ -219,23 +219,23 @@ package struct SignalDetector {
     private mutating func lockedDirectory() -> (FileLock, OpenDirectory)? {
         let deadline = Deadline(milliseconds: SignalDetector.lockPatienceMilliseconds, clock: clock)
         let lockName = StateFile.previousReportLock.rawValue
-        while true {
-            let directory: OpenDirectory
-            do {
-                directory = try reportDirectory()
+        do {
+            // Opened once: each try for the lock opens only the lock file.
+            let directory = try reportDirectory()
+            while true {
                 if let lock = try FileLock.ifFree(lockName, in: directory) { return (lock, directory) }
-            } catch let error as GeolocateError where error.isRefusedStateFile {
-                refusal = error
-                return nil
-            } catch {
-                warnOnce("\(error); signals compare with the previous report of this process only")
-                return nil
+                guard !deadline.hasPassed else {
+                    warnOnce("\(directory.path(of: lockName)) is held by another process; signals compare with the previous report of this process only")
+                    return nil
+                }
+                clock.sleep(seconds: 0.005)
             }
-            guard !deadline.hasPassed else {
-                warnOnce("\(directory.path(of: lockName)) is held by another process; signals compare with the previous report of this process only")
-                return nil
-            }
-            clock.sleep(seconds: 0.005)
+        } catch let error as GeolocateError where error.isRefusedStateFile {
+            refusal = error
+            return nil
+        } catch {
+            warnOnce("\(error); signals compare with the previous report of this process only")
+            return nil
         }
     }
 
