@@ -248,7 +248,8 @@ package final class GPSDSource: LocationSource {
     /// A fix streamed now arrived now, whatever its time says (SPEC §3); one dated more than
     /// `FixLimits.maxFutureSkewMilliseconds` from the system clock (a week-rollover date, a
     /// clock without an RTC) is said once on stderr. A fix gpsd held (`held`, from `?POLL;`)
-    /// came some time before: it is taken to have arrived at its own time when that is earlier.
+    /// came some time before, at most at its own time: its arrival is unknown
+    /// (`Fix.arrivalUnknown`) until the resolver knows better.
     private func currentFix(held: Bool) -> Fix? {
         let now = clock.nowMilliseconds
         switch GPSDSource.decodedFix(data, now: now) {
@@ -256,10 +257,11 @@ package final class GPSDSource: LocationSource {
             let skew = now.subtractingClamped(fix.timestamp)
             let far = skew.magnitude > UInt64(FixLimits.maxFutureSkewMilliseconds)
             if far { noteFarDate(fix.timestamp, skew: skew) }
-            // A held fix whose time can be believed came no later than that time; one dated far
-            // off is taken as arriving now, and the resolver keeps the first arrival it saw of
-            // the same fix, so a fix gpsd keeps holding still ages.
-            let arrived = held && !far ? min(now, fix.timestamp) : now
+            // A held fix came at a time geolocate did not see: no later than its date, if that
+            // can be believed. Its arrival is unknown until the resolver finds it remembered,
+            // or believes the date (a synchronised clock, SPEC §3).
+            let arrived = held ? min(now, fix.timestamp) : now
+            if held { fix.arrivalUnknown = true }
             let boot = clock.boot
             fix.receivedAt = arrived
             fix.receivedBoot = boot?.id

@@ -44,6 +44,10 @@ public struct Fix: Sendable, Equatable, Codable {
     /// time since that boot then, in ms: within one boot the age survives a clock step.
     public var receivedBoot: String?
     public var receivedUptime: Int64?
+    /// True for a fix a source held (gpsd's answer to `?POLL;`) whose arrival geolocate did
+    /// not see and may not take from its date (SPEC §3): its age is unknown, so it is never
+    /// current and meets no age bound; `receivedAt` is then only when it was handed over.
+    public var arrivalUnknown: Bool?
     /// The system clock when the fix came from the source minus the fix's time, for a live
     /// fix: how far the receiver's clock and the system's disagree.
     public var clockSkewMilliseconds: Int64?

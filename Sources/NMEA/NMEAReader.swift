@@ -89,7 +89,7 @@ public final class NMEAReader {
     ///   thrown, so a caller reading an idle pipe, FIFO or tty can commit and check for a
     ///   stop meanwhile; `nil` blocks as long as the input does.
     /// - Parameter maximumBytesPerCall: the most a `forEachSentence` call may read before its
-    ///   body asks to stop; `nil` reads any amount.
+    ///   body asks to stop; `nil` reads any amount, as a regular file always may.
     /// - Parameter monotonicMilliseconds: with `idleMilliseconds`, the clock on which a call
     ///   that keeps reading without `body` asking to stop throws `Idle` after that long.
     public init(fileDescriptor fd: Int32, blockSize: Int = 1 << 20, idleMilliseconds: Int32? = nil,
@@ -99,7 +99,11 @@ public final class NMEAReader {
         capacity = blockSize + NMEAReader.maximumLineLength + 2
         base = .allocate(capacity: capacity)
         self.idleMilliseconds = idleMilliseconds
-        self.maximumBytesPerCall = maximumBytesPerCall
+        // A regular file ends: whatever garbage it holds is read past (SPEC §2), and only
+        // input without an end (`/dev/zero`, a pipe) is bounded.
+        var info = stat()
+        let isRegularFile = fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        self.maximumBytesPerCall = isRegularFile ? nil : maximumBytesPerCall
     }
 
     deinit { base.deallocate() }
@@ -113,19 +117,50 @@ public final class NMEAReader {
         let started = monotonicMilliseconds?()
         while true {
             while scanIndex < filled {
-                guard let newline = memchr(base + scanIndex, 0x0A, filled - scanIndex) else {
+                let newline = memchr(base + scanIndex, 0x0A, filled - scanIndex)
+                let end = newline.map { base.distance(to: $0.assumingMemoryBound(to: UInt8.self)) } ?? filled
+                if discardingLongLine {
+                    // An over-long run ends at its newline or at the next `$`, whichever
+                    // comes first: a sentence glued to the end of garbage is read.
+                    if let dollar = memchr(base + scanIndex, 0x24, end - scanIndex) {
+                        discardingLongLine = false
+                        lineStart = base.distance(to: dollar.assumingMemoryBound(to: UInt8.self))
+                        scanIndex = lineStart
+                        continue
+                    }
+                    guard newline != nil else {
+                        lineStart = filled
+                        scanIndex = filled
+                        break
+                    }
+                    discardingLongLine = false
+                    lineStart = end + 1
+                    scanIndex = lineStart
+                    continue
+                }
+                guard newline != nil else {
                     scanIndex = filled
                     break
                 }
-                let end = base.distance(to: newline.assumingMemoryBound(to: UInt8.self))
                 let start = lineStart
                 lineStart = end + 1
                 scanIndex = lineStart
-                if discardingLongLine {
-                    discardingLongLine = false
-                } else if try !handleLine(base + start, count: end - start, body) {
+                if try !handleLine(base + start, count: end - start, body) {
                     bytesAtLastStop = statistics.bytes
                     return
+                }
+            }
+            // A line longer than the limit: counted once, and dropped up to the first `$`
+            // past its limit, or else up to its end (SPEC §2: constant memory, and what
+            // follows is read).
+            while !discardingLongLine, filled - lineStart > NMEAReader.maximumLineLength + 2 {
+                statistics.tooLong += 1
+                let resume = lineStart + NMEAReader.maximumLineLength + 1
+                if let dollar = memchr(base + resume, 0x24, filled - resume) {
+                    lineStart = base.distance(to: dollar.assumingMemoryBound(to: UInt8.self))
+                } else {
+                    discardingLongLine = true
+                    lineStart = filled
                 }
             }
             if endOfInput {
@@ -135,12 +170,6 @@ public final class NMEAReader {
                     _ = try handleLine(base + start, count: filled - start, body)
                 }
                 return
-            }
-            if filled - lineStart > NMEAReader.maximumLineLength + 2 {
-                // A line longer than the limit: count it once and drop bytes up to its end.
-                if !discardingLongLine { statistics.tooLong += 1 }
-                discardingLongLine = true
-                lineStart = filled
             }
             if let limit = maximumBytesPerCall, statistics.bytes - bytesAtLastStop >= limit {
                 throw NMEAReadError(reason: "\(limit >> 20) MiB without a timed NMEA sentence (is it an NMEA log?)")
@@ -196,7 +225,11 @@ public final class NMEAReader {
         if count == 0 || line[0] == 0x23 { return true }  // blank, or a '#' comment as in gpsd's logs
         if count > NMEAReader.maximumLineLength {
             statistics.tooLong += 1
-            return true
+            // Read again from the first `$` past the limit, as a line that never ends is.
+            let resume = NMEAReader.maximumLineLength + 1
+            guard let dollar = memchr(line + resume, 0x24, count - resume) else { return true }
+            let start = line.distance(to: dollar.assumingMemoryBound(to: UInt8.self))
+            return try handleLine(line + start, count: count - start, body)
         }
         if line[0] != 0x24 {
             // Junk before the first sentence; the sentence (if any) after it is still read.

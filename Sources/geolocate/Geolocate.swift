@@ -26,7 +26,7 @@ struct Geolocate: AsyncParsableCommand {
               geolocate flush                         # deliver it
             """,
         version: Defaults.version,
-        subcommands: [TriggerCommand.self, TrackCommand.self, FlushCommand.self, StatusCommand.self, ExportCommand.self, ConfigCommand.self, KeyCommand.self]
+        subcommands: [TriggerCommand.self, TrackCommand.self, FlushCommand.self, StatusCommand.self, ExportCommand.self, ConfigCommand.self, KeyCommand.self, StateCommand.self]
     )
 
     /// Runs the command as the argument parser's own `main` does, except that a usage error

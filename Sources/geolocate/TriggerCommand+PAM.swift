@@ -64,7 +64,7 @@ extension TriggerCommand {
         }
         onError.value = settings[ConfigKey.policyOnError]
         let trigger = Trigger(settings: settings, environment: environment, clock: globalOptions.clock, elapsed: monotonic, logger: logger,
-                              openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
+                              openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().trustingOnlyRootsNMEA().open)
         deadline.reset(seconds: Double(trigger.resolveTimeout(timeout, action: action)) / 1000 + Self.pamSlackSeconds, from: started)
         let serviceUser = TrustedPath.uid(ofUser: "geolocate").map { Set([$0]) } ?? []
         var unsafe = [(stateDirectory, serviceUser)]
@@ -89,6 +89,10 @@ extension TriggerCommand {
                 source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed, policy: true, subject: hook.subject))
         } catch {
             return failure(describe(error))
+        }
+        // Without the previous report nothing can be decided (SPEC §10.1): policy.onError.
+        if record.policy?.rule == .previousUnreadable {
+            return failure("the previous report cannot be read, so impossible travel cannot be judged")
         }
         let passes = record.policy.map { LocationPolicy.passes($0, settings: settings) } ?? false
         let code: Int32 = passes ? 0 : 4

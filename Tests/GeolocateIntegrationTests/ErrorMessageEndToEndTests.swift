@@ -141,8 +141,9 @@ import Glibc
         }
     }
 
-    /// A log followed by garbage (`cat drive.nmea /dev/zero`) keeps every fix before the
-    /// garbage: before, the epoch in progress when the 64 MiB limit struck was lost.
+    /// A log followed by garbage (`cat drive.nmea /dev/zero |`) keeps every fix before the
+    /// garbage: before, the epoch in progress when the 64 MiB limit struck was lost. The same
+    /// bytes in a regular file are read to their end (SPEC §2: a file ends), exit 0.
     @Test func fixesBeforeEndlessGarbageAreKept() throws {
         let drive = GeolocateProcess.example("maynooth-drive.nmea")
         let track = ["track", "--every-fix", "--stdout", "--no-spool", "--permission", "fine", "--replay"]
@@ -153,10 +154,13 @@ import Glibc
         var bytes = try Data(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent(drive))
         bytes.append(Data(count: 65 << 20))
         try bytes.write(to: spoiled)
-        let result = try geolocate.run(track + [spoiled.path])
-        #expect(result.status == 65, "\(result.stderr)")
         let expected = clean.stdout.split(separator: "\n").count
         #expect(expected == 120)
+        let file = try geolocate.run(track + [spoiled.path])
+        #expect(file.status == 0, "\(file.stderr)")
+        #expect(file.stdout.split(separator: "\n").count == expected, "\(file.stdout.split(separator: "\n").count) records")
+        let result = try geolocate.run(track + ["-"], stdin: bytes)
+        #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n").count == expected, "\(result.stdout.split(separator: "\n").count) records")
     }
 

@@ -54,6 +54,15 @@ import Testing
         #expect(result.statistics.skipped == 1)
     }
 
+    /// SPEC §2: a run without a newline ends at the first `$` past the limit, so a sentence
+    /// glued to the end of garbage is read, whether the run spans read blocks or not.
+    @Test(arguments: [2_000, 3_000_000]) func aSentenceGluedToTheEndOfALongRunIsRead(_ junkLength: Int) throws {
+        let junk = String(repeating: "x", count: junkLength)
+        let result = try NMEATestInput.read(Self.gga + "\n" + junk + Self.gga + "\n" + Self.gga + "\n")
+        #expect(result.statistics.accepted == 3)
+        #expect(result.statistics.tooLong == 1)
+    }
+
     /// triton400 in the gpsd corpus: an unterminated GGA spliced with the next GLL.
     @Test func splicedLineKeepsTheSecondSentence() throws {
         let line = "$GPGGA,030130$GPGLL,2638.1728,N,08011.3893,W,030131.000,A,A*41"

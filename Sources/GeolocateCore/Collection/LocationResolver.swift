@@ -47,6 +47,9 @@ package struct LocationResolver {
     /// Where on `elapsed` the query began, when the timeout also bounds wall time: a replay
     /// from a pipe, FIFO or tty, whose writer may send nothing (SPEC §3).
     package var wallStart: Double?
+    /// `signals.maxClockSkew`: on a synchronised clock, a held fix dated no further ahead
+    /// than this is aged from its date; otherwise its age is unknown (SPEC §3).
+    package var heldDateSkewMilliseconds: Int64 = 5_000
     package var logger: Logger
 
     package init(source: @escaping () throws -> LocationSource, opened: LocationSource? = nil, store: LastKnownStore, clock: WallClock,
@@ -145,13 +148,25 @@ package struct LocationResolver {
             }
             // The same fix seen before arrived then, not now: a fix gpsd keeps holding ages.
             if let seen = fix, let stored = try resolver.store.load(now: now()), stored.isSameFix(as: seen),
-               let first = stored.receivedAt, first < (seen.receivedAt ?? .max) {
+               stored.arrivalUnknown != true, let first = stored.receivedAt, first <= (seen.receivedAt ?? .max) {
                 fix?.receivedAt = first
                 fix?.receivedBoot = stored.receivedBoot
                 fix?.receivedUptime = stored.receivedUptime
+                fix?.arrivalUnknown = nil
+            }
+            // Otherwise its date stands for its arrival only on a synchronised clock, and only
+            // if it is not in the future: a date 25 hours old on an unsynchronised clock, or a
+            // week-rollover date, says nothing of when gpsd got the fix (SPEC §3).
+            if let seen = fix, seen.arrivalUnknown == true, resolver.clock.isSynchronized == true, resolver.nowOverride == nil,
+               seen.timestamp <= now().addingClamped(resolver.heldDateSkewMilliseconds) {
+                fix?.arrivalUnknown = nil
             }
             held = .answered(fix)
-            if let fix { try remember(fix) }
+            if let fix, fix.arrivalUnknown == true {
+                resolver.logger.notice("the fix the source holds is dated \(TimeText.iso8601(fix.timestamp)) and geolocate did not see it arrive, so its age is unknown: it is not current and meets no age bound")
+            } else if let fix {
+                try remember(fix)
+            }
             return fix
         }
 
@@ -170,8 +185,12 @@ package struct LocationResolver {
                 stored = nil
             }
             // The younger of the two; on a tie the held one, which gpsd may have completed since.
-            let candidates = [try heldFix(), stored].compactMap { $0 }.compactMap { fix in age(of: fix).map { (fix, $0) } }
-            return candidates.min { $0.1 < $1.1 }.map { $0.0 }
+            let held = try heldFix()
+            let candidates = [held, stored].compactMap { $0 }.compactMap { fix in age(of: fix).map { (fix, $0) } }
+            if let youngest = candidates.min(by: { $0.1 < $1.1 }) { return youngest.0 }
+            // A held fix of unknown age is still the last known location, reported with ageMs
+            // null: never current, never within an age bound (SPEC §3).
+            return held?.arrivalUnknown == true ? held : nil
         }
 
         mutating func current(timeoutMilliseconds: Int64) throws -> LocationDecision {
@@ -249,7 +268,7 @@ package struct LocationResolver {
             if let fix, fix.receivedAt == nil { decided = max(decided, fix.timestamp) }
             return LocationDecision(fix: fix, origin: fix == nil ? nil : origin, fallbackReason: nil,
                                     errorCode: fix == nil ? missing : .none, now: decided,
-                                    age: fix.map { FixAge.of($0, at: decided, boot: moment == nil ? boot : nil) ?? 0 })
+                                    age: fix.flatMap { $0.arrivalUnknown == true ? nil : FixAge.of($0, at: decided, boot: moment == nil ? boot : nil) ?? 0 })
         }
 
         /// Offers `fix` to the store; a store that cannot be written is said, a file planted in

@@ -84,6 +84,11 @@ package struct Trigger {
         }
         let permissions = resolvePermissions(request.permission)
         let source = try resolveSource(request.source)
+        // A decision's time is the system's: `--now` would make an old fix from a live source
+        // fresh (SPEC §3). Replays keep it, for tests.
+        if request.now != nil, policy != nil, !source.isReplay {
+            throw GeolocateError.usage("--now is for tests of replays: a policy decision on a live source (\(source)) takes the system's time")
+        }
         let timeout = resolveTimeout(request.timeoutMilliseconds, action: request.action)
         let wallStart = elapsed.nowSeconds
         // gpsd must connect and answer ?POLL; within a second, or the timeout when shorter.
@@ -115,13 +120,14 @@ package struct Trigger {
         }
         // A receiver on a terminal is live input: its fixes are remembered with gpsd's.
         let storeKind: LastKnownStore.Kind = replay.map { ($0 as? NMEAReplaySource)?.isLive == true ? .live : .replay } ?? .live
-        let resolver = LocationResolver(
+        var resolver = LocationResolver(
             source: { try openSource(source, opening) }, opened: replay,
             store: LastKnownStore(stateDirectory: stateDirectory, kind: storeKind, logger: logger), clock: clock,
             elapsed: elapsed, nowOverride: request.now,
             currentMaxAgeMilliseconds: settings[ConfigKey.currentMaxAge],
             lastKnownMaxAgeMilliseconds: resolveLastKnownMaxAge(action: request.action),
             wallStart: boundsWallTime ? wallStart : nil, logger: logger)
+        resolver.heldDateSkewMilliseconds = settings[ConfigKey.signalsMaxClockSkew]
         let decision = try resolver.decide(mode: mode, timeoutMilliseconds: timeout)
         if let read = replay?.readSummary { logger.debug("\(read)") }
         var record = Record(action: request.action, triggeredAt: decision.now, requestedMode: request.mode.description,

@@ -61,7 +61,8 @@ package struct LocationPolicy: Sendable {
             return PolicyResult(decision: .deny, rule: .distrusted(signal))
         }
         guard let fix = record.fix else { return PolicyResult(decision: .undetermined, rule: .noLocation) }
-        if let age = record.ageMilliseconds, age > maxAgeMilliseconds {
+        guard let age = record.ageMilliseconds else { return PolicyResult(decision: .undetermined, rule: .ageUnknown) }
+        if age > maxAgeMilliseconds {
             var result = PolicyResult(decision: .undetermined, rule: .tooOld)
             (result.age, result.maxAge) = (age, maxAgeMilliseconds)
             return result

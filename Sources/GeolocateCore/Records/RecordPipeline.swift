@@ -114,7 +114,13 @@ package struct RecordPipeline {
             }
             signals = detector
         }
-        if let policy { record.policy = policy.decide(record: record, country: country) }
+        if let policy {
+            // Without the previous report impossible travel cannot be judged, so only a denial
+            // stands (SPEC §10.1); under --pam the hook hands the rest to policy.onError.
+            let decided = policy.decide(record: record, country: country)
+            record.policy = signals?.unreadable == nil || record.fix == nil || decided.decision == .deny
+                ? decided : PolicyResult(decision: .undetermined, rule: .previousUnreadable)
+        }
         if !showsSignals { record.signals = nil }
         output.apply(to: &record)
     }

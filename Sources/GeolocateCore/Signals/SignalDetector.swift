@@ -63,10 +63,14 @@ struct PreviousReport: Codable, Sendable, Equatable {
     var arrivedAt: Int64?
     /// The satellites its fix rested on, when the receiver named them.
     var satellites: SatelliteSet?
+    /// The boot its fix arrived in and `CLOCK_BOOTTIME` then (ms): within one boot the time
+    /// between reports is measured there, so a clock step neither makes nor hides a jump.
+    var arrivedBoot: String?
+    var arrivedUptime: Int64?
 
     /// Whether the values are ones geolocate could have written by `now`: a state file is input.
     func isPlausible(now: Int64) -> Bool {
-        madeAt <= now.addingClamped(60_000)
+        madeAt <= now.addingClamped(60_000) && (arrivedAt.map { $0 <= now.addingClamped(60_000) } ?? true)
             && FixLimits.isValidPosition(latitude: latitude, longitude: longitude)
             && recordTimestamp >= FixLimits.earliestTimestamp && recordTimestamp <= TimeText.latestMilliseconds
             && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
@@ -102,6 +106,9 @@ package struct SignalDetector {
     /// A link, FIFO or another user's file found where the report or its lock is kept
     /// (SPEC §14): the record's command ends with it (73) instead of going on without.
     package private(set) var refusal: GeolocateError?
+    /// Why a stored report could not be read (damaged, unreadable, its lock held too long):
+    /// under a policy nothing can be decided without it (SPEC §10.1).
+    package private(set) var unreadable: String?
 
     /// How long a report waits for another process's lock on the file before it goes without
     /// it: signals never delay a record noticeably.
@@ -118,69 +125,141 @@ package struct SignalDetector {
         self.logger = logger
     }
 
+    /// Removes the previous reports kept in `stateDirectory`, and root's in its `gate/`
+    /// (`geolocate state forget previous`): the administrator's way to end a jump that stands
+    /// (SPEC §10.1). Each removal takes the report's lock, so no report half-compared is lost.
+    /// - Returns: the paths removed.
+    /// - Throws: `GeolocateError.stateNotWritable` when the directory cannot be opened or a
+    ///   report cannot be removed; `.stateFileRefused` for a `gate/` that is not root's.
+    package static func forgetPrevious(stateDirectory: String) throws -> [String] {
+        let state: OpenDirectory
+        do {
+            guard let opened = try OpenDirectory.open(stateDirectory, create: false) else { return [] }
+            state = opened
+        } catch {
+            throw GeolocateError.stateNotWritable(path: stateDirectory, reason: ErrorText.plain(error))
+        }
+        var directories = [state]
+        if geteuid() == 0, state.exists(StateFile.gateDirectory) {
+            directories.append(try state.privateSubdirectory(StateFile.gateDirectory))
+        }
+        var removed: [String] = []
+        for directory in directories {
+            let names = [StateFile.previousReport, StateFile.previousReportReplay].map(\.rawValue).filter(directory.exists)
+            guard !names.isEmpty else { continue }
+            let lock = try FileLock(StateFile.previousReportLock.rawValue, in: directory)
+            defer { withExtendedLifetime(lock) {} }
+            for name in names {
+                directory.remove(name)
+                guard !directory.exists(name) else {
+                    throw GeolocateError.stateNotWritable(path: directory.path(of: name), reason: "it could not be removed")
+                }
+                removed.append(directory.path(of: name))
+            }
+        }
+        return removed
+    }
+
     /// Whether records get signals: `signals.enabled`.
     package static func isEnabled(_ settings: Settings) -> Bool { settings[ConfigKey.signalsEnabled] }
 
-    /// Gives `record` its signals, compared with the last report in the state directory, which
-    /// it then replaces there: trigger's one record.
+    /// Gives `record` its signals, compared with the last plausible report in the state
+    /// directory, which it then replaces there when it is plausible itself: trigger's one record.
     package mutating func annotateAndSave(_ record: inout Record, country: String?, now: Int64) {
         guard record.fix != nil else { return }
-        guard let (lock, directory) = lockedDirectory() else { return annotate(&record, country: country, now: now) }
-        defer { withExtendedLifetime(lock) {} }
-        previous = load(now: now, from: directory)
+        let access = reportAccess()
+        var directory: OpenDirectory?
+        switch access {
+        case .locked(_, let opened), .unlocked(let opened): directory = opened
+        case .none: break
+        }
+        defer { withExtendedLifetime(access) {} }
+        if let directory { previous = load(now: now, from: directory) }
         annotate(&record, country: country, now: now)
-        save(in: directory)
+        guard unsaved != nil else { return }
+        if let directory, let problem = save(in: directory) {
+            record.signals?.reasons.append(SignalDetector.notKeptReason(problem))
+        } else if directory == nil, unreadable == nil, refusal == nil {
+            record.signals?.reasons.append(SignalDetector.notKeptReason("its directory cannot be opened"))
+        }
     }
 
-    /// Gives `record` its signals, compared with the report before it in this process (or, for
-    /// the first, the one in the state directory): track's records, kept by `save()`.
+    /// Gives `record` its signals, compared with the last plausible report before it (in this
+    /// process, or for the first the one in the state directory): track's records, kept by
+    /// `saveLatest()`.
+    ///
+    /// A record that jumped, looks spoofed or was not measured never becomes the report the
+    /// next one is compared with (SPEC §10.1): retrying a login after a jump, or a spoofer
+    /// holding the receiver at the false place, keeps meeting the jump until the travel
+    /// could have been made.
     package mutating func annotate(_ record: inout Record, country: String?, now: Int64) {
         guard let fix = record.fix else { return }
-        record.signals = SignalDetector.signals(of: record, fix: fix, country: country, previous: previous,
-                                                thresholds: thresholds, countryCodeReplacement: countryCodeReplacement,
-                                                clockSynchronized: clockSynchronized)
+        let signals = SignalDetector.signals(of: record, fix: fix, country: country, previous: previous,
+                                             thresholds: thresholds, countryCodeReplacement: countryCodeReplacement,
+                                             clockSynchronized: clockSynchronized)
+        record.signals = signals
+        guard !(signals.jumped || signals.spoofingSuspected || signals.estimatedFix) else { return }
         let report = PreviousReport(recordTimestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude,
                                     accuracy: fix.horizontalAccuracy, countryCode: country, madeAt: now,
                                     wifiBssid: record.device?.context.wifiBssid, arrivedAt: fix.receivedAt,
-                                    satellites: fix.satellites?.tracked)
+                                    satellites: fix.satellites?.tracked, arrivedBoot: fix.receivedBoot,
+                                    arrivedUptime: fix.receivedUptime)
         previous = report
         unsaved = report
     }
 
     /// Loads the stored report to compare the first record with.
     package mutating func loadPrevious(now: Int64) {
-        guard let (lock, directory) = lockedDirectory() else { return }
-        defer { withExtendedLifetime(lock) {} }
-        previous = load(now: now, from: directory)
+        let access = reportAccess()
+        defer { withExtendedLifetime(access) {} }
+        switch access {
+        case .locked(_, let directory), .unlocked(let directory): previous = load(now: now, from: directory)
+        case .none: break
+        }
     }
 
-    /// Writes the last report made here, unless another process has written a later one
-    /// since, which the next record is then compared with.
+    /// Writes the last plausible report made here, unless another process has written a
+    /// later one since, which the next record is then compared with.
     package mutating func saveLatest() {
-        guard let unsaved, let (lock, directory) = lockedDirectory() else { return }
-        defer { withExtendedLifetime(lock) {} }
+        guard let unsaved else { return }
+        let access = reportAccess()
+        defer { withExtendedLifetime(access) {} }
+        guard case .locked(_, let directory) = access else {
+            if case .unlocked(let directory) = access { _ = save(in: directory) }
+            return
+        }
         if let stored = load(now: unsaved.madeAt, from: directory), stored.madeAt > unsaved.madeAt {
             previous = stored
             self.unsaved = nil
         } else {
-            save(in: directory)
+            _ = save(in: directory)
         }
     }
 
-    private mutating func save(in directory: OpenDirectory) {
-        guard let unsaved else { return }
+    /// The reason a record carries when its report could not be kept (SPEC §10.1).
+    static func notKeptReason(_ problem: String) -> String {
+        "previousNotKept: this report could not be kept (\(problem)); the next one is compared with the report before it, which no longer constrains once its travel time has passed"
+    }
+
+    /// Keeps `unsaved` in `directory`; returns why it could not, said once on stderr.
+    private mutating func save(in directory: OpenDirectory) -> String? {
+        guard let unsaved else { return nil }
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
             try directory.writeAtomically(try encoder.encode(unsaved), to: fileName, permissions: 0o600)
             self.unsaved = nil
+            return nil
         } catch {
-            warnOnce("the previous report cannot be kept in \(directory.path(of: fileName)) (\(ErrorText.plain(error))); signals compare with the last report kept")
+            let problem = "\(directory.path(of: fileName)): \(ErrorText.plain(error))"
+            warnOnce("the previous report cannot be kept in \(problem); the next report is compared with the one kept before, which no longer constrains once its travel time has passed")
+            return problem
         }
     }
 
-    /// The stored report; `nil` when there is none, or it is unreadable, larger than 64 KiB or
-    /// made more than a minute after `now` (a clock that was once ahead must not pin it).
+    /// The stored report; `nil` when there is none, or it was made more than a minute after
+    /// `now` or arrived after it (a clock that was once ahead must not pin it). One that exists
+    /// and cannot be read (damaged, larger than 64 KiB, unreadable) sets `unreadable`.
     private mutating func load(now: Int64, from directory: OpenDirectory) -> PreviousReport? {
         let path = directory.path(of: fileName)
         let data: Data
@@ -191,51 +270,91 @@ package struct SignalDetector {
             refusal = error
             return nil
         } catch {
-            data = Data()
+            noteUnreadable("\(path) cannot be read (\(ErrorText.plain(error)))")
+            return nil
         }
         guard let report = try? JSONDecoder().decode(PreviousReport.self, from: data) else {
-            logger.warning("ignoring unreadable previous report in \(path)")
+            noteUnreadable("\(path) is damaged (not a previous report)")
             return nil
         }
         guard report.isPlausible(now: now) else {
-            logger.notice("ignoring the previous report in \(path): it was made after this record's time (a replay of an older log?)")
+            logger.notice("ignoring the previous report in \(path): it was made after this record's time (a replay of an older log, or a clock set back)")
             return nil
         }
         return report
     }
 
-    /// The directory that keeps the report: the state directory, or for root in a state
-    /// directory of another user's (the service user's `/var/lib/geolocate`) its root-only
-    /// `gate/`, where that user can neither plant nor change anything (SPEC §14).
-    private func reportDirectory() throws -> OpenDirectory {
-        let directory = try OpenDirectory.state(stateDirectory)
-        guard geteuid() == 0, directory.owner != 0 else { return directory }
-        return try directory.privateSubdirectory(StateFile.gateDirectory)
+    /// Says that a stored report exists and cannot be read: under a policy the decision is
+    /// then undetermined (the pipeline reads `unreadable`), otherwise signals go without it.
+    private mutating func noteUnreadable(_ why: String) {
+        unreadable = why
+        warnOnce("\(why); signals compare with the previous report of this process only")
     }
 
-    /// The report's lock, held until released, and the directory it is in; `nil` (with a
-    /// warning, once) when it cannot be had within `lockPatienceMilliseconds`, or (with
-    /// `refusal`) when something planted is in the way.
-    private mutating func lockedDirectory() -> (FileLock, OpenDirectory)? {
+    /// The directory that keeps the report: the state directory, or for root in a state
+    /// directory of another user's (the service user's `/var/lib/geolocate`) its root-only
+    /// `gate/`, where that user can neither plant nor change anything (SPEC §14); `nil` when
+    /// it does not exist and cannot be made (a read-only file system), so holds no report.
+    private func reportDirectory() throws -> OpenDirectory? {
+        let directory: OpenDirectory
+        do {
+            directory = try OpenDirectory.state(stateDirectory)
+        } catch let error as GeolocateError where !FileManager.default.fileExists(atPath: stateDirectory) {
+            logger.debug("\(error)")
+            return nil
+        }
+        guard geteuid() == 0, directory.owner != 0 else { return directory }
+        do {
+            return try directory.privateSubdirectory(StateFile.gateDirectory)
+        } catch let error as GeolocateError where !error.isRefusedStateFile && !directory.exists(StateFile.gateDirectory) {
+            logger.debug("\(error)")
+            return nil
+        }
+    }
+
+    /// How the report may be read and written.
+    private enum ReportAccess {
+        /// Under its lock: read, compared and written by one process at a time.
+        case locked(FileLock, OpenDirectory)
+        /// Without a lock, which cannot be made (a read-only or full file system): the report
+        /// is still read whole, as every write of it is a rename.
+        case unlocked(OpenDirectory)
+        /// No report: none can be there, or something planted (`refusal`) or another process's
+        /// lock (`unreadable`) is in the way.
+        case none
+    }
+
+    /// The report's directory and, when it can be had within `lockPatienceMilliseconds`, its
+    /// lock. A lock held by another process for longer leaves the report unread
+    /// (`unreadable`); a lock file that cannot be made leaves it unlocked; something planted
+    /// sets `refusal`.
+    private mutating func reportAccess() -> ReportAccess {
         let deadline = Deadline(milliseconds: SignalDetector.lockPatienceMilliseconds, clock: clock)
         let lockName = StateFile.previousReportLock.rawValue
         do {
             // Opened once: each try for the lock opens only the lock file.
-            let directory = try reportDirectory()
+            guard let directory = try reportDirectory() else { return .none }
             while true {
-                if let lock = try FileLock.ifFree(lockName, in: directory) { return (lock, directory) }
+                let lock: FileLock?
+                do {
+                    lock = try FileLock.ifFree(lockName, in: directory)
+                } catch let error as GeolocateError where !error.isRefusedStateFile && !directory.exists(lockName) {
+                    logger.debug("\(error); the previous report is read without its lock")
+                    return .unlocked(directory)
+                }
+                if let lock { return .locked(lock, directory) }
                 guard !deadline.hasPassed else {
-                    warnOnce("\(directory.path(of: lockName)) is held by another process; signals compare with the previous report of this process only")
-                    return nil
+                    noteUnreadable("\(directory.path(of: lockName)) is held by another process")
+                    return .none
                 }
                 clock.sleep(seconds: 0.005)
             }
         } catch let error as GeolocateError where error.isRefusedStateFile {
             refusal = error
-            return nil
+            return .none
         } catch {
-            warnOnce("\(error); signals compare with the previous report of this process only")
-            return nil
+            noteUnreadable("\(ErrorText.plain(error))")
+            return .none
         }
     }
 
@@ -252,7 +371,7 @@ package struct SignalDetector {
         if let previous {
             let distance = Geodesy.distance(latitude1: previous.latitude, longitude1: previous.longitude,
                                             latitude2: fix.latitude, longitude2: fix.longitude)
-            let elapsed = fix.arrivalOrTime.subtractingClamped(previous.arrivedAt ?? previous.recordTimestamp)
+            let elapsed = SignalDetector.elapsed(from: previous, to: fix)
             signals.previous = .init(recordTimestamp: previous.recordTimestamp, distance: distance, countryCode: previous.countryCode)
             let seconds = Double(elapsed) / 1000
             if elapsed > 0 { signals.impliedSpeed = distance / seconds }
@@ -347,6 +466,15 @@ package struct SignalDetector {
         }
         signals.reasons = reasons
         return signals
+    }
+
+    /// Milliseconds from `previous` to `fix`: on `CLOCK_BOOTTIME` when both arrived in this
+    /// boot, else between arrivals (live) or fix times (replay).
+    static func elapsed(from previous: PreviousReport, to fix: Fix) -> Int64 {
+        if let boot = fix.receivedBoot, boot == previous.arrivedBoot, let now = fix.receivedUptime, let then = previous.arrivedUptime {
+            return now.subtractingClamped(then)
+        }
+        return fix.arrivalOrTime.subtractingClamped(previous.arrivedAt ?? previous.recordTimestamp)
     }
 
     /// The `estimatedFix` reason's words for a fix the receiver did not measure.

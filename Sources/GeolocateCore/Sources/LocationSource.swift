@@ -113,9 +113,18 @@ extension SourceSpecifier {
 /// links (the `GPSD` target's `SourceOpener.withGPSD`), so the core never touches libgps.
 package struct SourceOpener: Sendable {
     let gpsd: @Sendable (_ host: String, _ port: Int, _ opening: SourceOpening) throws -> LocationSource
+    /// The login gate's rule for NMEA input (`trustingOnlyRootsNMEA`).
+    private(set) var requiresRootsNMEA = false
 
     package init(gpsd: @escaping @Sendable (_ host: String, _ port: Int, _ opening: SourceOpening) throws -> LocationSource) {
         self.gpsd = gpsd
+    }
+
+    /// This opener, refusing NMEA input another user controls (SPEC §14): the login gate's.
+    package func trustingOnlyRootsNMEA() -> SourceOpener {
+        var opener = self
+        opener.requiresRootsNMEA = true
+        return opener
     }
 
     /// Replays only: gpsd is unavailable, as in a program built without the adapter.
@@ -129,9 +138,13 @@ package struct SourceOpener: Sendable {
     package func open(_ specifier: SourceSpecifier, _ opening: SourceOpening) throws -> LocationSource {
         switch specifier {
         case .nmea(let path):
-            return try NMEAReplaySource(path: path, speed: opening.replaySpeed, idleMilliseconds: opening.idleMilliseconds,
-                                        readAheadMilliseconds: opening.readAheadMilliseconds, pacingClock: opening.elapsed,
-                                        arrivalClock: opening.clock, logger: opening.logger)
+            let source = try NMEAReplaySource(path: path, speed: opening.replaySpeed, idleMilliseconds: opening.idleMilliseconds,
+                                              readAheadMilliseconds: opening.readAheadMilliseconds, pacingClock: opening.elapsed,
+                                              arrivalClock: opening.clock, logger: opening.logger)
+            if requiresRootsNMEA, let problem = source.gateProblem() {
+                throw GeolocateError.sourceUnavailable("\(specifier): \(problem); the login gate does not trust its fixes")
+            }
+            return source
         case .gpsd(let host, let port):
             return try gpsd(host, port, opening)
         }

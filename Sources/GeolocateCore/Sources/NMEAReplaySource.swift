@@ -162,6 +162,25 @@ package final class NMEAReplaySource: LocationSource {
     /// Whether the input is a receiver on a terminal, read as a live source.
     package var isLive: Bool { arrivalClock != nil }
 
+    /// Why the login gate may not trust what was opened, or `nil` (SPEC §14): a terminal must
+    /// be a character device owned by root (a serial port; a pseudo-terminal is its opener's),
+    /// and a file, FIFO or pipe root's and writable by no one else. Judged on the descriptor
+    /// opened, so a name swapped after a look changes nothing.
+    package func gateProblem() -> String? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return "\(path) cannot be examined (\(ErrorText.posix(errno)))" }
+        if isLive {
+            guard info.st_uid == 0 else {
+                return "\(path) is a terminal of uid \(info.st_uid), not a serial port owned by root, so another user controls what it says"
+            }
+            return nil
+        }
+        guard info.st_uid == 0, info.st_mode & 0o022 == 0 else {
+            return "\(path) belongs to uid \(info.st_uid) (mode \(String(info.st_mode & 0o7777, radix: 8))), not to root alone, so another user controls what it says"
+        }
+        return nil
+    }
+
     /// The log's time at its first epoch, reading ahead (without playing) to the first dated
     /// epoch when none was read yet; `nil` when the log has no date at all.
     /// - Throws: `GeolocateError.unreadableInput` when the input cannot be read or holds no NMEA.

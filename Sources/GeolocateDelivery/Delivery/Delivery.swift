@@ -120,6 +120,7 @@ package enum Delivery {
             notSpooled = error
         }
         let failure: String
+        let kind: EndpointErrorKind
         let verdict: DeliveryVerdict
         if let broker, let mqtt {
             let outcome = await mqtt.publish([try endpoint.format.message(for: record, policy: policy, sender: endpoint.signing(as: sender))], to: broker, awaitingAll: true)
@@ -142,10 +143,24 @@ package enum Delivery {
                 do { try spooled.spool.remove(seq: spooled.seq, now: clock.nowMilliseconds, limits: settings.spoolLimits) } catch { logger.debug("\(error)") }
             }
             return .delivered
-        case .retry(let reason, _, _), .endpointRefused(let reason):
+        case .retry(let reason, _, let retryKind):
             failure = reason
+            kind = retryKind
+        case .endpointRefused(let reason):
+            failure = reason
+            kind = .configuration
         case .recordsRefused(let code):
             failure = "HTTP \(code)"
+            kind = .temporary
+        }
+        // `status` shows the endpoint's last error as a flush's would be; the record waits in
+        // the spool for the next flush.
+        if let spooled {
+            do {
+                try spooled.spool.noteFailure(endpoint: endpoint.name, error: failure, kind: kind)
+            } catch {
+                logger.debug("\(error)")
+            }
         }
         if let notSpooled { throw notSpooled }
         return .spooled(reason: failure)

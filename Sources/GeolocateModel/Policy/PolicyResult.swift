@@ -21,6 +21,12 @@ package struct PolicyResult: Sendable, Equatable {
         case distrustedJammed = "distrusted-jammed"
         case distrustedAntennaFault = "distrusted-antennaFault"
         case tooOld
+        /// The fix's age is unknown: a fix the source held, dated far from the system clock,
+        /// whose arrival geolocate did not see (SPEC §3).
+        case ageUnknown
+        /// The previous report exists and cannot be read, so impossible travel cannot be
+        /// judged (SPEC §10.1).
+        case previousUnreadable
         case noLocation
         case insideDenyZone
         case nearDenyZone
@@ -87,6 +93,8 @@ package struct PolicyResult: Sendable, Equatable {
         case .tooOld:
             guard let age, let maxAge else { return "the location is older than policy.maxAge" }
             return "location \(SignalText.duration(age)) old, policy.maxAge is \(DurationText.format(maxAge))"
+        case .ageUnknown: return "the location's age is unknown (a fix the source held, dated far from the system clock)"
+        case .previousUnreadable: return "the previous report cannot be read, so impossible travel cannot be judged"
         case .noLocation: return "no location"
         case .insideDenyZone: return "inside deny zone \(zone)" + (distance.map { " by \($0)" } ?? "")
         case .nearDenyZone: return "the accuracy circle crosses deny zone \(zone)" + (distance.map { " (\($0) from its boundary)" } ?? "")

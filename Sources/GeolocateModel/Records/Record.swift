@@ -98,10 +98,12 @@ package struct Record: Sendable, Equatable {
     /// own reckoning.
     package var measuredAge: Int64?
 
-    /// `ageMs`: how old the fix was at `triggeredAt`, when there is a location: the measured
-    /// age, else from the fix's arrival (live) or its time (replay); never negative.
+    /// `ageMs`: how old the fix was at `triggeredAt`, when there is a location and its age is
+    /// known: the measured age, else from the fix's arrival (live) or its time (replay);
+    /// never negative.
     package var ageMilliseconds: Int64? {
-        fix.map { measuredAge ?? max(0, triggeredAt.subtractingClamped($0.arrivalOrTime)) }
+        guard let fix, fix.arrivalUnknown != true else { return nil }
+        return measuredAge ?? max(0, triggeredAt.subtractingClamped(fix.arrivalOrTime))
     }
 }
 

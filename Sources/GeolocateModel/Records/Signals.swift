@@ -89,6 +89,7 @@ package struct Signals: Sendable, Equatable {
         "wifiChanged": "the Wi-Fi access point changed while the fix stayed put",
         "jammed": "the receiver's jamming indicator is above signals.maxJamming",
         "antennaFault": "the receiver reports its antenna open or shorted",
+        "previousNotKept": "this report could not be kept for the next one to be compared with",
     ]
 
     /// The true booleans as bits, for the spool; bits 8 and 9 say whether

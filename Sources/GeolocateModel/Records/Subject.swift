@@ -43,8 +43,9 @@ package struct Subject: Sendable, Equatable {
         return kept
     }
 
-    /// `value` as one quoted syslog field: `"`, `\` and control characters escaped, so
-    /// `user="x decision=allow"` stays one field and no value forges a second line.
+    /// `value` as one quoted syslog field: `"`, `\`, control and Unicode format characters
+    /// escaped, so `user="x decision=allow"` stays one field, no value forges a second line
+    /// and none reads backwards (`\u{202E}`).
     package static func syslogField(_ value: String?) -> String {
         guard let value else { return "-" }
         var quoted = "\""
@@ -54,6 +55,11 @@ package struct Subject: Sendable, Equatable {
             case "\\": quoted += "\\\\"
             case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar.properties.generalCategory == .control:
                 quoted += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            // Format characters (bidi overrides such as U+202E, zero-width ones) and line or
+            // paragraph separators would make the line read otherwise than it is (SPEC §14).
+            case _ where [.format, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory):
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                quoted += "\\u{" + hex + "}"
             default: quoted.unicodeScalars.append(scalar)
             }
         }

@@ -8,8 +8,10 @@
 package enum FixAge {
     /// The age of `fix` at `now` (ms since 1970), `boot` being the monotonic clock at that
     /// moment when it is the system's; `nil` when unknown: a live fix that arrived after
-    /// `now`, or a replayed one dated after it. Never negative.
+    /// `now` or whose arrival was not seen (`Fix.arrivalUnknown`), or a replayed one dated
+    /// after `now`. Never negative.
     package static func of(_ fix: Fix, at now: Int64, boot: BootTime?) -> Int64? {
+        if fix.arrivalUnknown == true { return nil }
         guard let arrived = fix.receivedAt else {
             let age = now.subtractingClamped(fix.timestamp)
             return age >= 0 ? age : nil

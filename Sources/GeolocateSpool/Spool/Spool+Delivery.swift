@@ -242,6 +242,17 @@ extension Spool {
         }
     }
 
+    /// Records the error of a send outside a flush (`trigger --post`, `--endpoint`, the login
+    /// gate), for `status`, leaving when flush tries again as it was.
+    package func noteFailure(endpoint: String, error: String, kind: EndpointErrorKind) throws {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO endpoints (name, lastError, lastErrorKind) VALUES (?, ?, ?)
+                ON CONFLICT(name) DO UPDATE SET lastError = excluded.lastError, lastErrorKind = excluded.lastErrorKind
+                """, arguments: [endpoint, error, kind.rawValue])
+        }
+    }
+
     /// Deletes the records every endpoint they are for has delivered or dead-lettered: a record
     /// for one destination when that one has it, any other when all of `allEndpoints` have it.
     private static func deleteDelivered(_ db: Database, allEndpoints: [String], now: Int64, limits: SpoolLimits) throws {

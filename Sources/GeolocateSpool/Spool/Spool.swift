@@ -545,11 +545,32 @@ package final class SpoolWriter {
         }
     }
 
+    /// Commits what is pending in one transaction or, when the spool cannot take it all (a
+    /// full file system), in ever smaller ones, in order, as far as they fit.
+    /// - Throws: `GeolocateError.stateNotWritable` (73) saying how many records of this
+    ///   writer were committed and how many were not, when one record no longer fits.
     private func commit(now: Int64) throws {
         lastAttempt = elapsed.nowSeconds
         let spool = try self.spool ?? open()
         self.spool = spool
-        let expiredNow = try spool.append(pending, now: now, limits: limits)
+        var kept = 0
+        var size = pending.count
+        var expiredNow = 0
+        while kept < pending.count {
+            let batch = Array(pending[kept..<min(pending.count, kept + size)])
+            do {
+                expiredNow += try spool.append(batch, now: now, limits: limits)
+                kept += batch.count
+            } catch GeolocateError.stateNotWritable(let path, let reason) {
+                guard size > 1 else {
+                    pending.removeFirst(kept)
+                    committed += kept
+                    throw GeolocateError.stateNotWritable(
+                        path: path, reason: "\(reason); \(committed) record\(committed == 1 ? "" : "s") of this run were committed, in order, and the \(pending.count) after them were not")
+                }
+                size = (size + 1) / 2
+            }
+        }
         if expiredNow > 0 { logger?.warning("\(limits.expiryWarning(count: expiredNow))") }
         expired += expiredNow
         committed += pending.count

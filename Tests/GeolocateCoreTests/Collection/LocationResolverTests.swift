@@ -80,6 +80,31 @@ final class ScriptedSource: LocationSource {
         #expect(source.waits.isEmpty)
     }
 
+    /// A clock the kernel says is synchronised, at `LocationResolverTests.now`.
+    struct SynchronizedClock: WallClock {
+        var nowMilliseconds: Int64 { LocationResolverTests.now }
+        var isSynchronized: Bool? { true }
+    }
+
+    /// SPEC §3: a fix gpsd held, whose arrival geolocate did not see, is aged from its date
+    /// only on a synchronised clock; otherwise its age is unknown: not current, reported as
+    /// last known with no age, and never remembered.
+    @Test(arguments: [false, true]) func aHeldFixOfUnseenArrivalIsAgedByItsDateOnlyOnASynchronisedClock(_ synchronized: Bool) throws {
+        let source = ScriptedSource()
+        var held = fix(ageMilliseconds: 500)
+        held.receivedAt = held.timestamp
+        held.arrivalUnknown = true
+        source.held = held
+        let state = NSTemporaryDirectory() + UUID().uuidString
+        var resolver = try resolver(source, state: state)
+        if synchronized { resolver.clock = SynchronizedClock() }
+        let decision = try resolver.decide(mode: .forceCurrent, timeoutMilliseconds: 1500)
+        #expect(decision.fix?.latitude == held.latitude)
+        #expect(decision.origin == (synchronized ? .current : .lastKnown))
+        #expect(decision.age == (synchronized ? 500 : nil))
+        #expect(FileManager.default.fileExists(atPath: state + "/last-known.json") == synchronized)
+    }
+
     @Test func aLiveSourceWaitsOnlyForWhatIsLeftOfTheTimeout() throws {
         let source = ScriptedSource()
         source.heldDelaySeconds = 0.2

@@ -4,6 +4,7 @@ import Foundation
 @testable import GeolocateDelivery
 @testable import GeolocateModel
 @testable import GeolocateSpool
+import Logging
 import Testing
 
 /// The rules of SPEC §10.1, one by one, on records made by hand.
@@ -31,6 +32,32 @@ import Testing
     func previous(_ latitude: Double, _ longitude: Double, at timestamp: Int64, accuracy: Double? = 5, country: String? = nil) -> PreviousReport {
         PreviousReport(recordTimestamp: timestamp, latitude: latitude, longitude: longitude, accuracy: accuracy,
                        countryCode: country, madeAt: timestamp)
+    }
+
+    /// SPEC §10.1: a report that jumped is never the next one's previous: a retry a second
+    /// later, and every fix of a spoofer holding the false place, meets the same anchor, until
+    /// the travel could have been made.
+    @Test func aJumpStandsUntilTheTravelIsPossible() {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("signals-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        var detector = SignalDetector(settings: Settings(), stateDirectory: state, replay: false, clockSynchronized: true,
+                                      clock: ManualMonotonicClock(), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        func report(_ latitude: Double, _ longitude: Double, after seconds: Int64) -> Signals? {
+            let at = start + seconds * 1000
+            var record = Record(action: "login", triggeredAt: at, requestedMode: "default", collectionMode: "force-current",
+                                fix: fix(latitude, longitude, at: at, receivedAt: at), permissions: [.fine], origin: .current,
+                                fallbackReason: nil, errorCode: .none)
+            detector.annotateAndSave(&record, country: nil, now: at)
+            return record.signals
+        }
+        #expect(report(45.764, 4.8357, after: 0)?.jumped == false)  // Lyon
+        for seconds: Int64 in [240, 241, 300, 3_600] {  // Dublin, 1,162 km away: 65 min at 300 m/s
+            let signals = report(53.3498, -6.2603, after: seconds)
+            #expect(signals?.jumped == true, "after \(seconds) s")
+            #expect(signals?.previous?.recordTimestamp == start, "the anchor stays Lyon after \(seconds) s")
+        }
+        #expect(report(53.3498, -6.2603, after: 4_000)?.jumped == false)
+        #expect(report(53.3498, -6.2603, after: 4_001)?.previous?.recordTimestamp == start + 4_000_000)
     }
 
     @Test func geodesicDistanceMatchesVincentysPublishedExample() {

@@ -52,15 +52,19 @@ import Testing
         #expect(try geolocate.run(["config", "set", "policy.distrust", "jumped,spoofingSuspected,jammed"]).status == 0)
         let gpsd = try ScriptedGPSD(["poll": [ScriptedGPSD.tpv(time: Self.fixTime, ["jam": 180])]])
         defer { gpsd.stop() }
-        let result = try trigger(gpsd, ["--timeout", "1500ms", "--now", Self.now, "--policy"])
+        // No --now: it is refused for a live policy decision (SPEC §3); the fix's age is then
+        // unknown, and the distrusted signal denies before any age rule.
+        let result = try trigger(gpsd, ["--timeout", "1500ms", "--policy"])
         let policy = try #require(try result.json()["policy"] as? [String: Any], "\(result.stderr)")
         #expect(policy["decision"] as? String == "deny" && (policy["reason"] as? String)?.hasPrefix("jammed") == true, "\(policy)")
     }
 
+    /// A held fix whose arrival geolocate did not see, with `--now` (not the system's clock):
+    /// its age is unknown (SPEC §3), so it is the last known location with `ageMs` null.
     @Test func aValidHeldFixIsReportedAsGpsdSentIt() throws {
         let record = try record(held: [ScriptedGPSD.tpv(time: Self.fixTime)])
         let location = try #require(record["location"] as? [String: Any], "\(record)")
-        #expect(record["locationSource"] as? String == "current")
+        #expect(record["locationSource"] as? String == "last_known" && record["ageMs"] is NSNull, "\(record)")
         #expect(location["latitude"] as? String == "53.3613367")
         #expect(location["longitude"] as? String == "-6.5056200")
         #expect(location["accuracy"] as? String == "12.1")  // eph 19.6 × 0.617

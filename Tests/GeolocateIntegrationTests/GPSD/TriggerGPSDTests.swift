@@ -63,15 +63,17 @@ import Testing
         #expect((record["policy"] as? [String: Any])?["decision"] as? String == "deny", "\(record)")
     }
 
-    @Test func heldFixWithinCurrentMaxAgeIsReportedWithoutWaiting() throws {
+    /// SPEC §3: a fix gpsd holds arrived at a time geolocate did not see. With "now" one
+    /// second after it (`--now`, not the system's clock, so its date cannot stand for its
+    /// arrival) and no time to wait, it is the last known location of unknown age, never
+    /// current. (On a synchronised system clock its date counts: LocationResolverTests.)
+    @Test func aHeldFixOfUnseenArrivalIsNeverCurrent() throws {
         try withSteadyGPSD { fake, _, latest in
             let seen = try #require(GPSPipe.milliseconds(latest))
-            // "Now" is one second after a fix gpsd reported: the fix it holds is at most that old,
-            // so it is current even with no time at all to wait for another.
             let result = try trigger("login", fake, ["--mode", "force-current", "--timeout", "0", "--now", "\(seen + 1000)"])
             let record = try result.json()
-            #expect(record["locationSource"] as? String == "current", "\(result.stderr)")
-            #expect(record["fallbackReason"] is NSNull)
+            #expect(record["locationSource"] as? String == "last_known", "\(result.stderr)")
+            #expect(record["fallbackReason"] as? String == "timeout" && record["ageMs"] is NSNull, "\(record)")
             let location = try #require(record["location"] as? [String: Any])
             #expect(location["provider"] as? String == "GPSD")
             #expect((location["recordTimestamp"] as? Int).map { Int64($0) >= seen } == true)
@@ -90,8 +92,9 @@ import Testing
             let time = try #require(location["recordTimestamp"] as? Int)
             let report = try pipe.waitForPositionReport { GPSPipe.milliseconds($0) == Int64(time) && GPSPipe.hasFix($0) }
             expect(location, matches: report)
-            // The fix is now in geolocate's own store as well.
-            #expect(FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known.json"))
+            // Its arrival unseen, it is not remembered with a made-up one (SPEC §3).
+            #expect(record["ageMs"] is NSNull, "\(record)")
+            #expect(!FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/last-known.json"))
         }
     }
 

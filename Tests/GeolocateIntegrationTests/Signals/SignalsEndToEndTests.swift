@@ -147,7 +147,7 @@ import Testing
         try Data(count: 2 * 1024 * 1024).write(to: URL(fileURLWithPath: path))
         let result = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--timeout", "10s"])
         #expect(try result.json()["signals"].flatMap { ($0 as? [String: Any])?["previous"] } is NSNull)
-        #expect(result.stderr.contains("ignoring unreadable previous report"))
+        #expect(result.stderr.contains("previous-report-replay.json cannot be read"), "\(result.stderr)")
     }
 
     @Test func simultaneousReportsKeepAWholePreviousReport() throws {

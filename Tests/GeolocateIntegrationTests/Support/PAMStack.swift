@@ -42,13 +42,15 @@ struct PAMStack {
     /// Runs `operation` (`authenticate` or `acct_mgmt`) for `user` through `service`, with PAM
     /// items such as `rhost=10.0.0.1` or `tty=ssh`. With `serviceUID`, the stack sees a system
     /// user `geolocate` of that uid (in its own mount namespace; the machine's users stay).
+    /// `harness` sets more of `pam-harness.sh`'s variables, such as `PAM_HARNESS_READONLY`.
     static func run(service: String, user: String, operation: String, items: [String] = [], serviceUID: uid_t? = nil,
-                    in directory: URL) throws -> Outcome {
+                    harness settings: [String: String] = [:], in directory: URL) throws -> Outcome {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("pam-service-\(UUID().uuidString)")
         try service.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let arguments = (serviceUID.map { ["env", "PAM_HARNESS_SERVICE_UID=\($0)"] } ?? []) + [harness, file.path, user, operation]
+        let variables = (serviceUID.map { ["PAM_HARNESS_SERVICE_UID=\($0)"] } ?? []) + settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let arguments = (variables.isEmpty ? [] : ["env"] + variables) + [harness, file.path, user, operation]
             + items.flatMap { ["-I", $0] }
         let outcome = try Spawn.run(arguments, mergingStderr: true)
         let text = String(decoding: outcome.stdout, as: UTF8.self)

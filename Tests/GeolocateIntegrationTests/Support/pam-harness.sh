@@ -22,6 +22,9 @@ cleanup() {
   umount -l /dev 2>/dev/null || true
   umount -l "$work/dev" 2>/dev/null || true
   umount -l /etc/passwd 2>/dev/null || true
+  [ -n "${PAM_HARNESS_READONLY:-}" ] && umount -l "$PAM_HARNESS_READONLY" 2>/dev/null || true
+  [ -n "${PAM_HARNESS_FULL:-}" ] && umount -l "$PAM_HARNESS_FULL" 2>/dev/null || true
+  umount -l "$work/full" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -32,6 +35,20 @@ if [ -n "${PAM_HARNESS_SERVICE_UID:-}" ]; then
   echo "geolocate:x:$PAM_HARNESS_SERVICE_UID:$PAM_HARNESS_SERVICE_UID:geolocate (pam-harness):/nonexistent:/usr/sbin/nologin" >> "$work/passwd"
   chmod 644 "$work/passwd"
   mount --bind "$work/passwd" /etc/passwd
+fi
+# PAM_HARNESS_READONLY=DIR: inside the namespace only, DIR is a read-only bind mount of itself.
+if [ -n "${PAM_HARNESS_READONLY:-}" ]; then
+  mount --bind "$PAM_HARNESS_READONLY" "$PAM_HARNESS_READONLY"
+  mount -o remount,bind,ro "$PAM_HARNESS_READONLY"
+fi
+# PAM_HARNESS_FULL=DIR: inside the namespace only, DIR is a copy of itself on a 400 KiB tmpfs
+# filled to the last block.
+if [ -n "${PAM_HARNESS_FULL:-}" ]; then
+  mkdir "$work/full"
+  mount -t tmpfs -o size=400k,mode=700 tmpfs "$work/full"
+  cp -a "$PAM_HARNESS_FULL/." "$work/full/"
+  dd if=/dev/zero of="$work/full/.filler" bs=4k 2>/dev/null || true
+  mount --bind "$work/full" "$PAM_HARNESS_FULL"
 fi
 mkdir "$work/dev"
 mount --rbind /dev "$work/dev"

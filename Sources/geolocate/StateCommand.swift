@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import GeolocateCore
+import GeolocateModel
+
+struct StateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "state",
+        abstract: "Change what geolocate keeps in its state directory.",
+        discussion: """
+            A jump stands until the travel could have been made (under 19 h at \
+            signals.maxSpeed 300 m/s); 'forget previous' drops the report the next one is \
+            compared with, and says so in the system log.
+
+            Examples:
+              geolocate state forget previous --state-dir /var/lib/geolocate   # as root
+            """,
+        subcommands: [Forget.self]
+    )
+
+    /// What `state forget` can drop.
+    enum Forgettable: String, ExpressibleByArgument, CaseIterable {
+        case previous
+    }
+
+    struct Forget: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "forget",
+            abstract: "Drop the previous report (root: the login gate's too), so no jump stands.")
+        @Argument(help: ArgumentHelp("What to forget: previous.", valueName: "what"))
+        var what: Forgettable
+        @OptionGroup var globalOptions: GlobalOptions
+
+        func run() throws {
+            try runReportingErrors {
+                let directory = Paths.stateDirectory(environment: globalOptions.environment)
+                let removed = try SignalDetector.forgetPrevious(stateDirectory: directory)
+                let who = "uid \(getuid())"
+                if removed.isEmpty {
+                    try FileHandleOutput.stdout("no previous report in \(directory)\n")
+                } else {
+                    // The gate's anchor is evidence in login decisions: dropping it is logged.
+                    SystemLog.write(.notice, "state forget previous by \(who): removed \(removed.joined(separator: ", "))")
+                    try FileHandleOutput.stdout(removed.map { "removed \($0)\n" }.joined())
+                }
+            }
+        }
+    }
+}
