@@ -127,7 +127,9 @@ package struct SignalDetector {
 
     /// Removes the previous reports kept in `stateDirectory`, and root's in its `gate/`
     /// (`geolocate state forget previous`): the administrator's way to end a jump that stands
-    /// (SPEC §10.1). Each removal takes the report's lock, so no report half-compared is lost.
+    /// (SPEC §10.1). Each is unlinked through its directory's descriptor, never followed; no
+    /// lock is waited for, so a lock held for ever cannot stall it, and a report written
+    /// meanwhile is a new, genuine one.
     /// - Returns: the paths removed.
     /// - Throws: `GeolocateError.stateNotWritable` when the directory cannot be opened or a
     ///   report cannot be removed; `.stateFileRefused` for a `gate/` that is not root's.
@@ -145,11 +147,7 @@ package struct SignalDetector {
         }
         var removed: [String] = []
         for directory in directories {
-            let names = [StateFile.previousReport, StateFile.previousReportReplay].map(\.rawValue).filter(directory.exists)
-            guard !names.isEmpty else { continue }
-            let lock = try FileLock(StateFile.previousReportLock.rawValue, in: directory)
-            defer { withExtendedLifetime(lock) {} }
-            for name in names {
+            for name in [StateFile.previousReport, StateFile.previousReportReplay].map(\.rawValue) where directory.exists(name) {
                 directory.remove(name)
                 guard !directory.exists(name) else {
                     throw GeolocateError.stateNotWritable(path: directory.path(of: name), reason: "it could not be removed")

@@ -104,6 +104,41 @@ struct JumpGateEndToEndTests {
         #expect(!rootsLine.contains("cannot decide"), "a root-owned terminal is a source: \(rootsLine)")
     }
 
+    /// SPEC §3: `--now` on a live source is a usage error, which the gate hands to
+    /// policy.onError: a 44-minute-old fix is never made fresh by it.
+    @Test func nowOnALiveSourceIsPolicyOnError() throws {
+        try gate.writeConfig()
+        let arguments = ["trigger", "login", "--pam", "--config", geolocate.configPath, "--state-dir", geolocate.stateDirectory,
+                         "--source", "gpsd://127.0.0.1:1", "--now", "2026-11-21T14:30:00Z"]
+        let service = PAMStack.service(binary: GeolocateProcess.binary.path, arguments: arguments)
+        let outcome = try PAMStack.run(service: service, user: "alice", operation: "acct_mgmt", items: PAMEndToEndTests.items, in: geolocate.home)
+        #expect(outcome.status == 1, "\(outcome.log)")
+        #expect(try gate.decisionLine(outcome, priority: 3).contains("--now is for tests of replays"), "\(outcome.log)")
+    }
+
+    /// A send from the gate that fails (HTTP 503) is the endpoint's last error in `status`, and
+    /// the record waits in the spool; before, `lastError` stayed null.
+    @Test func aFailedSendFromTheGateIsTheEndpointsLastError() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try collector.script(["/down": ["default": ["status": 503]]])
+        try gate.writeConfig { config in
+            config["endpoints"] = ["audit": ["url": collector.url("/down"), "format": "mosaic"]]
+            var actions = config["actions"] as? [String: Any] ?? [:]
+            var login = actions["login"] as? [String: Any] ?? [:]
+            login["endpoint"] = "audit"
+            actions["login"] = login
+            config["actions"] = actions
+        }
+        let outcome = try login(replay: PAMEndToEndTests.kiosk)
+        #expect(outcome.status == 0, "\(outcome.log)")
+        #expect(collector.requests("/down").count == 1)
+        let status = try geolocate.run(["status", "--json", "--state-dir", geolocate.stateDirectory, "--config", geolocate.configPath])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+        let endpoint = try #require((document["endpoints"] as? [[String: Any]])?.first, "\(status.stdout)")
+        #expect((endpoint["lastError"] as? String)?.contains("503") == true && endpoint["pending"] as? Int == 1, "\(endpoint)")
+    }
+
     /// SPEC §14: a bidi override in PAM_USER reaches syslog as `\u{202E}`, never raw.
     @Test func formatCharactersAreEscapedInSyslog() throws {
         try gate.writeConfig()

@@ -71,6 +71,23 @@ import Glibc
         #expect(plain.status == 0 && Self.record(plain)["location"] != nil, "\(plain.stderr)")
     }
 
+    /// SPEC §10.1: another process holding `previous-report.lock` past the wait leaves the
+    /// report unread, so `--enforce` is undetermined (exit 4), never an allow on no anchor.
+    @Test func aPreviousReportLockedByAnotherProcessLeavesTheDecisionUndetermined() throws {
+        #expect(try enforce(GeolocateProcess.example("kiosk-gnss.nmea")).status == 0)
+        let lock = geolocate.stateDirectory + "/previous-report.lock"
+        let marker = geolocate.home.appendingPathComponent("locked").path
+        let holder = try ProcessGroup.spawn(["flock", lock, "sh", "-c", "touch \"$0\" && exec sleep 60", marker],
+                                            outputPath: geolocate.home.appendingPathComponent("flock.out").path)
+        defer { ProcessGroup.stop(holder) }
+        #expect(waitUntil(.seconds(10)) { FileManager.default.fileExists(atPath: marker) }, "flock never took the lock")
+        let result = try enforce(try dublin("211126", "143400"))
+        #expect(kill(holder, 0) == 0, "the lock was still held when the decision was made")
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect((Self.policy(result)["reason"] as? String)?.hasPrefix("the previous report cannot be read") == true, "\(result.stdout)")
+        #expect(result.stderr.contains("previous-report.lock is held by another process"), "\(result.stderr)")
+    }
+
     /// SPEC §3: a gpsd that answers ?POLL; with a fix 25 hours old (or dated by a week
     /// rollover) and streams nothing: the fix is the last known location of unknown age
     /// (ageMs null), never current, and the policy is undetermined. Before, it was current,
