@@ -82,6 +82,11 @@ extension TriggerCommand {
         } catch {
             return failure("the state directory \(stateDirectory) is unusable: \(ErrorText.plain(error))")
         }
+        // A token dated by --now would carry a time that is not the device's (SPEC §3).
+        if now != nil, let name = endpoint ?? settings[ConfigKey.actionEndpoint, name: action],
+           settings.endpoints.first(where: { $0.name == name })?.format == .jwt {
+            return failure("--now cannot be used with a jwt endpoint (\(name)): a token's times are the device's own")
+        }
         let record: Record
         do {
             record = try await trigger.run(TriggerRequest(

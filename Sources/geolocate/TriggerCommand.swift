@@ -98,8 +98,11 @@ struct TriggerCommand: AsyncParsableCommand {
         try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
             let settings = try ConfigStore(path: globalOptions.configPath).settings()
-            // An unknown endpoint is refused before any record is printed.
-            if let endpoint { _ = try settings.endpoint(named: endpoint, configPath: globalOptions.configPath) }
+            // An unknown endpoint is refused before any record is printed, and so is a token
+            // dated by --now: a token's times are the device's own (SPEC §3).
+            if let endpoint, try settings.endpoint(named: endpoint, configPath: globalOptions.configPath).format == .jwt, now != nil {
+                throw GeolocateError.usage("--now cannot be used with a jwt endpoint (\(endpoint)): a token's times are the device's own")
+            }
             let environment = globalOptions.environment
             // The key and the audience are checked before the source is asked: a token that
             // cannot be signed exits 78 (or 64) at once, not after the query timeout.

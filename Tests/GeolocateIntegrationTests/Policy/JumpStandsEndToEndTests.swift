@@ -123,6 +123,15 @@ import Glibc
         #expect(replay.status == 0, "\(replay.stderr)")
     }
 
+    /// SPEC §3: a record bound for a `jwt` endpoint is never dated by `--now`, replay or not.
+    @Test func nowIsRefusedForATokenEndpoint() throws {
+        _ = try write(#"{"permissions":["fine"],"endpoints":{"risk":{"url":"https://127.0.0.1:1/t","format":"jwt"}}}"#, name: "config.json")
+        let result = try geolocate.run(["trigger", "login", "--config", geolocate.configPath, "--endpoint", "risk",
+                                        "--replay", GeolocateProcess.example("kiosk-gnss.nmea"), "--now", "2026-11-21T14:30:05Z"])
+        #expect(result.status == 64 && result.stdout.isEmpty, "\(result)")
+        #expect(result.stderr.contains("--now cannot be used with a jwt endpoint (risk)"), "\(result.stderr)")
+    }
+
     /// SPEC §2: 200 MiB without a newline between two runs of fixes is skipped in constant
     /// memory, and the fixes after it (the first glued to the garbage's end) are read. Before,
     /// the replay stopped with exit 65 and lost them.
