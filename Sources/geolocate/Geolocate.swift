@@ -62,6 +62,11 @@ struct Geolocate: AsyncParsableCommand {
             let code = exitCode(for: error)
             let full = fullMessage(for: error)
             guard code != .success, !full.isEmpty else { exit(withError: error) }
+            // The login gate's own arguments are the administrator's pam.d line: a mistake
+            // there is decided by policy.onError, silently, with its syslog line (SPEC §14).
+            if command == TriggerCommand.self, arguments.contains("--pam") {
+                Foundation.exit(TriggerCommand.refusingPAMLine(StandardError.oneLine(message(for: error)), arguments: arguments))
+            }
             let sentence = code == .validationFailure ? usageMessage(for: error, in: command) : ""
             guard !sentence.isEmpty else {
                 let short = message(for: error)

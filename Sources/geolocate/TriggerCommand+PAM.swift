@@ -37,11 +37,7 @@ extension TriggerCommand {
         let onError = ErrorPolicyChoice()
         let action = self.action
         @Sendable func failure(_ reason: String) -> Int32 {
-            let policy = onError.value
-            let decision = policy == .allow ? "allow" : "deny"
-            SystemLog.write(policy == .allow ? .warning : .error,
-                            hook.decisionLine(action: action, decision: decision, reason: "cannot decide (policy.onError \(policy.rawValue)): \(reason)", recordID: nil))
-            return policy == .allow ? 0 : 1
+            TriggerCommand.cannotDecide(hook, action: action, policy: onError.value, reason: reason)
         }
         let deadline = HookDeadline(seconds: Double(timeout ?? Settings()[ConfigKey.queryTimeout]) / 1000 + Self.pamSlackSeconds, clock: monotonic) {
             failure("no decision within the action's timeout")
@@ -108,6 +104,41 @@ extension TriggerCommand {
         await keep(record, settings: settings, configPath: configPath, environment: environment, logger: logger,
                    timeoutMilliseconds: deadline.remainingMilliseconds)
         return code
+    }
+
+    /// What the gate does when it cannot decide: one syslog line, and `policy` (onError) chooses
+    /// the exit: 0 to let the login on, 1 to refuse it.
+    static func cannotDecide(_ hook: PAMHook, action: String, policy: ErrorPolicy, reason: String) -> Int32 {
+        let decision = policy == .allow ? "allow" : "deny"
+        SystemLog.write(policy == .allow ? .warning : .error,
+                        hook.decisionLine(action: action, decision: decision, reason: "cannot decide (policy.onError \(policy.rawValue)): \(reason)", recordID: nil))
+        return policy == .allow ? 0 : 1
+    }
+
+    /// The exit of `trigger --pam` whose pam.d line cannot be parsed (`message`, one line): as
+    /// when it cannot decide, by the configuration's policy.onError (of the line's `--config`
+    /// or the system's, when it is root's alone; else deny), never a usage error on a stderr
+    /// nobody reads.
+    static func refusingPAMLine(_ message: String, arguments: [String]) -> Int32 {
+        let hook = PAMHook(environment: ProcessInfo.processInfo.environment)
+        let named = arguments.dropFirst().first { !$0.hasPrefix("-") }
+        let action = named.flatMap { name in (try? Trigger.validate(action: name)).map { name } } ?? "trigger"
+        switch hook.stage {
+        case .notDeciding:
+            return 0
+        case .missing:
+            SystemLog.write(.error, hook.decisionLine(action: action, decision: "deny", reason: "PAM_TYPE is not set: run it from pam_exec", recordID: nil))
+            return 1
+        case .decides:
+            break
+        }
+        var configPath = Paths.systemConfigFile
+        for (index, argument) in arguments.enumerated() {
+            if argument.hasPrefix("--config=") { configPath = String(argument.dropFirst("--config=".count)) }
+            if argument == "--config", index + 1 < arguments.count { configPath = arguments[index + 1] }
+        }
+        let policy = TrustedPath.problem(configPath) == nil ? ConfigStore(path: configPath).errorPolicy() ?? .deny : .deny
+        return cannotDecide(hook, action: action, policy: policy, reason: "the pam.d line's arguments: \(message)")
     }
 
     /// Sends the record where `--post`, `--endpoint` or `actions.NAME.endpoint` say (it waits

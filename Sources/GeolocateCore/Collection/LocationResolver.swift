@@ -162,11 +162,7 @@ package struct LocationResolver {
                 fix?.arrivalUnknown = nil
             }
             held = .answered(fix)
-            if let fix, fix.arrivalUnknown == true {
-                resolver.logger.notice("the fix the source holds is dated \(TimeText.iso8601(fix.timestamp)) and geolocate did not see it arrive, so its age is unknown: it is not current and meets no age bound")
-            } else if let fix {
-                try remember(fix)
-            }
+            if let fix, fix.arrivalUnknown != true { try remember(fix) }
             return fix
         }
 
@@ -190,7 +186,9 @@ package struct LocationResolver {
             if let youngest = candidates.min(by: { $0.1 < $1.1 }) { return youngest.0 }
             // A held fix of unknown age is still the last known location, reported with ageMs
             // null: never current, never within an age bound (SPEC §3).
-            return held?.arrivalUnknown == true ? held : nil
+            guard let held, held.arrivalUnknown == true else { return nil }
+            resolver.logger.notice("the fix the source holds is dated \(TimeText.iso8601(held.timestamp)) and geolocate did not see it arrive, so its age is unknown: it is reported as the last known location, not current and within no age bound")
+            return held
         }
 
         mutating func current(timeoutMilliseconds: Int64) throws -> LocationDecision {

@@ -68,10 +68,17 @@ struct PreviousReport: Codable, Sendable, Equatable {
     var arrivedBoot: String?
     var arrivedUptime: Int64?
 
-    /// Whether the values are ones geolocate could have written by `now`: a state file is input.
-    func isPlausible(now: Int64) -> Bool {
+    /// Whether it was made, and its fix arrived, by `now` (a minute's grace): an anchor dated
+    /// later cannot be a real past (a clock that was once ahead) and is dropped, not held
+    /// against every later fix.
+    func isPast(now: Int64) -> Bool {
         madeAt <= now.addingClamped(60_000) && (arrivedAt.map { $0 <= now.addingClamped(60_000) } ?? true)
-            && FixLimits.isValidPosition(latitude: latitude, longitude: longitude)
+    }
+
+    /// Whether its values are ones geolocate could have written: a state file is input, and
+    /// one out of range is damaged.
+    var isValid: Bool {
+        FixLimits.isValidPosition(latitude: latitude, longitude: longitude)
             && recordTimestamp >= FixLimits.earliestTimestamp && recordTimestamp <= TimeText.latestMilliseconds
             && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
             && (countryCode.map { $0.utf8.count <= 8 } ?? true)
@@ -186,17 +193,25 @@ package struct SignalDetector {
     /// process, or for the first the one in the state directory): track's records, kept by
     /// `saveLatest()`.
     ///
-    /// A record that jumped, looks spoofed or was not measured never becomes the report the
-    /// next one is compared with (SPEC §10.1): retrying a login after a jump, or a spoofer
-    /// holding the receiver at the false place, keeps meeting the jump until the travel
-    /// could have been made.
+    /// A record that jumped, looks spoofed, was not measured or is inaccurate never becomes
+    /// the report the next one is compared with (SPEC §10.1): retrying a login after a jump,
+    /// or a spoofer holding the receiver at the false place, keeps meeting the jump until the
+    /// travel could have been made.
     package mutating func annotate(_ record: inout Record, country: String?, now: Int64) {
         guard let fix = record.fix else { return }
+        // An anchor that arrived later in this boot than this fix cannot be a real past.
+        if let anchor = previous, let boot = fix.receivedBoot, boot == anchor.arrivedBoot, let then = anchor.arrivedUptime,
+           let uptime = fix.receivedUptime, then > uptime.addingClamped(60_000) {
+            logger.notice("ignoring the previous report: it arrived after this fix in the same boot, so it cannot be a real past")
+            previous = nil
+        }
         let signals = SignalDetector.signals(of: record, fix: fix, country: country, previous: previous,
                                              thresholds: thresholds, countryCodeReplacement: countryCodeReplacement,
                                              clockSynchronized: clockSynchronized)
         record.signals = signals
-        guard !(signals.jumped || signals.spoofingSuspected || signals.estimatedFix) else { return }
+        // Nor does an inaccurate one: its circle, taken off the distance, would let the next
+        // fix pass from anywhere it covers (one fix good to 1,300 km cleared a jump).
+        guard !(signals.jumped || signals.spoofingSuspected || signals.estimatedFix || signals.inaccurate) else { return }
         let report = PreviousReport(recordTimestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude,
                                     accuracy: fix.horizontalAccuracy, countryCode: country, madeAt: now,
                                     wifiBssid: record.device?.context.wifiBssid, arrivedAt: fix.receivedAt,
@@ -275,7 +290,11 @@ package struct SignalDetector {
             noteUnreadable("\(path) is damaged (not a previous report)")
             return nil
         }
-        guard report.isPlausible(now: now) else {
+        guard report.isValid else {
+            noteUnreadable("\(path) is damaged (values out of range)")
+            return nil
+        }
+        guard report.isPast(now: now) else {
             logger.notice("ignoring the previous report in \(path): it was made after this record's time (a replay of an older log, or a clock set back)")
             return nil
         }

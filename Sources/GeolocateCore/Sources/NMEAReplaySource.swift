@@ -164,9 +164,28 @@ package final class NMEAReplaySource: LocationSource {
 
     /// Why the login gate may not trust what was opened, or `nil` (SPEC §14): a terminal must
     /// be a character device owned by root (a serial port; a pseudo-terminal is its opener's),
-    /// and a file, FIFO or pipe root's and writable by no one else. Judged on the descriptor
-    /// opened, so a name swapped after a look changes nothing.
+    /// and a file, FIFO or pipe root's and writable by no one else, judged on the descriptor
+    /// opened; and the directories on the way to it (as written and as linked) root's alone,
+    /// since whoever may change one chooses what the name opens.
     package func gateProblem() -> String? {
+        if let problem = openedProblem() { return problem }
+        guard fd != 0 else { return nil }  // pam_exec's standard input has no path to judge
+        if !isLive { return TrustedPath.problem(path) }
+        // A serial port is root's and its group's (dialout): only the directories are judged.
+        func directory(of path: String) -> String {
+            guard let slash = path.lastIndex(of: "/") else { return "." }
+            return slash == path.startIndex ? "/" : String(path[..<slash])
+        }
+        var directories = [directory(of: path)]
+        if let real = realpath(path, nil) {
+            directories.append(directory(of: String(cString: real)))
+            free(real)
+        }
+        return directories.lazy.compactMap { TrustedPath.problem($0) }.first
+    }
+
+    /// `gateProblem`'s judgement of the descriptor itself.
+    private func openedProblem() -> String? {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return "\(path) cannot be examined (\(ErrorText.posix(errno)))" }
         if isLive {

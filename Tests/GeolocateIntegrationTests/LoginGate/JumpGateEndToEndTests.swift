@@ -23,8 +23,8 @@ struct JumpGateEndToEndTests {
         return path
     }
 
-    func login(replay: String, harness: [String: String] = [:], user: String = "alice") throws -> PAMStack.Outcome {
-        let service = PAMStack.service(binary: GeolocateProcess.binary.path, arguments: gate.hookArguments(replay: replay))
+    func login(replay: String, extra: [String] = [], harness: [String: String] = [:], user: String = "alice") throws -> PAMStack.Outcome {
+        let service = PAMStack.service(binary: GeolocateProcess.binary.path, arguments: gate.hookArguments(replay: replay, extra))
         return try PAMStack.run(service: service, user: user, operation: "acct_mgmt", items: PAMEndToEndTests.items,
                                 harness: harness, in: geolocate.home)
     }
@@ -102,6 +102,41 @@ struct JumpGateEndToEndTests {
         let roots = try PAMStack.run(service: service, user: "alice", operation: "acct_mgmt", items: PAMEndToEndTests.items, in: geolocate.home)
         let rootsLine = try #require(roots.decisionLines.first, "\(roots.log)")
         #expect(!rootsLine.contains("cannot decide"), "a root-owned terminal is a source: \(rootsLine)")
+    }
+
+    /// Found by the hostile pass: a replay named through a directory another user may write
+    /// (a link there to a root-owned log in an allow zone) let that user choose the fix. The
+    /// directories on the way must be root's alone, as for the config.
+    @Test func anNMEASourceInADirectoryAnotherUserControlsIsRefused() throws {
+        try gate.writeConfig()
+        let theirs = geolocate.home.appendingPathComponent("theirs")
+        try FileManager.default.createDirectory(at: theirs, withIntermediateDirectories: true)
+        let nobody = getpwnam("nobody").pointee.pw_uid
+        #expect(chown(theirs.path, nobody, gid_t.max) == 0)
+        let link = theirs.appendingPathComponent("gps.nmea").path
+        #expect(symlink(PAMEndToEndTests.kiosk, link) == 0)
+        let outcome = try login(replay: link)
+        #expect(outcome.status == 1, "\(outcome.log)")
+        let line = try gate.decisionLine(outcome, priority: 3)
+        #expect(line.contains("cannot decide (policy.onError deny): ") && line.contains("belongs to uid \(nobody)"), "\(line)")
+    }
+
+    /// Found by the hostile pass: a pam.d line geolocate cannot parse (`--timeout -5s`) exited
+    /// 64 with the error on stderr and nothing in syslog. It is a case where the gate cannot
+    /// decide: silent, one syslog line, policy.onError.
+    @Test(arguments: ["deny", "allow"]) func aPAMLineThatCannotBeParsedIsPolicyOnError(_ onError: String) throws {
+        try gate.writeConfig { config in
+            var policy = config["policy"] as? [String: Any] ?? [:]
+            policy["onError"] = onError
+            config["policy"] = policy
+        }
+        let outcome = try login(replay: PAMEndToEndTests.kiosk, extra: ["--timeout", "-5s"])
+        #expect(outcome.status == (onError == "allow" ? 0 : 1), "\(outcome.log)")
+        let line = try gate.decisionLine(outcome, priority: onError == "allow" ? 4 : 3)
+        #expect(line.contains("decision=\(onError) reason=\"cannot decide (policy.onError \(onError)): the pam.d line's arguments: "), "\(line)")
+        let direct = try geolocate.run(gate.hookArguments(replay: PAMEndToEndTests.kiosk, ["--bogus"]),
+                                       environment: ["PAM_TYPE": "account", "PAM_USER": "alice"])
+        #expect(direct.stdout.isEmpty && direct.stderr.isEmpty && direct.status == (onError == "allow" ? 0 : 1), "\(direct)")
     }
 
     /// SPEC §3: `--now` on a live source is a usage error, which the gate hands to

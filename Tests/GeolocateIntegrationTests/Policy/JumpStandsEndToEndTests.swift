@@ -57,11 +57,35 @@ import Glibc
         #expect(after.status == 0, "\(after.stdout) \(after.stderr)")
     }
 
-    /// A damaged previous report: the policy cannot judge travel, so `--enforce` is
-    /// undetermined (exit 4), said on stderr; without a policy the record is still made.
-    @Test func aDamagedPreviousReportLeavesTheDecisionUndetermined() throws {
+    /// Found by the hostile pass: after a denied jump, one fix good only to 1,300 km (not a
+    /// jump: its circle covers Lyon) became the anchor, and the next precise fix in Dublin
+    /// was allowed. An inaccurate report is never the anchor: the jump stands.
+    @Test func anInaccurateFixDoesNotClearAJump() throws {
         #expect(try enforce(GeolocateProcess.example("kiosk-gnss.nmea")).status == 0)
-        try Data("not json".utf8).write(to: URL(fileURLWithPath: geolocate.stateDirectory + "/previous-report-replay.json"))
+        #expect(try enforce(try dublin("211126", "143400")).status == 4)
+        let lat = NMEAText.angle(SafeDecisionEndToEndTests.dublinDesk.latitude, degreesWidth: 2, positive: "N", negative: "S")
+        let lon = NMEAText.angle(SafeDecisionEndToEndTests.dublinDesk.longitude, degreesWidth: 3, positive: "E", negative: "W")
+        let vague = NMEAText.epochs(from: "143410", seconds: 3).map { time in
+            NMEAText.sentence("GPGGA,\(time),\(lat),\(lon),1,10,0.9,50.0,M,55.0,M,,")
+                + NMEAText.sentence("GPGST,\(time),1.0,1300000.0,1300000.0,0.0,1300000.0,1300000.0,3.0")
+                + NMEAText.sentence("GPRMC,\(time),A,\(lat),\(lon),0.0,0.0,211126,,,A")
+        }.joined()
+        let inaccurate = try enforce(try write(vague, name: "vague.nmea"))
+        #expect(inaccurate.status == 4, "\(inaccurate.stdout)")
+        #expect((Self.record(inaccurate)["signals"] as? [String: Any])?["inaccurate"] as? Bool == true, "\(inaccurate.stdout)")
+        let precise = try enforce(try dublin("211126", "143420"))
+        #expect(precise.status == 4, "\(precise.stdout)")
+        #expect((Self.policy(precise)["reason"] as? String)?.hasPrefix("jumped: ") == true, "\(precise.stdout)")
+    }
+
+    /// A damaged previous report (not JSON, or values out of range): the policy cannot judge
+    /// travel, so `--enforce` is undetermined (exit 4), said on stderr; without a policy the
+    /// record is still made. Before, a latitude of 953 was dropped as "made after this
+    /// record's time" and Lyon was allowed.
+    @Test(arguments: ["not json", #"{"latitude":953.3,"longitude":-6.26,"madeAt":1795271400000,"recordTimestamp":1795271400000}"#])
+    func aDamagedPreviousReportLeavesTheDecisionUndetermined(_ damaged: String) throws {
+        #expect(try enforce(GeolocateProcess.example("kiosk-gnss.nmea")).status == 0)
+        try Data(damaged.utf8).write(to: URL(fileURLWithPath: geolocate.stateDirectory + "/previous-report-replay.json"))
         let result = try enforce(try dublin("211126", "143400"))
         #expect(result.status == 4, "\(result.stderr)")
         #expect(Self.policy(result)["decision"] as? String == "undetermined"
