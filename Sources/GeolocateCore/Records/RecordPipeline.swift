@@ -109,8 +109,8 @@ package struct RecordPipeline {
             country = privacy.signalCountry(for: record)
             let now = clock.nowMilliseconds
             switch reports {
-            case .eachRecord: detector.annotateAndSave(&record, country: country, now: now)
-            case .byCaller: detector.annotate(&record, country: country, now: now)
+            case .eachRecord: detector.annotateAndSave(&record, country: country, now: now, boot: clock.boot)
+            case .byCaller: detector.annotate(&record, country: country, now: now, boot: clock.boot)
             }
             signals = detector
         }

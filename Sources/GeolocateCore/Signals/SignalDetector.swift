@@ -83,6 +83,7 @@ struct PreviousReport: Codable, Sendable, Equatable {
             && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
             && (countryCode.map { $0.utf8.count <= 8 } ?? true)
             && (satellites.map { (0...4096).contains($0.count) } ?? true)
+            && (arrivedUptime.map { $0 >= 0 } ?? true)
     }
 }
 
@@ -170,7 +171,7 @@ package struct SignalDetector {
 
     /// Gives `record` its signals, compared with the last plausible report in the state
     /// directory, which it then replaces there when it is plausible itself: trigger's one record.
-    package mutating func annotateAndSave(_ record: inout Record, country: String?, now: Int64) {
+    package mutating func annotateAndSave(_ record: inout Record, country: String?, now: Int64, boot: BootTime? = nil) {
         guard record.fix != nil else { return }
         let access = reportAccess()
         var directory: OpenDirectory?
@@ -180,7 +181,7 @@ package struct SignalDetector {
         }
         defer { withExtendedLifetime(access) {} }
         if let directory { previous = load(now: now, from: directory) }
-        annotate(&record, country: country, now: now)
+        annotate(&record, country: country, now: now, boot: boot)
         guard unsaved != nil else { return }
         if let directory, let problem = save(in: directory) {
             record.signals?.reasons.append(SignalDetector.notKeptReason(problem))
@@ -193,25 +194,29 @@ package struct SignalDetector {
     /// process, or for the first the one in the state directory): track's records, kept by
     /// `saveLatest()`.
     ///
-    /// A record that jumped, looks spoofed, was not measured or is inaccurate never becomes
-    /// the report the next one is compared with (SPEC §10.1): retrying a login after a jump,
-    /// or a spoofer holding the receiver at the false place, keeps meeting the jump until the
-    /// travel could have been made.
-    package mutating func annotate(_ record: inout Record, country: String?, now: Int64) {
+    /// Only a plausible report becomes the one the next is compared with (SPEC §10.1): not
+    /// jumped, spoofed, estimated or inaccurate, fresh (of known age, not stale), and later
+    /// than the one before. So retrying a login after a jump, a spoofer holding the receiver
+    /// at the false place, or an old remembered fix offered as the last known location, keeps
+    /// meeting the jump until the travel could have been made.
+    /// - Parameter boot: this boot and its `CLOCK_BOOTTIME` now, when `now` is the system's.
+    package mutating func annotate(_ record: inout Record, country: String?, now: Int64, boot: BootTime? = nil) {
         guard let fix = record.fix else { return }
-        // An anchor that arrived later in this boot than this fix cannot be a real past.
-        if let anchor = previous, let boot = fix.receivedBoot, boot == anchor.arrivedBoot, let then = anchor.arrivedUptime,
-           let uptime = fix.receivedUptime, then > uptime.addingClamped(60_000) {
-            logger.notice("ignoring the previous report: it arrived after this fix in the same boot, so it cannot be a real past")
+        // An anchor that arrived after now in this boot cannot be a real past.
+        if let anchor = previous, let boot, boot.id == anchor.arrivedBoot, let then = anchor.arrivedUptime,
+           then > boot.uptimeMilliseconds.addingClamped(60_000) {
+            logger.notice("ignoring the previous report: it arrived after now in this boot, so it cannot be a real past")
             previous = nil
         }
         let signals = SignalDetector.signals(of: record, fix: fix, country: country, previous: previous,
                                              thresholds: thresholds, countryCodeReplacement: countryCodeReplacement,
                                              clockSynchronized: clockSynchronized)
         record.signals = signals
-        // Nor does an inaccurate one: its circle, taken off the distance, would let the next
-        // fix pass from anywhere it covers (one fix good to 1,300 km cleared a jump).
-        guard !(signals.jumped || signals.spoofingSuspected || signals.estimatedFix || signals.inaccurate) else { return }
+        // An inaccurate report's circle, taken off the distance, would let the next fix pass
+        // from anywhere it covers (one fix good to 1,300 km cleared a jump); an old one, or one
+        // no later than the anchor, would move the anchor back in time.
+        guard !(signals.jumped || signals.spoofingSuspected || signals.estimatedFix || signals.inaccurate || signals.stale),
+              record.ageMilliseconds != nil, previous.map({ SignalDetector.elapsed(from: $0, to: fix) > 0 }) ?? true else { return }
         let report = PreviousReport(recordTimestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude,
                                     accuracy: fix.horizontalAccuracy, countryCode: country, madeAt: now,
                                     wifiBssid: record.device?.context.wifiBssid, arrivedAt: fix.receivedAt,
@@ -392,8 +397,9 @@ package struct SignalDetector {
             signals.previous = .init(recordTimestamp: previous.recordTimestamp, distance: distance, countryCode: previous.countryCode)
             let seconds = Double(elapsed) / 1000
             if elapsed > 0 { signals.impliedSpeed = distance / seconds }
-            // Both circles of uncertainty are taken off: noise alone never jumps.
-            let excess = distance - (previous.accuracy ?? t.maxAccuracy) - (fix.horizontalAccuracy ?? t.maxAccuracy)
+            // Both circles of uncertainty are taken off: noise alone never jumps. An anchor is
+            // never inaccurate, so a stored circle wider than the limit is not believed.
+            let excess = distance - min(previous.accuracy ?? t.maxAccuracy, t.maxAccuracy) - (fix.horizontalAccuracy ?? t.maxAccuracy)
             signals.jumped = excess > 0 && (elapsed <= 0 || excess / seconds > t.maxSpeed)
             if signals.jumped {
                 let travel = signals.impliedSpeed.map { "in \(SignalText.duration(elapsed)) needs \(SignalText.figure($0)) m/s" }

@@ -170,6 +170,8 @@ package final class NMEAReplaySource: LocationSource {
     package func gateProblem() -> String? {
         if let problem = openedProblem() { return problem }
         guard fd != 0 else { return nil }  // pam_exec's standard input has no path to judge
+        // Relative to the caller's working directory, which `su` lets the caller choose.
+        guard path.hasPrefix("/") else { return "\(path) is a relative path, which the caller's working directory would resolve" }
         if !isLive { return TrustedPath.problem(path) }
         // A serial port is root's and its group's (dialout): only the directories are judged.
         func directory(of path: String) -> String {

@@ -119,6 +119,10 @@ struct JumpGateEndToEndTests {
         #expect(outcome.status == 1, "\(outcome.log)")
         let line = try gate.decisionLine(outcome, priority: 3)
         #expect(line.contains("cannot decide (policy.onError deny): ") && line.contains("belongs to uid \(nobody)"), "\(line)")
+        // A relative path is the caller's working directory's to resolve (su lets it choose).
+        let relative = try login(replay: "Examples/nmea/kiosk-gnss.nmea")
+        #expect(relative.status == 1, "\(relative.log)")
+        #expect(try gate.decisionLine(relative, priority: 3).contains("is a relative path"), "\(relative.log)")
     }
 
     /// Found by the hostile pass: a pam.d line geolocate cannot parse (`--timeout -5s`) exited

@@ -78,11 +78,52 @@ import Glibc
         #expect((Self.policy(precise)["reason"] as? String)?.hasPrefix("jumped: ") == true, "\(precise.stdout)")
     }
 
+    /// Second hostile pass: an anchor claiming a circle of 20,000 km took the whole distance
+    /// off and no later fix jumped. An anchor is never inaccurate, so its circle counts for
+    /// at most signals.maxAccuracy.
+    @Test func anAnchorsCircleCountsForAtMostTheAccuracyLimit() throws {
+        try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
+        let dublinAt1425 = #"{"accuracy":20000000,"latitude":53.3498,"longitude":-6.2603,"madeAt":1795271100000,"recordTimestamp":1795271100000}"#
+        try Data(dublinAt1425.utf8).write(to: URL(fileURLWithPath: geolocate.stateDirectory + "/previous-report-replay.json"))
+        let lyon = try enforce(GeolocateProcess.example("kiosk-gnss.nmea"))
+        #expect(lyon.status == 4, "\(lyon.stdout)")
+        #expect((Self.policy(lyon)["reason"] as? String)?.hasPrefix("jumped: ") == true, "\(lyon.stdout)")
+    }
+
+    /// Second hostile pass: with gpsd down, an hour-old remembered fix in Lyon (the service
+    /// user can write last-known.json) was reported, denied as too old, and yet replaced the
+    /// Dublin anchor of a minute before, so the next live fix in Lyon was allowed. A report
+    /// older than the anchor, or stale, never becomes it.
+    @Test func anOldRememberedFixNeverBecomesTheAnchor() throws {
+        _ = try write(#"{"permissions":["fine"],"policy":{"countries":["IE","FR"]}}"#, name: "config.json")
+        func live(_ latitude: Double, _ longitude: Double) throws -> GeolocateProcess.Result {
+            let now = ISO8601DateFormatter().string(from: Date())
+            let gpsd = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: now, ["lat": latitude, "lon": longitude, "eph": 5.0, "epx": 3.0, "epy": 3.0])]])
+            defer { gpsd.stop() }
+            return try geolocate.run(["trigger", "login", "--enforce", "--config", geolocate.configPath, "--source", gpsd.source, "--timeout", "3s"])
+        }
+        let dublin = try live(53.3498, -6.2603)
+        #expect(dublin.status == 0, "\(dublin.stdout) \(dublin.stderr)")
+        let stored = URL(fileURLWithPath: geolocate.stateDirectory + "/last-known.json")
+        var fix = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: stored)) as? [String: Any])
+        (fix["latitude"], fix["longitude"]) = (45.7640, 4.8357)
+        for key in ["receivedAt", "timestamp", "receivedUptime"] { fix[key] = Int64(try #require(fix[key] as? Int)) - 3_600_000 }
+        try JSONSerialization.data(withJSONObject: fix).write(to: stored)
+        let (port, held) = try Loopback.refusingPort()
+        defer { close(held) }
+        let fallback = try geolocate.run(["trigger", "login", "--enforce", "--config", geolocate.configPath, "--source", "gpsd://127.0.0.1:\(port)"])
+        #expect(fallback.status == 4 && Self.record(fallback)["locationSource"] as? String == "last_known", "\(fallback.stdout)")
+        let lyon = try live(45.7640, 4.8357)
+        #expect(lyon.status == 4, "\(lyon.stdout) \(lyon.stderr)")
+        #expect((Self.policy(lyon)["reason"] as? String)?.hasPrefix("jumped: ") == true, "\(lyon.stdout)")
+    }
+
     /// A damaged previous report (not JSON, or values out of range): the policy cannot judge
     /// travel, so `--enforce` is undetermined (exit 4), said on stderr; without a policy the
     /// record is still made. Before, a latitude of 953 was dropped as "made after this
     /// record's time" and Lyon was allowed.
-    @Test(arguments: ["not json", #"{"latitude":953.3,"longitude":-6.26,"madeAt":1795271400000,"recordTimestamp":1795271400000}"#])
+    @Test(arguments: ["not json", #"{"latitude":953.3,"longitude":-6.26,"madeAt":1795271400000,"recordTimestamp":1795271400000}"#,
+                      #"{"latitude":53.35,"longitude":-6.26,"madeAt":1795271400000,"recordTimestamp":1795271400000,"arrivedUptime":-5}"#])
     func aDamagedPreviousReportLeavesTheDecisionUndetermined(_ damaged: String) throws {
         #expect(try enforce(GeolocateProcess.example("kiosk-gnss.nmea")).status == 0)
         try Data(damaged.utf8).write(to: URL(fileURLWithPath: geolocate.stateDirectory + "/previous-report-replay.json"))
