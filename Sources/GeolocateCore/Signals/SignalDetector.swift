@@ -195,8 +195,8 @@ package struct SignalDetector {
     /// `saveLatest()`.
     ///
     /// Only a plausible report becomes the one the next is compared with (SPEC §10.1): not
-    /// jumped, spoofed, estimated or inaccurate, fresh (of known age, not stale), and later
-    /// than the one before. So retrying a login after a jump, a spoofer holding the receiver
+    /// jumped, spoofed, estimated or inaccurate, fresh (of known age, not stale), and no
+    /// earlier than the one before. So retrying a login after a jump, a spoofer holding the receiver
     /// at the false place, or an old remembered fix offered as the last known location, keeps
     /// meeting the jump until the travel could have been made.
     /// - Parameter boot: this boot and its `CLOCK_BOOTTIME` now, when `now` is the system's.
@@ -214,9 +214,9 @@ package struct SignalDetector {
         record.signals = signals
         // An inaccurate report's circle, taken off the distance, would let the next fix pass
         // from anywhere it covers (one fix good to 1,300 km cleared a jump); an old one, or one
-        // no later than the anchor, would move the anchor back in time.
+        // earlier than the anchor, would move the anchor back in time.
         guard !(signals.jumped || signals.spoofingSuspected || signals.estimatedFix || signals.inaccurate || signals.stale),
-              record.ageMilliseconds != nil, previous.map({ SignalDetector.elapsed(from: $0, to: fix) > 0 }) ?? true else { return }
+              record.ageMilliseconds != nil, previous.map({ SignalDetector.elapsed(from: $0, to: fix) >= 0 }) ?? true else { return }
         let report = PreviousReport(recordTimestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude,
                                     accuracy: fix.horizontalAccuracy, countryCode: country, madeAt: now,
                                     wifiBssid: record.device?.context.wifiBssid, arrivedAt: fix.receivedAt,
