@@ -23,15 +23,7 @@ extension TriggerCommand {
     func runAsPAMHook() async -> Int32 {
         let callers = ProcessInfo.processInfo.environment
         let hook = PAMHook(environment: callers)
-        switch hook.stage {
-        case .notDeciding:
-            return 0
-        case .missing:
-            SystemLog.write(.error, hook.decisionLine(action: action, decision: "deny", reason: "PAM_TYPE is not set: run it from pam_exec", recordID: nil))
-            return 1
-        case .decides:
-            break
-        }
+        if let code = TriggerCommand.exitWithoutDeciding(hook, action: action) { return code }
         let monotonic = globalOptions.elapsed
         let started = monotonic.nowSeconds
         let onError = ErrorPolicyChoice()
@@ -106,6 +98,20 @@ extension TriggerCommand {
         return code
     }
 
+    /// The exit of a hook run for a PAM type that decides nothing (0), or with none at all
+    /// (1, fail closed, with its syslog line); `nil` when the hook decides.
+    static func exitWithoutDeciding(_ hook: PAMHook, action: String) -> Int32? {
+        switch hook.stage {
+        case .notDeciding:
+            return 0
+        case .missing:
+            SystemLog.write(.error, hook.decisionLine(action: action, decision: "deny", reason: "PAM_TYPE is not set: run it from pam_exec", recordID: nil))
+            return 1
+        case .decides:
+            return nil
+        }
+    }
+
     /// What the gate does when it cannot decide: one syslog line, and `policy` (onError) chooses
     /// the exit: 0 to let the login on, 1 to refuse it.
     static func cannotDecide(_ hook: PAMHook, action: String, policy: ErrorPolicy, reason: String) -> Int32 {
@@ -123,15 +129,7 @@ extension TriggerCommand {
         let hook = PAMHook(environment: ProcessInfo.processInfo.environment)
         let named = arguments.dropFirst().first { !$0.hasPrefix("-") }
         let action = named.flatMap { name in (try? Trigger.validate(action: name)).map { name } } ?? "trigger"
-        switch hook.stage {
-        case .notDeciding:
-            return 0
-        case .missing:
-            SystemLog.write(.error, hook.decisionLine(action: action, decision: "deny", reason: "PAM_TYPE is not set: run it from pam_exec", recordID: nil))
-            return 1
-        case .decides:
-            break
-        }
+        if let code = exitWithoutDeciding(hook, action: action) { return code }
         var configPath = Paths.systemConfigFile
         for (index, argument) in arguments.enumerated() {
             if argument.hasPrefix("--config=") { configPath = String(argument.dropFirst("--config=".count)) }

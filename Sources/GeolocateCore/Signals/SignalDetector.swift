@@ -174,11 +174,7 @@ package struct SignalDetector {
     package mutating func annotateAndSave(_ record: inout Record, country: String?, now: Int64, boot: BootTime? = nil) {
         guard record.fix != nil else { return }
         let access = reportAccess()
-        var directory: OpenDirectory?
-        switch access {
-        case .locked(_, let opened), .unlocked(let opened): directory = opened
-        case .none: break
-        }
+        let directory = access.directory
         defer { withExtendedLifetime(access) {} }
         if let directory { previous = load(now: now, from: directory) }
         annotate(&record, country: country, now: now, boot: boot)
@@ -230,10 +226,7 @@ package struct SignalDetector {
     package mutating func loadPrevious(now: Int64) {
         let access = reportAccess()
         defer { withExtendedLifetime(access) {} }
-        switch access {
-        case .locked(_, let directory), .unlocked(let directory): previous = load(now: now, from: directory)
-        case .none: break
-        }
+        if let directory = access.directory { previous = load(now: now, from: directory) }
     }
 
     /// Writes the last plausible report made here, unless another process has written a
@@ -344,6 +337,14 @@ package struct SignalDetector {
         /// No report: none can be there, or something planted (`refusal`) or another process's
         /// lock (`unreadable`) is in the way.
         case none
+
+        /// Where the report is, when it may be read.
+        var directory: OpenDirectory? {
+            switch self {
+            case .locked(_, let directory), .unlocked(let directory): directory
+            case .none: nil
+            }
+        }
     }
 
     /// The report's directory and, when it can be had within `lockPatienceMilliseconds`, its
