@@ -40,7 +40,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                let store = ConfigStore(path: globalOptions.configPath)
+                let store = globalOptions.configStore
                 let document = all ? try store.effective() : try store.load()
                 try FileHandleOutput.stdout((showSecrets ? document : ConfigStore.redacted(document)).prettyPrinted() + "\n")
             }
@@ -69,7 +69,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                guard let value = try ConfigStore(path: globalOptions.configPath).get(key, showingSecrets: showSecrets) else {
+                guard let value = try globalOptions.configStore.get(key, showingSecrets: showSecrets) else {
                     StandardError.write("geolocate: \(key) is not set and has no built-in value")
                     throw ExitCode(1)
                 }
@@ -92,7 +92,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                try ConfigStore(path: globalOptions.configPath).set(key, to: value)
+                try globalOptions.configStore.set(key, to: value)
             }
         }
     }
@@ -103,7 +103,7 @@ struct ConfigCommand: ParsableCommand {
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
-            try runReportingErrors { try ConfigStore(path: globalOptions.configPath).unset(key) }
+            try runReportingErrors { try globalOptions.configStore.unset(key) }
         }
     }
 
@@ -120,7 +120,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                let store = ConfigStore(path: globalOptions.configPath)
+                let store = globalOptions.configStore
                 let settings = try store.settings()
                 try LocationPolicy.validate(settings)
                 // Settings that only make sense together (osmand over MQTT, a key without its
@@ -133,6 +133,13 @@ struct ConfigCommand: ParsableCommand {
                 do { _ = try StreetGeocoder(settings: settings, stateDirectory: "", clock: globalOptions.clock, elapsed: globalOptions.elapsed)?.tlsConfiguration() } catch let error as GeolocateError {
                     throw GeolocateError.configuration(file: store.path, line: nil, reason: error.description)
                 }
+                // A config its group may read (the system's, for monitoring users) shows them its
+                // inline secrets; a file: secret is readable by the services alone (SPEC §16).
+                var info = stat()
+                let secrets = ConfigStore.inlineSecretKeys(settings.document)
+                if stat(store.path, &info) == 0, info.st_mode & 0o044 != 0, !secrets.isEmpty {
+                    DiagnosticLog.logger().warning("\(store.path) may be read by its group or others (mode \(String(info.st_mode & 0o777, radix: 8))) and holds secrets inline: \(secrets.joined(separator: ", ")); put each in a file only the services read and give file:/PATH instead")
+                }
                 try FileHandleOutput.stdout("ok: \(store.path)\n")
             }
         }
@@ -144,7 +151,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                if let backup = try ConfigStore(path: globalOptions.configPath).reset() {
+                if let backup = try globalOptions.configStore.reset() {
                     StandardError.write("geolocate: the previous configuration was kept as \(backup)", priority: .notice)
                 }
             }

@@ -48,7 +48,9 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: false)
-            let settings = try ConfigStore(path: globalOptions.configPath).settings()
+            // A user with no files of their own reads the system's; its spool needs root or geolocate.
+            let globalOptions = self.globalOptions.forReading
+            let settings = try globalOptions.configStore.settings()
             let exporter = try Exporter(format: format, policy: OutputPolicy(settings: settings), since: since, until: until,
                                         clock: globalOptions.clock)
             let stateDirectory = Paths.stateDirectory(environment: globalOptions.environment)

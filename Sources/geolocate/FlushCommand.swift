@@ -77,7 +77,7 @@ struct FlushCommand: AsyncParsableCommand {
                 }
                 return
             }
-            let store = ConfigStore(path: globalOptions.configPath)
+            let store = globalOptions.configStore
             let report = try await Delivery.flush(
                 settings: try store.settings(), configPath: store.path, environment: environment, logger: logger,
                 only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun,

@@ -53,6 +53,9 @@ struct Geolocate: AsyncParsableCommand {
         }
         do {
             var parsed = try parseAsRoot(arguments)
+            if command != StatusCommand.self, command != ExportCommand.self, let options = globalOptions(of: parsed) {
+                try runReportingErrors { try options.checkSystemWriter() }
+            }
             if var asyncCommand = parsed as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -67,6 +70,11 @@ struct Geolocate: AsyncParsableCommand {
             if command == TriggerCommand.self, arguments.contains("--pam") {
                 Foundation.exit(TriggerCommand.refusingPAMLine(StandardError.oneLine(message(for: error)), arguments: arguments))
             }
+            // A monitoring plugin's usage error is UNKNOWN (3), said in its one line on stdout.
+            if command == StatusCommand.self, arguments.contains("--check"), code == .validationFailure {
+                try? FileHandleOutput.stdout("GEOLOCATE UNKNOWN - \(StandardError.oneLine(usageMessage(for: error, in: command)))\n")
+                Foundation.exit(3)
+            }
             let sentence = code == .validationFailure ? usageMessage(for: error, in: command) : ""
             guard !sentence.isEmpty else {
                 let short = message(for: error)
@@ -80,6 +88,11 @@ struct Geolocate: AsyncParsableCommand {
 }
 
 extension Geolocate {
+    /// The `--config`, `--state-dir` and `--system` a parsed command was given.
+    static func globalOptions(of command: ParsableCommand) -> GlobalOptions? {
+        Mirror(reflecting: command).children.lazy.compactMap { ($0.value as? OptionGroup<GlobalOptions>)?.wrappedValue }.first
+    }
+
     /// `--timeout -1` as `--timeout=-1`, and `config set KEY -1m` as `config set KEY -- -1m`:
     /// the parser takes a word starting with `-` for a flag and says "Missing value", where
     /// the value's own check says it is negative.

@@ -11,8 +11,9 @@ struct KeyCommand: ParsableCommand {
         abstract: "Make and show the device key that signs location tokens.",
         discussion: """
             An Ed25519 key (signing.keyFile, else device-key in the state directory; \
-            /etc/geolocate/device-key in system mode), mode 0600. Servers check tokens \
-            (trigger --format jwt) with the public key that 'key show' prints.
+            /etc/geolocate/device-key in system mode, the user geolocate's, which root's \
+            login gate and the services share), mode 0600. Servers enrol the device from \
+            what 'key show' prints: its id (iss) and the signing key.
 
             Examples:
               geolocate key init
@@ -24,9 +25,14 @@ struct KeyCommand: ParsableCommand {
 
     /// Where the key is for the configuration and state directory in force.
     static func keyPath(_ globalOptions: GlobalOptions) throws -> String {
-        let settings = try ConfigStore(path: globalOptions.configPath).settings()
+        let settings = try globalOptions.configStore.settings()
         let environment = globalOptions.environment
         return DeviceKey.path(settings: settings, environment: environment, stateDirectory: Paths.stateDirectory(environment: environment))
+    }
+
+    /// The device id (`iss`) of the state directory in force, made if it has none yet.
+    static func issuer(_ globalOptions: GlobalOptions) throws -> String {
+        try DeviceInfo.deviceID(stateDirectory: Paths.stateDirectory(environment: globalOptions.environment))
     }
 
     struct Init: ParsableCommand {
@@ -38,25 +44,37 @@ struct KeyCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 let path = try KeyCommand.keyPath(globalOptions)
+                let issuer = try KeyCommand.issuer(globalOptions)
                 let key = DeviceKey(privateKey: .init())
                 try DeviceKey.changing(path) { try key.save(to: path, replacing: forceNew) }
-                try FileHandleOutput.stdout(key.jwkSet + "\n")
+                try FileHandleOutput.stdout(key.jwkSet(issuer: issuer) + "\n")
                 DiagnosticLog.logger(verbose: false).notice("made the device key \(path) (kid \(key.keyID))")
             }
         }
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show",
-                                                        abstract: "Print the public keys as a JWK Set, signing key first.")
-        @Flag(name: .long, help: "Print them as PEM instead.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Print the device id and signing key, as a server enrols them.",
+            discussion: """
+                One JSON object: iss, the device id tokens carry, and keys, a JWK Set of the \
+                signing key. Retired keys (those 'key rotate' replaced) only with --all: a \
+                server that enrols them keeps trusting keys the device gave up.
+                """)
+        @Flag(name: .long, help: "Print the public keys as PEM instead.")
         var pem = false
+        @Flag(name: .long, help: "List the retired keys too, after the signing key.")
+        var all = false
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
             try runReportingErrors {
                 let key = try DeviceKey.load(from: try KeyCommand.keyPath(globalOptions))
-                try FileHandleOutput.stdout(pem ? key.publicPEM : key.jwkSet + "\n")
+                if pem {
+                    try FileHandleOutput.stdout(key.publicPEM(includingRetired: all))
+                } else {
+                    try FileHandleOutput.stdout(key.jwkSet(issuer: try KeyCommand.issuer(globalOptions), includingRetired: all) + "\n")
+                }
             }
         }
     }
@@ -68,7 +86,7 @@ struct KeyCommand: ParsableCommand {
             discussion: """
                 Prints a JWS (typ key-rotation+jwt) that the old key signs, naming the new key \
                 (sub: its kid; jwk: the key), so a server that knows the old key can take the \
-                new one. The old public key stays listed by 'key show'.
+                new one. 'key show --all' still lists the old public key.
                 """
         )
         @OptionGroup var globalOptions: GlobalOptions
@@ -76,7 +94,7 @@ struct KeyCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 let path = try KeyCommand.keyPath(globalOptions)
-                let issuer = try DeviceInfo.deviceID(stateDirectory: Paths.stateDirectory(environment: globalOptions.environment))
+                let issuer = try KeyCommand.issuer(globalOptions)
                 let logger = DiagnosticLog.logger(verbose: false)
                 // Read, signed and written under the key's lock: a rotation at the same time
                 // waits, then rotates the key this one made.
@@ -93,7 +111,7 @@ struct KeyCommand: ParsableCommand {
                 }
                 try FileHandleOutput.stdout(statement + "\n")
                 logger.notice(
-                    "the device key \(path) is new (kid \(new.keyID)); the old one (kid \(old.keyID)) signs no more and stays listed by key show")
+                    "the device key \(path) is new (kid \(new.keyID)); the old one (kid \(old.keyID)) signs no more (key show --all lists it)")
             }
         }
     }

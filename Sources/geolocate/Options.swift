@@ -6,7 +6,7 @@ import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
 
-/// `--config FILE` and `--state-dir DIR`, shared by every command.
+/// `--config FILE`, `--state-dir DIR` and `--system`, shared by every command.
 struct GlobalOptions: ParsableArguments {
     /// Overrides `$GEOLOCATE_CONFIG` and the defaults (system mode's, or XDG's).
     @Option(name: .long, help: ArgumentHelp("Configuration file to use.", valueName: "file"), completion: .file(extensions: ["json"]))
@@ -17,7 +17,20 @@ struct GlobalOptions: ParsableArguments {
             completion: .directory)
     var stateDir: String?
 
-    var configPath: String { GlobalOptions.configPath(flag: config) }
+    /// The system's configuration, state and device key, as the packaged units use them.
+    @Flag(name: .long, help: "Use the system's files (/etc/geolocate, /var/lib/geolocate), as the services do.")
+    var system = false
+
+    /// The configuration file in force.
+    var configPath: String { Paths.configFile(flag: config, environment: environment) }
+
+    /// The configuration in force. In system mode, unless `--config` names a file, a
+    /// relative path in it is from `/etc/geolocate`, even in the units' credential copy, so
+    /// it means one file to every role (SPEC §16).
+    var configStore: ConfigStore {
+        let systemFile = config == nil && Paths.isSystemMode(environment: environment)
+        return ConfigStore(path: configPath, relativeTo: systemFile ? Paths.systemConfigDirectory : nil)
+    }
 
     /// The configuration file in force with `flag` as `--config`.
     static func configPath(flag: String?) -> String {
@@ -40,11 +53,28 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The environment the command works in: the process's, with `--state-dir` in
-    /// `GEOLOCATE_STATE_DIR`, where every part of geolocate looks for the state directory.
+    /// `GEOLOCATE_STATE_DIR` and `--system` in `GEOLOCATE_SYSTEM`, where every part of
+    /// geolocate looks for them.
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         if let stateDir, !stateDir.isEmpty { environment["GEOLOCATE_STATE_DIR"] = stateDir }
+        if system { environment[Paths.systemModeVariable] = "1" }
         return environment
+    }
+
+    /// These options for a command that only reads (`status`, `export`): system mode by
+    /// itself for a user with no files of their own while the system's exist (SPEC §16).
+    var forReading: GlobalOptions {
+        var options = self
+        if !system && config == nil && Paths.readsSystemByDefault(environment: environment) { options.system = true }
+        return options
+    }
+
+    /// Refuses `--system` (or `GEOLOCATE_SYSTEM=1`) to a command that writes or sends, unless
+    /// run by root or the service user.
+    func checkSystemWriter() throws {
+        guard environment[Paths.systemModeVariable] == "1", let problem = Paths.systemWriterProblem() else { return }
+        throw GeolocateError.usage(problem)
     }
 
     /// The command's wall clock: the system's. The core takes it as a parameter everywhere

@@ -24,6 +24,12 @@ struct StatusCommand: ParsableCommand {
             Examples:
               geolocate status
               geolocate status --check -w 30m -c 6h   # for Nagios, Icinga or Sensu
+
+            A user with neither a configuration nor a state directory of their own reads the \
+            system's (/etc/geolocate/config.json, /var/lib/geolocate), as --system says; a \
+            member of the group geolocate, who may not read the spool, gets its counts from \
+            status.json, which the commands that write the spool keep. A usage error with \
+            --check is UNKNOWN (3).
             """
     )
 
@@ -61,14 +67,19 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let report: StatusReport
+        // A monitoring user with no files of their own reads the system's (SPEC §16).
+        let options = globalOptions.forReading
+        // --check says everything in its one line: monitoring plugins print nothing else.
+        var logger = DiagnosticLog.logger(verbose: false)
+        if check { logger.logLevel = .critical }
         do {
-            let store = ConfigStore(path: globalOptions.configPath)
+            let store = options.configStore
             report = try StatusReport.gather(
-                settings: try store.settings(), configPath: store.path, environment: globalOptions.environment,
-                clock: globalOptions.clock, elapsed: globalOptions.elapsed, logger: DiagnosticLog.logger(verbose: false)
+                settings: try store.settings(), configPath: store.path, environment: options.environment,
+                clock: options.clock, elapsed: options.elapsed, logger: logger
             ) { host, port in
                 GPSDSource.probe(host: host, port: port, timeoutMilliseconds: Int(Defaults.gpsdResponseTimeoutMilliseconds),
-                                 logger: DiagnosticLog.logger(verbose: false), clock: globalOptions.clock, elapsed: globalOptions.elapsed)
+                                 logger: logger, clock: options.clock, elapsed: options.elapsed)
             }
         } catch let error as GeolocateError {
             guard check else {

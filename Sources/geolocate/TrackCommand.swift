@@ -112,7 +112,7 @@ struct TrackCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
-            let settings = try ConfigStore(path: globalOptions.configPath).settings()
+            let settings = try globalOptions.configStore.settings()
             var policy = policy(warn: { logger.warning("\($0)") })
             policy.visits = settings.visitSettings
             let stop = StopFlag()

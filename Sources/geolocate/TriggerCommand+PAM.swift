@@ -155,10 +155,12 @@ extension TriggerCommand {
                     logger.warning("record \(record.id) was not sent (\(why)); it is in the spool for the next flush")
                 }
             } else if !settings.endpoints.isEmpty {
-                let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), busyTimeout: 1,
-                                      clock: globalOptions.clock)
+                let stateDirectory = Paths.stateDirectory(environment: environment)
+                let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: 1, clock: globalOptions.clock)
                 _ = try spool.enqueue(SpoolEntry(OutputPolicy(settings: settings).applied(to: record)),
                                       now: globalOptions.clock.nowMilliseconds, limits: settings.spoolLimits)
+                StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: globalOptions.clock,
+                                    elapsed: globalOptions.elapsed, logger: logger).refresh(force: true)
             }
         } catch {
             logger.error("record \(record.id) was not kept: \(describe(error))")

@@ -97,7 +97,7 @@ struct TriggerCommand: AsyncParsableCommand {
         if pam { throw ExitCode(await withTaskExecutorPreference(WorkExecutor.shared) { await runAsPAMHook() }) }
         try await runReportingErrors {
             let logger = DiagnosticLog.logger(verbose: verbose)
-            let settings = try ConfigStore(path: globalOptions.configPath).settings()
+            let settings = try globalOptions.configStore.settings()
             // An unknown endpoint is refused before any record is printed, and so is a token
             // dated by --now: a token's times are the device's own (SPEC §3).
             if let endpoint, try settings.endpoint(named: endpoint, configPath: globalOptions.configPath).format == .jwt, now != nil {

@@ -45,6 +45,8 @@ package enum ConfigKey {
                                                help: "a header sent to endpoint NAME (shown redacted); file:/PATH reads the value from that file when sending")
     package static let endpointFormat = Setting<EndpointFormat>("endpoints.NAME.format", SettingKind<EndpointFormat>.choice(), default: .openlocate,
                                                help: "the body: openlocate ({\"locations\":[...]}), mosaic-ndjson, mosaic (one record per request), owntracks (one OwnTracks location message per record), osmand (Traccar's OsmAnd query, one request per record, HTTP only) or jwt (location tokens, one per line, signed when sent)")
+    package static let endpointActions = Setting<[String]?>("endpoints.NAME.actions", SettingKind<[String]>.actionList.optional, default: nil,
+                                                  help: "the actions whose records endpoint NAME receives, track for track records (none: all), so a risk server gets logins and a fleet server the track")
     package static let endpointBatchSize = Setting<Int>("endpoints.NAME.batchSize", .integer(1...100_000), default: 500,
                                                   help: "records per request")
     package static let endpointTimeout = Setting<Int64>("endpoints.NAME.timeout", timeout, default: 10_000,
@@ -131,7 +133,7 @@ package enum ConfigKey {
         permissions.entry, defaultInterval.entry, queryTimeout.entry, lastKnownMaxAge.entry, currentMaxAge.entry,
         actionMode.entry, actionTimeout.entry, actionLastKnownMaxAge.entry, actionEndpoint.entry, source.entry,
         spoolMaxRetention.entry, spoolKeepDelivered.entry, spoolMaxRecords.entry, visitsEnabled.entry, visitsRadius.entry, visitsMinDuration.entry,
-        endpointURL.entry, endpointHeader.entry, endpointFormat.entry, endpointBatchSize.entry, endpointTimeout.entry,
+        endpointURL.entry, endpointHeader.entry, endpointFormat.entry, endpointActions.entry, endpointBatchSize.entry, endpointTimeout.entry,
         endpointQoS.entry, endpointUsername.entry, endpointPassword.entry, endpointCAFile.entry, endpointCertFile.entry, endpointKeyFile.entry,
         owntracksTrackerID.entry,
         transmissionInterval.entry, privacyPrecision.entry, privacyAccuracyThreshold.entry,

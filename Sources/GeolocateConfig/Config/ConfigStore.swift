@@ -11,8 +11,14 @@ import Glibc
 /// written over; `reset` keeps a `.bak` copy of whatever was there.
 package struct ConfigStore {
     package let path: String
+    /// Where a relative path in the file is taken from: the file's own directory unless
+    /// given (system mode's `/etc/geolocate`, where the units read a credential copy).
+    package let relativeTo: String?
 
-    package init(path: String) { self.path = path }
+    package init(path: String, relativeTo: String? = nil) {
+        self.path = path
+        self.relativeTo = relativeTo
+    }
 
     /// A configuration of every key and a hundred endpoints is a few tens of KiB.
     package static let maximumBytes = 1024 * 1024
@@ -81,7 +87,7 @@ package struct ConfigStore {
     package func settings() throws -> Settings {
         var settings = Settings(try load())
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        settings.baseDirectory = (absolute as NSString).deletingLastPathComponent
+        settings.baseDirectory = relativeTo ?? (absolute as NSString).deletingLastPathComponent
         return settings
     }
 
@@ -260,6 +266,16 @@ package struct ConfigStore {
             }
         }
         return changed ? (url.string ?? "***") : text
+    }
+
+    /// The keys of `document` holding an inline secret (a header value, a password, URL
+    /// credentials), not a `file:` one, in dotted form.
+    package static func inlineSecretKeys(_ document: JSONValue) -> [String] {
+        document.leaves().compactMap { keyPath, value in
+            guard case .string(let text) = value, SecretFile.path(in: text) == nil else { return nil }
+            let secret = keyPath.count >= 2 && keyPath[keyPath.count - 2] == "headers" || keyPath.last == "password" || redactedURL(text) != text
+            return secret ? keyPath.joined(separator: ".") : nil
+        }.sorted()
     }
 
     /// The document with header values, passwords and URL credentials replaced by `***`.

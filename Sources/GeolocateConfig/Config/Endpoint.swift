@@ -7,6 +7,8 @@ package struct Endpoint: Sendable, Equatable {
     package var url: String
     package var headers: [String: String]
     package var format: EndpointFormat
+    /// `endpoints.NAME.actions`: the actions whose records it receives; `nil` for all.
+    package var actions: [String]?
     package var batchSize: Int
     package var timeoutMilliseconds: Int64
     /// MQTT: QoS and credentials (`endpoints.NAME.qos`, …).
@@ -32,6 +34,11 @@ package struct Endpoint: Sendable, Equatable {
         self.format = format
         self.batchSize = batchSize
         self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    /// Whether records of `action` are meant for this endpoint.
+    package func receives(action: String) -> Bool {
+        actions.map { $0.contains(action) } ?? true
     }
 
     /// The URL without credentials, for messages and `--json` (`{deviceId}` as written).

@@ -255,6 +255,27 @@ extension SettingKind where Value == [String] {
     }
 }
 
+extension SettingKind where Value == [String] {
+    /// A list of action names (`endpoints.NAME.actions`): `login`, `track` for track records…
+    package static var actionList: SettingKind {
+        @Sendable func checked(_ names: [String]) throws -> [String] {
+            guard !names.isEmpty else { throw GeolocateError.usage("must name at least one action, such as login,track (unset it for all)") }
+            if let bad = names.first(where: { !isPlainName($0) }) {
+                throw GeolocateError.usage("invalid action name '\(bad)' (\(plainNameRule))")
+            }
+            return names
+        }
+        return SettingKind(valid: "a list of action names, such as login,transaction (track: track records)", parse: { text in
+            try checked(try ListText.items(text))
+        }, decode: { json in
+            guard let names = json.strings, case .array(let items) = json, names.count == items.count else {
+                throw GeolocateError.usage("must be a list of action names such as [\"login\", \"track\"]")
+            }
+            return try checked(names)
+        }, encode: { .array($0.map { .string($0) }) })
+    }
+}
+
 extension SettingKind where Value == [DistrustedSignal] {
     /// A list of signal names (`policy.distrust`); `none` or an empty list for none.
     package static var signalList: SettingKind {

@@ -107,6 +107,7 @@ package struct Settings: Sendable, Equatable {
             var endpoint = Endpoint(name: name, url: url, headers: headers, format: self[ConfigKey.endpointFormat, name: name],
                                     batchSize: self[ConfigKey.endpointBatchSize, name: name],
                                     timeoutMilliseconds: self[ConfigKey.endpointTimeout, name: name])
+            endpoint.actions = self[ConfigKey.endpointActions, name: name]
             endpoint.mqtt.qos = self[ConfigKey.endpointQoS, name: name]
             endpoint.mqtt.username = self[ConfigKey.endpointUsername, name: name]
             endpoint.mqtt.password = self[ConfigKey.endpointPassword, name: name]

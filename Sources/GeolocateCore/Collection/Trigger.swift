@@ -70,7 +70,9 @@ package struct Trigger {
         var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: policy,
                                       replay: collected.fix?.isReplayed ?? false, reports: .eachRecord,
                                       clock: clock, elapsed: elapsed, logger: logger)
-        return try await pipeline.make(collected)
+        let record = try await pipeline.make(collected)
+        StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger).refresh()
+        return record
     }
 
     /// The record as the collection mode decides it, before privacy.

@@ -60,7 +60,9 @@ package struct LocationPolicy: Sendable {
         if let signals = record.signals, let signal = distrust.first(where: signals.fired) {
             return PolicyResult(decision: .deny, rule: .distrusted(signal))
         }
-        guard let fix = record.fix else { return PolicyResult(decision: .undetermined, rule: .noLocation) }
+        guard let fix = record.fix else {
+            return PolicyResult(decision: .undetermined, rule: record.errorCode == .permissionDenied ? .noPermission : .noLocation)
+        }
         guard let age = record.ageMilliseconds else { return PolicyResult(decision: .undetermined, rule: .ageUnknown) }
         if age > maxAgeMilliseconds {
             var result = PolicyResult(decision: .undetermined, rule: .tooOld)

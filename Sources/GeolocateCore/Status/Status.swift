@@ -13,6 +13,11 @@ package struct StatusReport: Sendable, Encodable {
     /// Whether the state directory exists: status reports a missing one, never makes it.
     package var stateDirectoryExists: Bool
     package var configPath: String
+    /// The device id tokens carry (`iss`), when the state directory has one.
+    package var iss: String?
+    /// When the writers' summary (`status.json`) that status read instead of the spool,
+    /// which this user may not read, was written (epoch ms); `nil` when it read the spool.
+    package var summaryWrittenAt: Int64?
     /// The source in force: `gpsd://HOST:PORT` or `nmea:FILE`.
     package var source: String
     package var spool: SpoolStatus
@@ -83,7 +88,8 @@ package struct StatusReport: Sendable, Encodable {
         package var ageMs: Int64
         /// The fix's provider: `gpsd` or `NMEA_REPLAY`.
         package var source: String
-        package var recordTimestamp: Int64
+        /// The fix's time; `nil` when read from the summary, which keeps no fix.
+        package var recordTimestamp: Int64?
     }
 
     /// Gathers the report, reading the state directory without changing anything in it
@@ -101,8 +107,28 @@ package struct StatusReport: Sendable, Encodable {
         var directory = stat()
         let directoryExists = stat(stateDirectory, &directory) == 0
         var spoolStatus = SpoolStatus.absent
-        var endpoints = settings.endpoints.map {
+        let configured = settings.endpoints
+        var endpoints = configured.map {
             EndpointStatus(name: $0.name, url: $0.redactedURL, pending: 0, lastSuccessAt: nil, lastError: nil, lastErrorKind: nil, nextRetryAt: nil)
+        }
+        var summaryWrittenAt: Int64?
+        var iss = DeviceInfo.existingDeviceID(stateDirectory: stateDirectory)
+        /// Takes the spool's counts, and each endpoint's share, from a summary `ageMs` old.
+        func take(_ counts: StatusSummary.Counts, _ shares: [StatusSummary.EndpointSummary]) {
+            spoolStatus.pending = counts.pending
+            spoolStatus.oldestPendingAgeMs = counts.oldestPendingRecordedAt.map { max(0, now - $0) }
+            spoolStatus.deadLetters = counts.deadLetters
+            spoolStatus.expired = counts.expired
+            spoolStatus.expiredLast24h = counts.expiredLast24h
+            spoolStatus.keptDelivered = counts.keptDelivered
+            for share in shares {
+                guard let index = endpoints.firstIndex(where: { $0.name == share.name }) else { continue }
+                endpoints[index].pending = share.pending
+                endpoints[index].lastSuccessAt = share.lastSuccessAt
+                endpoints[index].lastError = share.lastError
+                endpoints[index].lastErrorKind = share.lastErrorKind
+                endpoints[index].nextRetryAt = share.nextRetryAt.flatMap { $0 > now ? $0 : nil }
+            }
         }
         do {
             if let spool = try Spool.openForReading(stateDirectory: stateDirectory, elapsed: elapsed) {
@@ -112,20 +138,8 @@ package struct StatusReport: Sendable, Encodable {
                     spoolStatus.problem = "written by an older geolocate (schema version \(spool.schemaVersion)); the next command that writes it (track, trigger, flush) upgrades it"
                     for index in endpoints.indices { endpoints[index].pending = nil }
                 } else {
-                    for index in endpoints.indices {
-                        let state = try spool.state(of: endpoints[index].name)
-                        endpoints[index].pending = try spool.pendingCount(for: endpoints[index].name)
-                        endpoints[index].lastSuccessAt = state.lastSuccessAt
-                        endpoints[index].lastError = state.lastError
-                        endpoints[index].lastErrorKind = state.lastError == nil ? nil : state.lastErrorKind
-                        endpoints[index].nextRetryAt = state.retryAt.flatMap { $0 > now ? $0 : nil }
-                    }
-                    spoolStatus.pending = try spool.count()
-                    spoolStatus.oldestPendingAgeMs = try spool.oldestRecordedAt().map { max(0, now - $0) }
-                    spoolStatus.deadLetters = try spool.deadLetters().count
-                    spoolStatus.expired = try spool.expiredCount()
-                    spoolStatus.expiredLast24h = try spool.recentlyExpiredCount(now: now)
-                    spoolStatus.keptDelivered = try spool.keptDeliveredCount()
+                    let (counts, shares) = try StatusSummary.counts(of: spool, endpoints: configured, now: now)
+                    take(counts, shares)
                 }
             }
         } catch let error as GeolocateError {
@@ -135,18 +149,35 @@ package struct StatusReport: Sendable, Encodable {
                 throw error
             case .spoolDamaged(_, let reason):
                 spoolStatus = SpoolStatus(state: .damaged, problem: reason)
+                for index in endpoints.indices { endpoints[index].pending = nil }
             default:
-                spoolStatus = SpoolStatus(state: .unreadable, problem: error.description)
+                // A monitoring user may not read the spool: the summary the writers keep says
+                // its counts (SPEC §16).
+                if let summary = StatusSummary.read(stateDirectory: stateDirectory) {
+                    spoolStatus = SpoolStatus(state: .ok)
+                    take(summary.spool, summary.endpoints)
+                    summaryWrittenAt = summary.writtenAt
+                    iss = iss ?? summary.iss
+                } else {
+                    spoolStatus = SpoolStatus(state: .unreadable, problem: error.description)
+                    for index in endpoints.indices { endpoints[index].pending = nil }
+                }
             }
-            for index in endpoints.indices { endpoints[index].pending = nil }
         }
-        let fix = try LastKnownStore(stateDirectory: stateDirectory, kind: .live, logger: logger).load(now: now)
+        var lastFix: LastFixStatus?
+        if summaryWrittenAt == nil {
+            let fix = try LastKnownStore(stateDirectory: stateDirectory, kind: .live, logger: logger).load(now: now)
+            lastFix = fix.map { LastFixStatus(ageMs: FixAge.of($0, at: now, boot: clock.boot) ?? 0, source: $0.provider.rawValue, recordTimestamp: $0.timestamp) }
+        } else if let summary = StatusSummary.read(stateDirectory: stateDirectory), let age = summary.lastFixAgeMs {
+            let ageNow = age.addingClamped(max(0, now - summary.writtenAt))
+            lastFix = LastFixStatus(ageMs: ageNow, source: summary.lastFixSource ?? "", recordTimestamp: nil)
+        }
         var gpsd: GPSDHealth?
         if case .gpsd(let host, let port) = source { gpsd = probe(host, port) }
         return StatusReport(
-            stateDirectory: stateDirectory, stateDirectoryExists: directoryExists, configPath: configPath, source: source.description,
-            spool: spoolStatus, endpoints: endpoints,
-            lastFix: fix.map { LastFixStatus(ageMs: FixAge.of($0, at: now, boot: clock.boot) ?? 0, source: $0.provider.rawValue, recordTimestamp: $0.timestamp) },
+            stateDirectory: stateDirectory, stateDirectoryExists: directoryExists, configPath: configPath,
+            iss: iss, summaryWrittenAt: summaryWrittenAt, source: source.description,
+            spool: spoolStatus, endpoints: endpoints, lastFix: lastFix,
             gpsd: gpsd, geocoderCacheEntries: GeocoderCache(stateDirectory: stateDirectory).entryCount(elapsed: elapsed))
     }
 
@@ -229,7 +260,8 @@ package struct StatusReport: Sendable, Encodable {
                          "dead_letters=\(deadLetters);;0;0", "expired=\(spool.expired ?? 0)c;;;0"]
         }
         if let lastFix { perfdata.append("last_fix_age=\(lastFix.ageMs / 1000)s;\(warn);\(crit);0") }
-        let line = "GEOLOCATE \(label) - \(summary.joined(separator: ", ").replacingOccurrences(of: "|", with: "/"))"
+        // The state directory read is named: a monitor reading the wrong one must see it.
+        let line = "GEOLOCATE \(label) - \(summary.joined(separator: ", ").replacingOccurrences(of: "|", with: "/")) (state \(stateDirectory.replacingOccurrences(of: "|", with: "/")))"
         return (status, perfdata.isEmpty ? line : line + " | " + perfdata.joined(separator: " "))
     }
 
@@ -245,10 +277,13 @@ package struct StatusReport: Sendable, Encodable {
     /// The report as aligned `key: value` lines.
     package var text: String {
         var rows: [(String, String)] = [("state directory", stateDirectory + (stateDirectoryExists ? "" : " (does not exist yet)")),
-                                        ("config", configPath), ("source", source)]
+                                        ("config", configPath), ("device id", iss ?? "none yet"), ("source", source)]
         switch spool.state {
         case .ok, .olderSchema:
             if let problem = spool.problem { rows.append(("spool", problem)) }
+            if let written = summaryWrittenAt {
+                rows.append(("spool", "not readable by this user; counts from status.json, written \(TimeText.iso8601(written))"))
+            }
         case .absent: rows.append(("spool", "none yet"))
         case .damaged: rows.append(("spool", "damaged: \(spool.problem ?? "")"))
         case .unreadable: rows.append(("spool", "unreadable: \(spool.problem ?? "")"))
@@ -266,7 +301,7 @@ package struct StatusReport: Sendable, Encodable {
             if let retry = endpoint.nextRetryAt { parts.append("next try after \(TimeText.iso8601(retry))") }
             rows.append(("endpoint \(endpoint.name)", "\(endpoint.url): " + parts.joined(separator: ", ")))
         }
-        rows.append(("last fix", lastFix.map { "\(Self.ageText($0.ageMs)) ago from \($0.source) (\(TimeText.iso8601($0.recordTimestamp)))" } ?? "none"))
+        rows.append(("last fix", lastFix.map { "\(Self.ageText($0.ageMs)) ago from \($0.source)" + ($0.recordTimestamp.map { " (\(TimeText.iso8601($0)))" } ?? "") } ?? "none"))
         if let gpsd {
             rows.append(("gpsd", gpsd.reachable
                 ? "reachable" + (gpsd.device.map { ", device \($0)" } ?? "") + ", fix " + (gpsd.fixMode ?? "none")
@@ -298,18 +333,6 @@ package struct GPSDHealth: Sendable, Encodable {
         self.device = device
         self.fixMode = fixMode
         self.error = error
-    }
-}
-
-extension Spool {
-    /// When the oldest record still in the spool was recorded (epoch ms), or `nil` when empty.
-    func oldestRecordedAt() throws -> Int64? {
-        try read { try Int64.fetchOne($0, sql: "SELECT MIN(recordedAt) FROM records") }
-    }
-
-    /// How many delivered records are kept for export.
-    func keptDeliveredCount() throws -> Int {
-        try read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM delivered") ?? 0 }
     }
 }
 

@@ -240,6 +240,8 @@ package struct Tracker {
         /// A file planted where the last known location is kept, which ends the run.
         var refusal: GeolocateError?
         var lastTransmission: Double
+        /// `status.json`, for monitoring users: kept with the spool.
+        let statusSummary: StatusSummaryWriter?
 
         init(tracker: Tracker, request: TrackRequest, permissions: [Permission], device: DeviceInfo?, writer: SpoolWriter?,
              pipeline: RecordPipeline, lastKnown: LastKnownStore, context: DeviceContextReader) {
@@ -254,6 +256,9 @@ package struct Tracker {
             emission = EmissionFilter(policy: request.policy)
             lastTransmission = tracker.elapsed.nowSeconds
             visits = request.policy.visits.map(VisitDetector.init)
+            statusSummary = writer == nil ? nil
+                : StatusSummaryWriter(stateDirectory: Paths.stateDirectory(environment: tracker.environment), settings: tracker.settings,
+                                      clock: tracker.clock, elapsed: tracker.elapsed, logger: tracker.logger)
         }
 
         mutating func observe(_ fix: Fix, now: Int64) throws {
@@ -296,6 +301,7 @@ package struct Tracker {
         mutating func tick(now: Int64) throws {
             if started == nil { started = now }
             try writer?.tick(now: tracker.clock.nowMilliseconds)
+            statusSummary?.refresh()
             let elapsed = tracker.elapsed
             if let latestFix, lastKnownSaved.map({ elapsed.milliseconds(since: $0) >= 1000 }) ?? true {
                 saveLastKnown(latestFix, now: now)
@@ -344,6 +350,7 @@ package struct Tracker {
             }
             summary.spooled = writer?.committed ?? 0
             summary.expired = writer?.expired ?? 0
+            statusSummary?.refresh(force: true)
             // Said after the records are committed: none is lost for it.
             if let refusal = refusal ?? pipeline.refusal { throw refusal }
         }

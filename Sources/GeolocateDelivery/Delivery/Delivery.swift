@@ -33,6 +33,7 @@ package enum Delivery {
             return FlushReport(endpoints: [])
         }
         defer { withExtendedLifetime(lock) {} }
+        defer { StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger).refresh() }
         var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory, clock: clock), endpoints: settings.endpoints,
                               transport: transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed),
                               limits: settings.spoolLimits, clock: clock, logger: logger)
@@ -41,7 +42,11 @@ package enum Delivery {
         flusher.mqtt = mqtt
         flusher.sender = try Sender(settings: settings, stateDirectory: stateDirectory)
         if settings.endpoints.contains(where: { $0.format == .jwt && (names?.contains($0.name) ?? true) }) {
-            flusher.sender.signer = try TokenSigner(settings: settings, environment: environment, clock: clock)
+            do {
+                flusher.sender.signer = try TokenSigner(settings: settings, environment: environment, clock: clock)
+            } catch let error as GeolocateError {
+                flusher.signerProblem = error
+            }
         }
         let report: FlushReport
         do {
@@ -112,6 +117,7 @@ package enum Delivery {
         guard endpoint.format.carries(record) else { return .notCarried }
         var spooled: (spool: Spool, seq: Int64)?
         var notSpooled: GeolocateError?
+        defer { StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger).refresh() }
         do {
             let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: postSpoolBusyTimeout, clock: clock)
             spooled = (spool, try spool.enqueue(SpoolEntry(record, destination: endpoint.name),

@@ -127,6 +127,9 @@ package struct Flusher: Sendable {
     package var mqtt: MQTTTransport?
     /// Who the records are sent as: OsmAnd's `id`, OwnTracks' `tid`, the MQTT client id.
     package var sender = Sender()
+    /// Why the device key cannot sign, when it cannot: the jwt endpoints stop with it, as
+    /// misconfigured; the others are flushed.
+    package var signerProblem: GeolocateError?
     /// Records past these are expired before anything is sent.
     package var limits: SpoolLimits
     package var retry: RetryPolicy
@@ -189,7 +192,7 @@ package struct Flusher: Sendable {
         var report = EndpointReport(name: configured.displayName, url: configured.redactedURL)
         let label = configured.isPostDestination ? "the --post URL \(configured.redactedURL)" : "endpoint \(configured.name) (\(configured.redactedURL))"
         report.expired = try spool.expiredCount()
-        report.pending = try spool.pendingCount(for: configured.name, through: horizon)
+        report.pending = try spool.pendingCount(for: configured.name, through: horizon, actions: configured.actions)
         var state = try spool.state(of: configured.name)
         if dryRun {
             report.lastError = state.lastError
@@ -209,6 +212,8 @@ package struct Flusher: Sendable {
         let tls: TLSConfiguration?
         do {
             // Secrets in files are read when sending, so a rotated token is used at once.
+            // A key that cannot sign stops the jwt endpoints alone: the others need no key.
+            if configured.format == .jwt, let signerProblem { throw signerProblem }
             endpoint = try configured.readingSecretFiles()
             broker = try endpoint.broker(as: sender)
             if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("this build of geolocate has no MQTT") }
@@ -261,7 +266,7 @@ package struct Flusher: Sendable {
         if report.deadLettered > 0 {
             logger.warning("\(label) refused \(report.deadLettered) records; they are in the dead-letter table (flush --dead-letters)")
         }
-        report.pending = try spool.pendingCount(for: endpoint.name, through: horizon)
+        report.pending = try spool.pendingCount(for: endpoint.name, through: horizon, actions: endpoint.actions)
         return report
     }
 
@@ -349,7 +354,7 @@ package struct Flusher: Sendable {
         for pending in records {
             if pending.damage != nil {
                 damaged.append(pending)
-            } else if endpoint.format.carries(pending.record, under: policy) {
+            } else if endpoint.receives(action: pending.record.action) && endpoint.format.carries(pending.record, under: policy) {
                 sendable.append(pending)
             } else {
                 skipped.append(pending.seq)

@@ -64,7 +64,10 @@ package struct DeviceKey: Sendable {
         defer { close(fd) }
         var status = stat()
         fstat(fd, &status)
-        guard status.st_uid == geteuid() else { throw refused("belongs to another user; it must be the signing user's own (0600)") }
+        guard DeviceKey.signers(of: path).contains(status.st_uid) else {
+            let fix = path == Paths.systemDeviceKeyFile ? " (chown \(Paths.serviceUserName): \(path), which root's gate reads too)" : ""
+            throw refused("belongs to another user; it must be the signing user's own (0600)\(fix)")
+        }
         guard status.st_mode & 0o077 == 0 else {
             throw refused("may be read or written by others (mode \(String(status.st_mode & 0o777, radix: 8))); chmod 600 it, or make a new one")
         }
@@ -103,7 +106,7 @@ package struct DeviceKey: Sendable {
             if status.st_mode & S_IFMT != S_IFREG {
                 throw GeolocateError.missingSetting("device key \(path) is not a regular file; nothing was written there")
             }
-            if status.st_uid != geteuid() {
+            if !DeviceKey.signers(of: path).contains(status.st_uid) {
                 throw GeolocateError.missingSetting("device key \(path) belongs to another user; nothing was written there")
             }
             if status.st_nlink != 1 {
@@ -111,7 +114,7 @@ package struct DeviceKey: Sendable {
             }
         }
         // The key is the signing user's, wherever it is kept: never given to a directory's owner.
-        let signer = (uid: geteuid(), gid: getegid())
+        let signer = DeviceKey.owner(of: path)
         if replacing {
             do { try directory.writeAtomically(data, to: name, permissions: 0o600, owner: signer) } catch { throw unwritable(error) }
             return
@@ -124,6 +127,23 @@ package struct DeviceKey: Sendable {
             throw GeolocateError.missingSetting("a device key already exists at \(path): geolocate key show prints it; "
                 + "geolocate key init --force-new replaces it (a cloned disk image), geolocate key rotate moves to a new one")
         }
+    }
+
+    /// Who a new key at `path` belongs to: the service user for the system key that root
+    /// makes (the gate, as root, and the services sign with it; SPEC §16), else this user.
+    static func owner(of path: String) -> (uid: uid_t, gid: gid_t) {
+        if geteuid() == 0, path == Paths.systemDeviceKeyFile, let user = getpwnam(Paths.serviceUserName) {
+            return (user.pointee.pw_uid, user.pointee.pw_gid)
+        }
+        return (geteuid(), getegid())
+    }
+
+    /// The users whose key at `path` this process signs with: its own, and root also the
+    /// service user's system key.
+    static func signers(of path: String) -> Set<uid_t> {
+        var users: Set<uid_t> = [geteuid()]
+        if geteuid() == 0, path == Paths.systemDeviceKeyFile, let service = Paths.serviceUserID { users.insert(service) }
+        return users
     }
 
     /// Runs `body` holding `path`'s lock (`path.lock`), so that changes of one key file take
@@ -166,20 +186,23 @@ package struct DeviceKey: Sendable {
     /// The signing key's RFC 7638 thumbprint, the `kid` of its tokens.
     package var keyID: String { DeviceKey.thumbprint(privateKey.publicKey) }
 
-    /// The signing key, then the retired ones, as a JWK Set (RFC 7517 §5).
-    package var jwkSet: String {
+    /// The signing key as a JWK Set (RFC 7517 §5) with the device id `iss` beside `keys`, so
+    /// a server enrols the device's id and key together; the retired keys only when asked
+    /// (enrolling from them would keep trusting a key the device gave up).
+    package func jwkSet(issuer: String, includingRetired: Bool = false) -> String {
         var json = JSONWriter()
         json.beginObject()
+        json.string("iss", issuer)
         json.beginArray("keys")
-        for key in [privateKey.publicKey] + retired { DeviceKey.writeJWK(key, to: &json) }
+        for key in [privateKey.publicKey] + (includingRetired ? retired : []) { DeviceKey.writeJWK(key, to: &json) }
         json.endArray()
         json.endObject()
         return json.text
     }
 
-    /// The signing key, then the retired ones, as PEM public keys (SubjectPublicKeyInfo).
-    package var publicPEM: String {
-        ([privateKey.publicKey] + retired).map { DeviceKey.pem("PUBLIC KEY", DeviceKey.spkiPrefix + $0.rawRepresentation) }.joined()
+    /// The signing key, then the retired ones when asked, as PEM public keys (SubjectPublicKeyInfo).
+    package func publicPEM(includingRetired: Bool = false) -> String {
+        ([privateKey.publicKey] + (includingRetired ? retired : [])).map { DeviceKey.pem("PUBLIC KEY", DeviceKey.spkiPrefix + $0.rawRepresentation) }.joined()
     }
 
     /// A public key as a JWK (RFC 8037): `crv`, `kid`, `kty`, `x`, in that order.

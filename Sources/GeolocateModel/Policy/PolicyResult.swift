@@ -9,17 +9,20 @@ package struct PolicyResult: Sendable, Equatable {
     }
 
     /// Which rule decided, in the order they apply; the reason's words come from it.
+    ///
+    /// The raw values are the one vocabulary of the syslog `reason`, the record's
+    /// `policy.reason` code and `status`: camelCase names (SPEC §16).
     package enum Rule: String, Sendable {
-        case distrustedJumped = "distrusted-jumped"
-        case distrustedSpoofingSuspected = "distrusted-spoofingSuspected"
-        case distrustedClockSkewed = "distrusted-clockSkewed"
-        case distrustedEstimatedFix = "distrusted-estimatedFix"
-        case distrustedStale = "distrusted-stale"
-        case distrustedReplayed = "distrusted-replayed"
-        case distrustedInaccurate = "distrusted-inaccurate"
-        case distrustedCountryChanged = "distrusted-countryChanged"
-        case distrustedJammed = "distrusted-jammed"
-        case distrustedAntennaFault = "distrusted-antennaFault"
+        case distrustedJumped
+        case distrustedSpoofingSuspected
+        case distrustedClockSkewed
+        case distrustedEstimatedFix
+        case distrustedStale
+        case distrustedReplayed
+        case distrustedInaccurate
+        case distrustedCountryChanged
+        case distrustedJammed
+        case distrustedAntennaFault
         case tooOld
         /// The fix's age is unknown: a fix the source held, dated far from the system clock,
         /// whose arrival geolocate did not see (SPEC §3).
@@ -27,6 +30,8 @@ package struct PolicyResult: Sendable, Equatable {
         /// The previous report exists and cannot be read, so impossible travel cannot be
         /// judged (SPEC §10.1).
         case previousUnreadable
+        /// No location permission is granted, so no location was collected.
+        case noPermission
         case noLocation
         case insideDenyZone
         case nearDenyZone
@@ -56,7 +61,16 @@ package struct PolicyResult: Sendable, Equatable {
 
         /// The signal a `distrusted…` rule names.
         package var distrustedSignal: DistrustedSignal? {
-            rawValue.hasPrefix("distrusted-") ? DistrustedSignal(rawValue: String(rawValue.dropFirst("distrusted-".count))) : nil
+            DistrustedSignal.allCases.first { Rule.distrusted($0) == self }
+        }
+
+        /// The rule a spool stored: its name, or an earlier version's `distrusted-SIGNAL`.
+        package init?(stored text: String) {
+            if text.hasPrefix("distrusted-"), let signal = DistrustedSignal(rawValue: String(text.dropFirst("distrusted-".count))) {
+                self = .distrusted(signal)
+            } else {
+                self.init(rawValue: text)
+            }
         }
     }
 
@@ -95,6 +109,7 @@ package struct PolicyResult: Sendable, Equatable {
             return "location \(SignalText.duration(age)) old, policy.maxAge is \(DurationText.format(maxAge))"
         case .ageUnknown: return "the location's age is unknown (a fix the source held, dated far from the system clock)"
         case .previousUnreadable: return "the previous report cannot be read, so impossible travel cannot be judged"
+        case .noPermission: return "no location permission is granted (geolocate config set permissions fine)"
         case .noLocation: return "no location"
         case .insideDenyZone: return "inside deny zone \(zone)" + (distance.map { " by \($0)" } ?? "")
         case .nearDenyZone: return "the accuracy circle crosses deny zone \(zone)" + (distance.map { " (\($0) from its boundary)" } ?? "")

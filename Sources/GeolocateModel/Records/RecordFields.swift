@@ -47,6 +47,12 @@ package struct DeviceInfo: Sendable, Equatable {
         return id
     }
 
+    /// The device id of `stateDirectory` when it has one that this user may read; made never.
+    package static func existingDeviceID(stateDirectory: String) -> String? {
+        guard let directory = try? OpenDirectory.state(stateDirectory) else { return nil }
+        return try? read(StateFile.deviceID.rawValue, in: directory)
+    }
+
     /// The id in the file `name`, or `nil` when there is none or it holds no UUID.
     private static func read(_ name: String, in directory: OpenDirectory) throws -> String? {
         let data: Data?

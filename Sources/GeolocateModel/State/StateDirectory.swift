@@ -10,17 +10,50 @@ package enum Paths {
     package static let systemStateDirectory = "/var/lib/geolocate"
     /// The configuration file in system mode.
     package static let systemConfigFile = "/etc/geolocate/config.json"
-    /// The device key in system mode: root's, beside the config, not in the state directory
-    /// that monitoring users may read (SPEC §15).
+    /// The device key in system mode: beside the config, in root's directory, so the service
+    /// user it belongs to can read it but not move it, and no group member can read it (SPEC §16).
     package static let systemDeviceKeyFile = "/etc/geolocate/device-key"
+    /// The directory a relative path in the system config is taken from, wherever the file was
+    /// read (the units read a credential copy of it).
+    package static let systemConfigDirectory = "/etc/geolocate"
+    /// The system user the packaged units run as, who owns the system state and device key.
+    package static let serviceUserName = "geolocate"
+    /// `GEOLOCATE_SYSTEM=1`: what `--system` sets, in the environment every part reads.
+    package static let systemModeVariable = "GEOLOCATE_SYSTEM"
 
-    /// Whether geolocate runs as the system's: effective uid 0 with neither `GEOLOCATE_CONFIG`
-    /// nor `XDG_CONFIG_HOME` set (SPEC §7).
+    /// Whether geolocate runs as the system's: `--system` (`GEOLOCATE_SYSTEM=1`), or effective
+    /// uid 0 with neither `GEOLOCATE_CONFIG` nor `XDG_CONFIG_HOME` set (SPEC §7, §16).
     ///
     /// Root under PAM, cron or an admin's shell then sees the files the services use, not a
-    /// private, empty set under `/root`.
+    /// private, empty set under `/root`; the services and a monitor say `--system`.
     package static func isSystemMode(environment: [String: String], effectiveUID: uid_t = geteuid()) -> Bool {
-        effectiveUID == 0 && (environment["GEOLOCATE_CONFIG"] ?? "").isEmpty && (environment["XDG_CONFIG_HOME"] ?? "").isEmpty
+        if environment[systemModeVariable] == "1" { return true }
+        return effectiveUID == 0 && (environment["GEOLOCATE_CONFIG"] ?? "").isEmpty && (environment["XDG_CONFIG_HOME"] ?? "").isEmpty
+    }
+
+    /// Whether a reading command (`status`, `export`) should read the system's files by itself:
+    /// the user has neither a configuration nor a state directory of their own and named
+    /// none, while the system configuration exists (a monitoring user in the group geolocate).
+    package static func readsSystemByDefault(environment: [String: String], effectiveUID: uid_t = geteuid()) -> Bool {
+        guard !isSystemMode(environment: environment, effectiveUID: effectiveUID),
+              (environment["GEOLOCATE_STATE_DIR"] ?? "").isEmpty, (environment["GEOLOCATE_CONFIG"] ?? "").isEmpty,
+              access(systemConfigFile, F_OK) == 0 else { return false }
+        let own = [configFile(flag: nil, environment: environment, effectiveUID: effectiveUID),
+                   stateDirectory(environment: environment, effectiveUID: effectiveUID)]
+        return own.allSatisfy { access($0, F_OK) != 0 }
+    }
+
+    /// Why this user may not run a command that writes or sends in system mode, or `nil`:
+    /// only root and the service user may (SPEC §16), so no one else makes files there that
+    /// the services then cannot replace.
+    package static func systemWriterProblem(effectiveUID: uid_t = geteuid()) -> String? {
+        if effectiveUID == 0 || effectiveUID == serviceUserID { return nil }
+        return "--system writes the system's files (/etc/geolocate, /var/lib/geolocate): only root and the user \(serviceUserName) may; status and export read them as any user"
+    }
+
+    /// The uid of the user geolocate, if the system has one.
+    package static var serviceUserID: uid_t? {
+        getpwnam(serviceUserName).map { $0.pointee.pw_uid }
     }
 
     /// `$GEOLOCATE_STATE_DIR` (which `--state-dir` sets), else in system mode

@@ -17,6 +17,8 @@ package enum StateFile: String, CaseIterable, Sendable {
     case deviceKey = "device-key"
     /// The lock `key` commands take while they change the key (`DeviceKey.changing`).
     case deviceKeyLock = "device-key.lock"
+    /// What a monitoring user may read: counts and ages, no locations (`StatusSummary`).
+    case statusSummary = "status.json"
     case geocoderCache = "geocoder-cache.sqlite"
     /// Kept by versions before the SQLite geocoder cache.
     case legacyGeocoderCache = "geocoder-cache.json"

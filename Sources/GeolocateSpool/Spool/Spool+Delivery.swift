@@ -32,7 +32,7 @@ package struct EndpointState: Sendable, Equatable {
 
 /// Whether an endpoint's failure is its own configuration's, which only a person fixes, or
 /// one that may pass by itself: what status --check needs to be CRITICAL at once or to wait.
-package enum EndpointErrorKind: String, Sendable, Equatable, Encodable {
+package enum EndpointErrorKind: String, Sendable, Equatable, Codable {
     /// The URL, credentials or certificates are wrong: HTTP 401, 403, 404, 405 or 407, a
     /// redirect, an unusable URL, a TLS failure, a refused connection or an unknown host, a
     /// broker that refuses the login or topic. Nothing gets through until it is fixed.
@@ -136,16 +136,22 @@ extension Spool {
         WHERE seq > :after AND seq <= :horizon AND \(forEndpoint) ORDER BY seq LIMIT :limit
         """
 
-    /// How many records up to `horizon` wait for an endpoint.
-    package func pendingCount(for endpoint: String, through horizon: Int64 = .max) throws -> Int {
+    /// How many records up to `horizon` wait for an endpoint, of `actions` only when given
+    /// (`endpoints.NAME.actions`: flush passes the others by).
+    package func pendingCount(for endpoint: String, through horizon: Int64 = .max, actions: [String]? = nil) throws -> Int {
         let through = try state(of: endpoint).deliveredThrough
+        let actionsJSON = actions.map { "[" + $0.map { "\"\($0)\"" }.joined(separator: ",") + "]" }
         return try read {
             try Int.fetchOne($0.cachedStatement(sql: Spool.pendingCountSQL),
-                             arguments: ["after": through, "horizon": horizon, "endpoint": endpoint]) ?? 0
+                             arguments: ["after": through, "horizon": horizon, "endpoint": endpoint, "actions": actionsJSON]) ?? 0
         }
     }
 
-    private static let pendingCountSQL = "SELECT COUNT(*) FROM records WHERE seq > :after AND seq <= :horizon AND \(forEndpoint)"
+    // Action names are plain names (letters, digits, _ and -), so quoting them is enough.
+    private static let pendingCountSQL = """
+        SELECT COUNT(*) FROM records WHERE seq > :after AND seq <= :horizon AND \(forEndpoint)
+        AND (:actions IS NULL OR action IN (SELECT value FROM json_each(:actions)))
+        """
 
     /// The URLs `trigger --post` spooled records for, which every flush also delivers.
     package func postDestinations() throws -> [String] {

@@ -277,7 +277,7 @@ package enum SpoolColumns {
             record.signals = signals
         }
         if let decision = text(.policyDecision).flatMap(PolicyResult.Decision.init(rawValue:)),
-           let rule = text(.policyRule).flatMap(PolicyResult.Rule.init(rawValue:)) {
+           let rule = text(.policyRule).flatMap(PolicyResult.Rule.init(stored:)) {
             record.policy = PolicyResult(decision: decision, zone: text(.policyZone), rule: rule,
                                          country: text(.policyCountry), boundaryDistance: real(.policyBoundaryDistance))
         }

@@ -40,7 +40,7 @@ struct JumpGateEndToEndTests {
             let retry = try login(replay: try dublin("211126", time))
             #expect(retry.status != 0, "attempt \(attempt + 1) at \(time)")
             let line = try gate.decisionLine(retry, priority: 4)
-            #expect(line.contains(#"decision=deny reason="distrusted-jumped""#), "attempt \(attempt + 1): \(line)")
+            #expect(line.contains(#"decision=deny reason="distrustedJumped""#), "attempt \(attempt + 1): \(line)")
         }
         // 20 hours later, 1,000 km at 14 m/s: the jump no longer stands.
         let nextDay = try login(replay: try dublin("221126", "103000"))
@@ -62,7 +62,7 @@ struct JumpGateEndToEndTests {
         let variable = mount == "readonly" ? "PAM_HARNESS_READONLY" : "PAM_HARNESS_FULL"
         let outcome = try login(replay: try dublin("211126", "143400"), harness: [variable: geolocate.stateDirectory])
         #expect(outcome.status != 0, "\(outcome.log)")
-        #expect(try gate.decisionLine(outcome, priority: 4).contains(#"decision=deny reason="distrusted-jumped""#), "\(outcome.log)")
+        #expect(try gate.decisionLine(outcome, priority: 4).contains(#"decision=deny reason="distrustedJumped""#), "\(outcome.log)")
     }
 
     /// A previous report that exists and cannot be read leaves nothing to judge travel by: the

@@ -98,7 +98,7 @@ struct PAMEndToEndTests {
                       "--in", Self.kiosk, "--out", spoofed, "--from-epoch", "0", "--jump-km", "0"])
         let outcome = try login(replay: spoofed, operation: operation)
         #expect(outcome.status != 0)
-        #expect(try decisionLine(outcome, priority: 4).contains(#"decision=deny reason="distrusted-spoofingSuspected""#))
+        #expect(try decisionLine(outcome, priority: 4).contains(#"decision=deny reason="distrustedSpoofingSuspected""#))
     }
 
     @Test(arguments: ["authenticate", "acct_mgmt"]) func failsClosedOnABrokenConfigOrZonesFile(_ operation: String) throws {

@@ -1,0 +1,165 @@
+import Foundation
+import GRDB
+import GeolocateConfig
+import GeolocateModel
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a monitor may read of a state directory (`status.json`, SPEC §16): the spool's counts
+/// and ages, each endpoint's last success and error, and how old the last fix was; never a
+/// coordinate or a subject.
+///
+/// The spool and last-known files stay 0600, so a monitoring user in the directory's group
+/// reads this instead; it takes no lock, so no reader can stall a writer or the gate.
+package struct StatusSummary: Codable, Sendable, Equatable {
+    /// When it was written, epoch ms: ages below are as of then.
+    package var writtenAt: Int64
+    /// The device id tokens carry (`iss`), which the monitor cannot read from `device-id`.
+    package var iss: String?
+    package var spool: Counts
+    package var endpoints: [EndpointSummary]
+    /// The last fix's age when written, and its provider (`gpsd`, `NMEA_REPLAY`).
+    package var lastFixAgeMs: Int64?
+    package var lastFixSource: String?
+
+    /// The spool's counts, as `status` shows them.
+    package struct Counts: Codable, Sendable, Equatable {
+        /// Records waiting for at least one endpoint.
+        package var pending: Int
+        /// When the oldest of them was recorded, epoch ms.
+        package var oldestPendingRecordedAt: Int64?
+        package var deadLetters: Int
+        /// Records expired unsent, ever, and in the 24 h before `writtenAt`.
+        package var expired: Int
+        package var expiredLast24h: Int
+        /// Delivered records kept for export.
+        package var keptDelivered: Int
+
+        package init(pending: Int = 0, oldestPendingRecordedAt: Int64? = nil, deadLetters: Int = 0, expired: Int = 0,
+                     expiredLast24h: Int = 0, keptDelivered: Int = 0) {
+            self.pending = pending
+            self.oldestPendingRecordedAt = oldestPendingRecordedAt
+            self.deadLetters = deadLetters
+            self.expired = expired
+            self.expiredLast24h = expiredLast24h
+            self.keptDelivered = keptDelivered
+        }
+    }
+
+    /// One endpoint's share of the spool.
+    package struct EndpointSummary: Codable, Sendable, Equatable {
+        package var name: String
+        package var pending: Int
+        package var lastSuccessAt: Int64?
+        package var lastError: String?
+        package var lastErrorKind: EndpointErrorKind?
+        /// Epoch ms before which flush will not try it again.
+        package var nextRetryAt: Int64?
+    }
+
+    /// The file's name in the state directory.
+    package static let fileName = StateFile.statusSummary.rawValue
+    /// The largest summary read: a few hundred endpoints with long errors.
+    package static let maximumBytes = 1024 * 1024
+
+    /// The counts of `spool` as of `now`, and each of `endpoints`' share of it.
+    package static func counts(of spool: Spool, endpoints: [Endpoint], now: Int64) throws -> (Counts, [EndpointSummary]) {
+        let counts = Counts(pending: try spool.count(), oldestPendingRecordedAt: try spool.oldestRecordedAt(),
+                            deadLetters: try spool.deadLetterCount(), expired: try spool.expiredCount(),
+                            expiredLast24h: try spool.recentlyExpiredCount(now: now), keptDelivered: try spool.keptDeliveredCount())
+        let shares = try endpoints.map { endpoint in
+            let state = try spool.state(of: endpoint.name)
+            return EndpointSummary(name: endpoint.name, pending: try spool.pendingCount(for: endpoint.name, actions: endpoint.actions),
+                                   lastSuccessAt: state.lastSuccessAt, lastError: state.lastError,
+                                   lastErrorKind: state.lastError == nil ? nil : state.lastErrorKind,
+                                   nextRetryAt: state.retryAt.flatMap { $0 > now ? $0 : nil })
+        }
+        return (counts, shares)
+    }
+
+    /// The summary in `stateDirectory`, `nil` when there is none or it cannot be read or
+    /// decoded (status then says the spool is unreadable, as it is to this user).
+    package static func read(stateDirectory: String) -> StatusSummary? {
+        guard let data = BoundedFile.contents(StateFile.statusSummary.path(in: stateDirectory), limit: maximumBytes) else { return nil }
+        return try? JSONDecoder().decode(StatusSummary.self, from: data)
+    }
+}
+
+/// Keeps `status.json` of a state directory that a command writes: at most once a second
+/// while it runs (`refresh`), and at its end (`refresh(force: true)`).
+///
+/// Written 0640 in the directory's group, atomically (a reader sees the old file or the new
+/// one); a failure is one warning, never the command's failure.
+package final class StatusSummaryWriter: @unchecked Sendable {
+    private let stateDirectory: String
+    private let endpoints: [Endpoint]
+    private let clock: WallClock
+    private let elapsed: MonotonicClock
+    private let logger: Logger
+    private let lock = NSLock()
+    private var lastWritten: Double?
+    private var warned = false
+
+    package init(stateDirectory: String, settings: Settings, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
+        self.stateDirectory = stateDirectory
+        endpoints = settings.endpoints
+        self.clock = clock
+        self.elapsed = elapsed
+        self.logger = logger
+    }
+
+    /// Rewrites the summary, unless it was written less than a second ago and `force` is false.
+    package func refresh(force: Bool = false) {
+        lock.lock()
+        defer { lock.unlock() }
+        let started = elapsed.nowSeconds
+        if !force, let lastWritten, started - lastWritten < 1 { return }
+        lastWritten = started
+        do {
+            try write()
+        } catch {
+            guard !warned else { return }
+            warned = true
+            logger.warning("\(StateFile.statusSummary.path(in: stateDirectory)) was not updated, so status shows monitoring users older counts: \(ErrorText.plain(error))")
+        }
+    }
+
+    private func write() throws {
+        let now = clock.nowMilliseconds
+        var (counts, shares) = (StatusSummary.Counts(), [StatusSummary.EndpointSummary]())
+        if let spool = try Spool.openForReading(stateDirectory: stateDirectory, elapsed: elapsed) {
+            (counts, shares) = try StatusSummary.counts(of: spool, endpoints: endpoints, now: now)
+        }
+        let fix = try? LastKnownStore(stateDirectory: stateDirectory, kind: .live, logger: logger).load(now: now)
+        let summary = StatusSummary(writtenAt: now, iss: DeviceInfo.existingDeviceID(stateDirectory: stateDirectory), spool: counts, endpoints: shares,
+                                    lastFixAgeMs: fix.flatMap { FixAge.of($0, at: now, boot: clock.boot) },
+                                    lastFixSource: fix?.provider.rawValue)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let directory = try OpenDirectory.state(stateDirectory)
+        // Root's file is the directory owner's (OpenDirectory adopts it); anyone else's keeps
+        // its owner and takes the directory's group, which monitoring users are in.
+        let owner = geteuid() == 0 ? nil : (uid: geteuid(), gid: directory.group)
+        try directory.writeAtomically(try encoder.encode(summary) + Data("\n".utf8), to: StatusSummary.fileName, permissions: 0o640, owner: owner)
+    }
+}
+
+extension Spool {
+    /// When the oldest record still in the spool was recorded (epoch ms), or `nil` when empty.
+    package func oldestRecordedAt() throws -> Int64? {
+        try read { try Int64.fetchOne($0, sql: "SELECT MIN(recordedAt) FROM records") }
+    }
+
+    /// How many delivered records are kept for export.
+    package func keptDeliveredCount() throws -> Int {
+        try read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM delivered") ?? 0 }
+    }
+
+    /// How many records endpoints refused.
+    package func deadLetterCount() throws -> Int {
+        try read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM deadLetters") ?? 0 }
+    }
+}
