@@ -54,7 +54,7 @@ package struct DeviceKey: Sendable {
             guard let (directory, name) = try OpenDirectory.parent(of: path, create: false) else {
                 throw refused("does not exist; make one with: geolocate key init")
             }
-            opened = try directory.openFile(name, .read)
+            opened = try directory.openFile(name, .read, alsoOwnedBy: signers(of: path))
         } catch GeolocateError.stateNotWritable(_, let reason) {
             throw refused("cannot be read (\(reason))")
         } catch let error as POSIXError {

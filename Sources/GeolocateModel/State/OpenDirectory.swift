@@ -142,15 +142,16 @@ package final class OpenDirectory {
         }
     }
 
-    /// Why a file described by `info` is not ours to use, or `nil`.
-    private func problem(_ info: stat) -> String? {
+    /// Why a file described by `info` is not ours to use, or `nil`; a file of one of `also`
+    /// is ours too (the service user's system key, which root's gate signs with).
+    private func problem(_ info: stat, also: Set<uid_t> = []) -> String? {
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG else { return "it is \(OpenDirectory.kind(info)), not a regular file" }
         // Another name of the same file may be anywhere on the file system: /etc/shadow,
         // linked here where protected_hardlinks is off.
         guard info.st_nlink == 1 else { return "it has \(info.st_nlink) hard links, so it may be another file's name too" }
         let me = geteuid()
-        guard info.st_uid == me || info.st_uid == 0 || info.st_uid == owner else {
+        guard info.st_uid == me || info.st_uid == 0 || info.st_uid == owner || also.contains(info.st_uid) else {
             return "it belongs to uid \(info.st_uid), neither this user (uid \(me)) nor the directory's owner (uid \(owner))"
         }
         return nil
@@ -183,21 +184,23 @@ package final class OpenDirectory {
         package let created: Bool
     }
 
-    /// Opens the file `name` without following a link, after judging it; with `create`, a
+    /// Opens the file `name` without following a link, after judging it (a file of a user in
+    /// `alsoOwnedBy` passes as ours); with `create`, a
     /// missing file is made with `O_EXCL` and `permissions`, and (when this process is root
     /// and the directory is another user's) given to the directory's owner and group, so
     /// the service can open what root made.
     /// - Returns: `nil` when it does not exist and `create` is false. The caller closes it.
     /// - Throws: `GeolocateError.stateFileRefused` for a file that may not be ours;
     ///   `.stateNotWritable` when it cannot be opened or made.
-    package func openFile(_ name: String, _ access: Access, create: Bool = false, permissions: mode_t = 0o600) throws -> OpenedFile? {
+    package func openFile(_ name: String, _ access: Access, create: Bool = false, permissions: mode_t = 0o600,
+                          alsoOwnedBy also: Set<uid_t> = []) throws -> OpenedFile? {
         let fullPath = path(of: name)
         let flags = (access == .read ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
         // Two tries: a file removed between looking and opening is made on the second.
         for _ in 0..<2 {
             var before = stat()
             if fstatat(descriptor, name, &before, AT_SYMLINK_NOFOLLOW) == 0 {
-                if let problem = problem(before) { throw GeolocateError.stateFileRefused(path: fullPath, reason: problem) }
+                if let problem = problem(before, also: also) { throw GeolocateError.stateFileRefused(path: fullPath, reason: problem) }
                 let fd = openat(descriptor, name, flags)
                 if fd < 0 {
                     if errno == ENOENT { continue }
@@ -209,7 +212,7 @@ package final class OpenDirectory {
                 var info = stat()
                 fstat(fd, &info)
                 // What was opened must be what was judged, and still pass.
-                if let problem = problem(info) ?? (info.st_ino == before.st_ino && info.st_dev == before.st_dev ? nil : "it was replaced while it was opened") {
+                if let problem = problem(info, also: also) ?? (info.st_ino == before.st_ino && info.st_dev == before.st_dev ? nil : "it was replaced while it was opened") {
                     close(fd)
                     throw GeolocateError.stateFileRefused(path: fullPath, reason: problem)
                 }

@@ -1,0 +1,238 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One device, four roles (SPEC §16): root (the gate), the user geolocate (the services, with
+/// `--system` as the units run them), a monitoring user in the group geolocate and an outsider,
+/// each its own uid, on a device made as the package makes it (`device-harness.sh`: overlays
+/// of /etc and /var/lib in a private mount namespace, so the machine's own files never change).
+@Suite(.tags(.integration), .timeLimit(.minutes(20)), .enabled(if: geteuid() == 0, "needs root: users and mount namespaces"))
+struct DeviceRolesEndToEndTests {
+    /// A device of its own: the overlays' changes, and a copy of the binary and the logs every
+    /// user may read (the checkout may be private to root).
+    final class Device {
+        static let harness = GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/device-harness.sh").path
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-device-\(UUID().uuidString)")
+        var shared: String { work.appendingPathComponent("shared").path }
+        var binary: String { shared + "/geolocate" }
+
+        init() throws {
+            try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+            chmod(work.path, 0o755)
+            chmod(shared, 0o755)
+            try Tool.run(["cp", GeolocateProcess.binary.path, binary])
+            for log in ["kiosk-gnss.nmea", "maynooth-drive.nmea"] {
+                try Tool.run(["install", "-m", "0644", GeolocateProcess.projectRoot.appendingPathComponent("Examples/nmea/\(log)").path, shared + "/\(log)"])
+            }
+        }
+
+        deinit { try? FileManager.default.removeItem(at: work) }
+
+        /// A log of `count` fixes in Lyon, one a second, the last one dated now: records a
+        /// monitor judges as fresh.
+        func freshLog(count: Int = 5) throws -> String {
+            func sentence(_ body: String) -> String {
+                String(format: "$%@*%02X", body, body.utf8.reduce(UInt8(0), ^))
+            }
+            let formatter = DateFormatter()
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            var lines: [String] = []
+            for index in 0..<count {
+                let date = Date().addingTimeInterval(Double(index - count + 1))
+                formatter.dateFormat = "HHmmss.00"
+                let time = formatter.string(from: date)
+                formatter.dateFormat = "ddMMyy"
+                let day = formatter.string(from: date)
+                lines.append(sentence("GPGGA,\(time),4545.6000,N,00450.5000,E,1,10,0.9,170.0,M,49.0,M,,"))
+                lines.append(sentence("GPRMC,\(time),A,4545.6000,N,00450.5000,E,0.0,0.0,\(day),,,A"))
+            }
+            let path = shared + "/fresh-\(UUID().uuidString).nmea"
+            try (lines.joined(separator: "\r\n") + "\r\n").write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o644)
+            return path
+        }
+
+        /// Runs `geolocate ARGUMENTS` as `role` (root, geolocate, monitor, outsider) with only
+        /// `environment` set beside PATH and HOME.
+        func run(_ role: String, _ arguments: [String], environment: [String: String] = [:]) throws -> GeolocateProcess.Result {
+            try shell(role, [binary] + arguments, environment: environment)
+        }
+
+        /// Runs any command as `role` on the device.
+        func shell(_ role: String, _ command: [String], environment: [String: String] = [:]) throws -> GeolocateProcess.Result {
+            let words = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            var outcome: Spawn.Outcome
+            repeat {
+                // A process another test forks while the copy is written holds it open (ETXTBSY).
+                outcome = try Spawn.run([Device.harness, work.path + "/overlay", role] + command,
+                                        environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEVICE_HARNESS_ENV": words])
+            } while String(decoding: outcome.stderr, as: UTF8.self).contains("Text file busy")
+            return GeolocateProcess.Result(status: outcome.status, stdout: String(decoding: outcome.stdout, as: UTF8.self),
+                                           stderr: String(decoding: outcome.stderr, as: UTF8.self), signal: outcome.signal)
+        }
+
+        /// `stat -c FORMAT PATH` on the device.
+        func stat(_ format: String, _ path: String) throws -> String {
+            try shell("root", ["stat", "-c", format, path]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// The spool's pending records counted by Python's sqlite3, not by geolocate.
+        func spoolCount() throws -> Int {
+            let count = try shell("root", ["python3", "-c", "import sqlite3; print(sqlite3.connect('file:/var/lib/geolocate/spool.sqlite?mode=ro', uri=True).execute('SELECT COUNT(*) FROM records').fetchone()[0])"])
+            return Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+
+        /// Sets `key` to `value` in the system config, as root.
+        func set(_ key: String, _ value: String) throws {
+            let result = try run("root", ["config", "set", key, value])
+            #expect(result.status == 0, "config set \(key): \(result.stderr)")
+        }
+    }
+
+    @Test func theMonitorReadsTheServicesSummaryWithNoFlags() throws {
+        let device = try Device()
+        try device.set("permissions", "fine")
+        try device.set("source", "nmea:\(try device.freshLog())")
+        try device.set("endpoints.fleet.url", "http://127.0.0.1:9/unreachable")
+        let track = try device.run("geolocate", ["track", "--system"])
+        #expect(track.status == 0, "\(track.stderr)")
+        let pending = try device.spoolCount()
+        #expect(pending > 0)
+        // The spool and the last known location stay the services'; the summary is the group's.
+        #expect(try device.stat("%U:%G %a", "/var/lib/geolocate/spool.sqlite") == "geolocate:geolocate 600")
+        #expect(try device.stat("%U:%G %a", "/var/lib/geolocate/last-known-replay.json") == "geolocate:geolocate 600")
+        #expect(try device.stat("%U:%G %a", "/var/lib/geolocate/status.json") == "geolocate:geolocate 640")
+        let summary = try device.shell("root", ["cat", "/var/lib/geolocate/status.json"]).stdout
+        #expect(!summary.contains("latitude") && !summary.contains("45.7"), "the summary holds no location: \(summary)")
+
+        // No flags, HOME without files of its own: the system's, read through the summary.
+        let check = try device.run("monitor", ["status", "--check"])
+        #expect(check.status == 0 && check.stdout.hasPrefix("GEOLOCATE OK - \(pending) pending") && check.stdout.contains("(state /var/lib/geolocate)"),
+                "\(check)")
+        #expect(check.stderr.isEmpty, "--check says everything in its line: \(check.stderr)")
+        let json = try device.run("monitor", ["status", "--json"]).json()
+        let endpoints = json["endpoints"] as? [[String: Any]]
+        #expect(json["stateDirectory"] as? String == "/var/lib/geolocate" && json["summaryWrittenAt"] != nil
+                && (json["spool"] as? [String: Any])?["pending"] as? Int == pending && endpoints?.first?["pending"] as? Int == pending, "\(json)")
+        let iss = try device.shell("root", ["cat", "/var/lib/geolocate/device-id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(json["iss"] as? String == iss, "status --json names the device id the tokens carry")
+        // The monitor can read no location: export needs the services' user.
+        let export = try device.run("monitor", ["export", "--format", "geojson"])
+        #expect(export.status != 0 && export.stdout.isEmpty && export.stderr.contains("/var/lib/geolocate/spool.sqlite"), "\(export)")
+    }
+
+    @Test func onlyRootAndTheServiceUserWriteInSystemMode() throws {
+        let device = try Device()
+        for command in [["flush", "--system"], ["track", "--system", "--count", "1"], ["config", "set", "permissions", "fine", "--system"], ["key", "init", "--system"]] {
+            let refused = try device.run("outsider", command)
+            #expect(refused.status == 64 && refused.stderr.contains("only root and the user geolocate"), "\(command): \(refused)")
+        }
+        #expect(try device.run("outsider", ["config", "path", "--system"]).status == 64)
+        // status may choose the system's files as any user; reading them is the files' to allow.
+        let status = try device.run("outsider", ["status", "--system", "--json"])
+        #expect(status.status == 78 && status.stderr.contains("cannot read /etc/geolocate/config.json"), "\(status)")
+        let service = try device.run("geolocate", ["config", "path", "--system"])
+        #expect(service.status == 0 && service.stdout == "/etc/geolocate/config.json\n", "\(service)")
+    }
+
+    @Test func theGateAndTheServicesSignWithOneKeyAndAKeyProblemStopsOnlyItsEndpoints() throws {
+        let device = try Device()
+        let collector = try Collector()
+        defer { collector.stop() }
+        try device.set("permissions", "fine")
+        try device.set("source", "nmea:\(device.shared)/kiosk-gnss.nmea")
+        try device.set("endpoints.fleet.url", collector.url("/fleet"))
+        try device.set("endpoints.fleet.actions", "track")
+        try device.set("endpoints.risk.url", collector.url("/risk"))
+        try device.set("endpoints.risk.format", "jwt")
+        try device.set("endpoints.risk.actions", "login")
+        try device.set("signing.audience", "https://risk.example")
+        #expect(try device.run("geolocate", ["track", "--system"]).status == 0)
+        let tracked = try device.spoolCount()
+
+        // No key yet: the fleet's records go; the risk server's endpoint says why it waits.
+        let withoutKey = try device.run("geolocate", ["flush", "--system"])
+        #expect(withoutKey.status == 78 && withoutKey.stderr.contains("endpoint risk") && withoutKey.stderr.contains("/etc/geolocate/device-key"),
+                "\(withoutKey)")
+        #expect(collector.acceptedIDs("/fleet").count == tracked, "every track record reached the fleet server")
+        #expect(collector.requests("/risk").isEmpty, "track records are not the risk server's")
+
+        // Root makes the key: the service user's, 0600, and both sign with it.
+        let made = try device.run("root", ["key", "init"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try device.stat("%U:%G %a", "/etc/geolocate/device-key") == "geolocate:geolocate 600")
+        let enrolled = device.shared + "/enrolled.json"
+        let shown = try device.run("geolocate", ["key", "show", "--system"])
+        #expect(shown.stdout == made.stdout, "key show prints what key init did: \(shown)")
+        try shown.stdout.write(toFile: enrolled, atomically: true, encoding: .utf8)
+        let kid = try Tool.run([TokenEndToEndTests.python, GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/jws-tool.py").path,
+                                "thumbprints", enrolled]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let gate = try device.run("root", ["trigger", "login", "--format", "jwt", "--replay", device.shared + "/kiosk-gnss.nmea"])
+        #expect(gate.status == 0, "\(gate.stderr)")
+        try collector.script(["/risk": ["default": ["status": 503]]])
+        let spooled = try device.run("root", ["trigger", "login", "--endpoint", "risk", "--replay", device.shared + "/kiosk-gnss.nmea"])
+        #expect(spooled.stderr.contains("spool"), "the risk server refused, so the login waits in the spool: \(spooled)")
+        try collector.script([:])
+        let flushed = try device.run("geolocate", ["flush", "--system"])
+        #expect(flushed.status == 0, "\(flushed)")
+        let tokens = collector.requests("/risk").filter { $0.sent && $0.status == 200 }.flatMap { $0.body.split(separator: "\n").map(String.init) }
+        #expect(tokens.count == 1, "one login, no track record: \(tokens)")
+        for token in tokens + [gate.stdout.trimmingCharacters(in: .whitespacesAndNewlines)] {
+            let header = try Tool.run([TokenEndToEndTests.python, "-c", "import jwt, sys; print(jwt.get_unverified_header(sys.argv[1])['kid'])", token])
+            #expect(header.trimmingCharacters(in: .whitespacesAndNewlines) == kid, "signed with the one device key")
+            let claims = try Tool.run([TokenEndToEndTests.python, GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/jws-tool.py").path,
+                                       "decode", token, enrolled])
+            #expect(claims.contains(#""iss": ""#) || claims.contains(#""iss":""#), "\(claims)")
+        }
+    }
+
+    @Test func aRelativePathInTheSystemConfigIsFromEtcGeolocateInTheUnitsCopy() throws {
+        let device = try Device()
+        let certificates = try TestCertificates()
+        let collector = try Collector(tls: certificates.server())
+        defer { collector.stop() }
+        #expect(try device.shell("root", ["install", "-D", "-m", "0644", certificates.path("ca.crt"), "/etc/geolocate/tls/ca.pem"]).status == 0)
+        try device.set("permissions", "fine")
+        try device.set("source", "nmea:\(device.shared)/kiosk-gnss.nmea")
+        try device.set("endpoints.track.url", collector.url("/track"))
+        try device.set("endpoints.track.caFile", "tls/ca.pem")
+        // The units read a private copy (LoadCredential=), elsewhere: the path still means /etc/geolocate/tls/ca.pem.
+        #expect(try device.shell("root", ["install", "-D", "-m", "0640", "-g", "geolocate", "/etc/geolocate/config.json", "/run/credentials/geolocate-flush.service/config.json"]).status == 0)
+        let unit = ["GEOLOCATE_CONFIG": "/run/credentials/geolocate-flush.service/config.json", "GEOLOCATE_STATE_DIR": "/var/lib/geolocate"]
+        #expect(try device.run("geolocate", ["track", "--system"], environment: unit).status == 0)
+        let validate = try device.run("geolocate", ["config", "validate", "--system"], environment: unit)
+        #expect(validate.status == 0, "\(validate)")
+        let flush = try device.run("geolocate", ["flush", "--system"], environment: unit)
+        #expect(flush.status == 0 && !collector.acceptedIDs("/track").isEmpty, "\(flush)")
+        // Without --system the copy's own directory is meant, as for any file named by --config.
+        let user = try device.run("geolocate", ["config", "validate"], environment: unit)
+        #expect(user.status == 78 && user.stderr.contains("/run/credentials/geolocate-flush.service/tls/ca.pem"), "\(user)")
+    }
+
+    @Test func statusCheckFollowsMonitoringPluginConventions() throws {
+        let geolocate = GeolocateProcess()
+        for arguments in [["-w", "6h", "-c", "30m"], ["--warning", "0s"], ["--bogus"], ["--json"]] {
+            let result = try geolocate.run(["status", "--check"] + arguments)
+            #expect(result.status == 3 && result.stdout.hasPrefix("GEOLOCATE UNKNOWN - ") && result.stdout.hasSuffix("\n")
+                    && result.stdout.split(separator: "\n").count == 1 && result.stderr.isEmpty, "\(arguments): \(result)")
+        }
+        let usage = try geolocate.run(["status", "-w", "6h", "-c", "30m"])
+        #expect(usage.status == 64, "without --check a usage error is 64: \(usage)")
+    }
+
+    @Test func noPermissionIsItsOwnReason() throws {
+        let geolocate = GeolocateProcess()
+        let zones = geolocate.home.appendingPathComponent("zones.geojson").path
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: GeolocateProcess.projectRoot.appendingPathComponent("Examples/pam/zones.geojson").path, toPath: zones)
+        #expect(try geolocate.run(["config", "set", "policy.zones", zones]).status == 0)
+        let result = try geolocate.run(["trigger", "login", "--policy", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")])
+        let policy = try result.json()["policy"] as? [String: Any]
+        #expect(policy?["reason"] as? String == "no location permission is granted (geolocate config set permissions fine)"
+                && policy?["decision"] as? String == "undetermined", "\(result)")
+    }
+}
