@@ -1,45 +1,206 @@
-"""A server's check of a geolocate location token (SPEC 15), with PyJWT.
+#!/usr/bin/python3
+"""A risk server's check of geolocate location tokens, with PyJWT (Debian: python3-jwt python3-cryptography).
 
-usage: verify.py JWKS_FILE AUDIENCE NONCE [--now SECONDS] < TOKEN
-JWKS_FILE is what `geolocate key show` printed when the device was enrolled. Prints the
-claims on success; exits 1 with the reason on stderr otherwise. Needs PyJWT >= 2.4 with
-cryptography (Debian: python3-jwt python3-cryptography).
+usage: verify.py --store FILE enrol KEYS_FILE [--iss ID] [--replace]
+       verify.py --store FILE nonce ISS
+       verify.py --store FILE check AUDIENCE [--accept-replay] [--now SECONDS] < TOKEN
+       verify.py --store FILE rotate < STATEMENT
+Refusals exit 1 with one line `refused: REASON` on stderr; usage errors and unusable files exit 2.
 """
-import json, sys, time
+import argparse, base64, contextlib, fcntl, hashlib, json, os, secrets, sys, tempfile, time
 import jwt
 
-MAX_SKEW = 60    # seconds between the device's iat and this server's clock
-seen_jti = set()  # a real server keeps each jti until its exp, in shared storage
+MAX_SKEW = 60         # seconds between a token's iat and this server's clock, either way
+NONCE_LIFETIME = 300  # seconds a nonce issued for a login stays usable
+FORBIDDEN_HEADERS = ("jwk", "jku", "x5u", "x5c")  # a token never names its own key
 
 
-def verify(token, jwks, audience, nonce, now=None):
+class Refused(Exception):
+    """A token, statement or key file this server will not take."""
+
+
+def thumbprint(jwk):
+    """The RFC 7638 thumbprint of an Ed25519 public JWK, checked to be one."""
+    if jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519" or "d" in jwk:
+        raise Refused("a key is not an Ed25519 public JWK")
+    try:
+        raw = base64.urlsafe_b64decode(jwk["x"] + "=" * (-len(jwk["x"]) % 4))
+    except (KeyError, TypeError, ValueError):
+        raise Refused("a key has no valid x") from None
+    if len(raw) != 32:
+        raise Refused("a key has no valid x")
+    members = json.dumps({"crv": "Ed25519", "kty": "OKP", "x": jwk["x"]}, separators=(",", ":"))
+    kid = base64.urlsafe_b64encode(hashlib.sha256(members.encode()).digest()).rstrip(b"=").decode()
+    if jwk.get("kid", kid) != kid:
+        raise Refused("a key's kid is not its RFC 7638 thumbprint")
+    return kid
+
+
+@contextlib.contextmanager
+def opened(path):
+    """The store's contents, under an exclusive lock; what the block leaves there is written back atomically."""
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(path) as file:
+                store = json.load(file)
+        except FileNotFoundError:
+            store = {"devices": {}}
+        yield store
+        descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".store.")
+        with os.fdopen(descriptor, "w") as file:
+            json.dump(store, file, indent=1, sort_keys=True)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+
+
+def prune(store, now):
+    """Drops the jti's and nonces whose time has passed."""
+    for device in store["devices"].values():
+        device["jtis"] = {jti: exp for jti, exp in device["jtis"].items() if exp > now}
+        device["nonces"] = {nonce: until for nonce, until in device["nonces"].items() if until > now}
+
+
+def unverified(token, typ):
+    """The header and claims of a compact EdDSA JWS of type `typ`, before any signature check."""
     header = jwt.get_unverified_header(token)
-    if header.get("alg") != "EdDSA" or "jwk" in header or "jku" in header:
-        raise jwt.InvalidTokenError("not an EdDSA token with a kid of this device")
-    keys = {key.key_id: key for key in jwt.PyJWKSet.from_dict(jwks).keys}
-    if header.get("kid") not in keys:
-        raise jwt.InvalidTokenError("signed by a key this device never enrolled")
-    claims = jwt.decode(token, keys[header["kid"]].key, algorithms=["EdDSA"], audience=audience,
-                        options={"require": ["aud", "exp", "iat", "iss", "jti", "loc"], "verify_exp": now is None})
-    now = time.time() if now is None else now
-    if claims["exp"] <= now:
-        raise jwt.ExpiredSignatureError("the token has expired")
-    if abs(now - claims["iat"]) > MAX_SKEW:
-        raise jwt.InvalidTokenError("iat is too far from this server's clock")
-    if claims.get("nonce") != nonce:
-        raise jwt.InvalidTokenError("the nonce is not this login's")
-    if claims["jti"] in seen_jti:
-        raise jwt.InvalidTokenError("the token was used before")
-    seen_jti.add(claims["jti"])
-    return claims
+    if header.get("alg") != "EdDSA" or any(name in header for name in FORBIDDEN_HEADERS):
+        raise Refused("not an EdDSA token that names its key by kid alone")
+    if header.get("typ", "JWT") != typ:
+        raise Refused(f"not a {typ}")
+    claims = jwt.decode(token, options={"verify_signature": False})
+    if not isinstance(claims.get("iss"), str):
+        raise Refused("no iss")
+    return header, claims
+
+
+def trusted_key(store, header, claims):
+    """The device (by `iss`) and the key record (by `kid`) this store trusts for the token."""
+    device = store["devices"].get(claims["iss"])
+    if device is None:
+        raise Refused("the device is not enrolled here")
+    for record in device["keys"]:
+        if record["jwk"]["kid"] == header.get("kid"):
+            return device, record
+    raise Refused("signed by a key this store does not trust for the device")
+
+
+def enrol(store, args, now):
+    """Trusts the signing key (the first) of what `geolocate key show` printed, for its iss."""
+    with open(args.keys) as file:
+        shown = json.load(file)
+    if not isinstance(shown, dict):
+        raise Refused("the key file is not what `geolocate key show` prints")
+    iss = shown.get("iss") or args.iss
+    if not isinstance(iss, str) or (args.iss and args.iss != iss):
+        raise Refused("the key file names no device id (give --iss) or another one than --iss")
+    if not shown.get("keys"):
+        raise Refused("the key file lists no keys")
+    jwk = shown["keys"][0]
+    jwk = {"crv": jwk.get("crv"), "kid": thumbprint(jwk), "kty": jwk.get("kty"), "x": jwk.get("x")}
+    device = store["devices"].get(iss)
+    if device and not args.replace:
+        if [record["jwk"] for record in device["keys"] if record["retired"] is None] == [jwk]:
+            return f"{iss} is already enrolled with key {jwk['kid']}"
+        raise Refused("the device is enrolled with other keys: follow its rotation statement (rotate), or --replace")
+    device = device or {"jtis": {}, "nonces": {}}
+    device["keys"] = [{"enrolled": now, "jwk": jwk, "retired": None}]
+    store["devices"][iss] = device
+    others = f" (the signing key; {len(shown['keys']) - 1} other keys listed are not trusted)" if len(shown["keys"]) > 1 else ""
+    return f"enrolled {iss} with key {jwk['kid']}{others}"
+
+
+def nonce(store, args, now):
+    """Issues a nonce for a login of the device, usable once before it expires."""
+    if args.iss not in store["devices"]:
+        raise Refused("the device is not enrolled here")
+    value = secrets.token_urlsafe(24)
+    store["devices"][args.iss]["nonces"][value] = now + NONCE_LIFETIME
+    return value
+
+
+def check(store, args, now):
+    """The claims of a location token that passes every check, its jti and nonce then used up."""
+    token = sys.stdin.read().strip()
+    header, claims = unverified(token, "JWT")
+    device, record = trusted_key(store, header, claims)
+    claims = jwt.decode(token, jwt.PyJWK.from_dict(record["jwk"]).key, algorithms=["EdDSA"], audience=args.audience,
+                        options={"require": ["aud", "exp", "iat", "iss", "jti", "loc"],
+                                 "verify_exp": False, "verify_iat": False, "verify_nbf": False})
+    if claims["aud"] != args.audience:
+        raise Refused("the token is for another audience")
+    exp, iat, jti = claims["exp"], claims["iat"], claims["jti"]
+    if not all(type(value) in (int, float) for value in (exp, iat)) or not isinstance(jti, str):
+        raise Refused("exp, iat or jti is malformed")
+    if exp <= now:
+        raise Refused("the token has expired")
+    if abs(now - iat) > MAX_SKEW:
+        raise Refused(f"iat is more than {MAX_SKEW} s from this server's clock")
+    if record["retired"] is not None and iat > record["retired"]:
+        raise Refused("signed by a retired key after its rotation")
+    if claims.get("src") == "replay" and not args.accept_replay:
+        raise Refused("the location comes from a replayed NMEA log (src replay)")
+    if jti in device["jtis"]:
+        raise Refused("the token (its jti) was used before")
+    if "nonce" in claims:
+        if claims["nonce"] not in device["nonces"]:
+            raise Refused("the nonce was not issued here for this device, or was used, or has expired")
+        del device["nonces"][claims["nonce"]]
+    device["jtis"][jti] = exp
+    return json.dumps(claims)
+
+
+def rotate(store, args, now):
+    """Follows a key-rotation+jwt statement signed by the device's current key: its new key trusted, the old retired."""
+    statement = sys.stdin.read().strip()
+    header, claims = unverified(statement, "key-rotation+jwt")
+    device, record = trusted_key(store, header, claims)
+    if record["retired"] is not None:
+        raise Refused("the statement is signed by a retired key")
+    claims = jwt.decode(statement, jwt.PyJWK.from_dict(record["jwk"]).key, algorithms=["EdDSA"],
+                        options={"require": ["iat", "iss", "jwk", "sub"], "verify_iat": False})
+    jwk = claims["jwk"]
+    if not isinstance(jwk, dict) or thumbprint(jwk) != claims["sub"] or type(claims["iat"]) not in (int, float):
+        raise Refused("the statement's sub is not the thumbprint of its jwk, or iat is malformed")
+    if any(known["jwk"]["kid"] == claims["sub"] for known in device["keys"]):
+        raise Refused("the statement names a key this store already knows")
+    record["retired"] = min(claims["iat"], now)  # tokens it signed until then are still in flight
+    device["keys"].append({"enrolled": now, "jwk": {"crv": "Ed25519", "kid": claims["sub"], "kty": "OKP", "x": jwk["x"]},
+                           "retired": None})
+    return f"{claims['iss']} now signs with key {claims['sub']}; key {record['jwk']['kid']} is retired"
+
+
+def main():
+    """Runs one subcommand against the store."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", required=True, help="the JSON file of enrolled devices, used jti's and issued nonces")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--now", type=int, metavar="SECONDS", help="take this as the time (epoch seconds), for tests")
+    commands = parser.add_subparsers(dest="command", required=True)
+    command = commands.add_parser("enrol", parents=[common], help="trust a device's key from `geolocate key show`")
+    command.add_argument("keys", metavar="KEYS_FILE")
+    command.add_argument("--iss", help="the device id, for a bare JWK Set")
+    command.add_argument("--replace", action="store_true", help="drop the keys the device was enrolled with")
+    commands.add_parser("nonce", parents=[common], help="issue a nonce for a login").add_argument("iss", metavar="ISS")
+    command = commands.add_parser("check", parents=[common], help="check a token on stdin; print its claims")
+    command.add_argument("audience", metavar="AUDIENCE")
+    command.add_argument("--accept-replay", action="store_true", help="accept locations from replayed NMEA logs")
+    commands.add_parser("rotate", parents=[common], help="follow a key rotation statement on stdin")
+    args = parser.parse_args()
+    now = time.time() if args.now is None else args.now
+    try:
+        with opened(args.store) as store:
+            prune(store, now)
+            print({"enrol": enrol, "nonce": nonce, "check": check, "rotate": rotate}[args.command](store, args, now))
+    except OSError as error:
+        print(f"verify.py: {error}", file=sys.stderr)
+        sys.exit(2)
+    except (Refused, jwt.PyJWTError, ValueError) as error:
+        sys.exit(f"refused: {error}")
+    except (KeyError, TypeError, AttributeError) as error:
+        sys.exit(f"refused: malformed input ({error!r})")
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    now = float(args[args.index("--now") + 1]) if "--now" in args else None
-    with open(args[0]) as file:
-        jwks = json.load(file)
-    try:
-        print(json.dumps(verify(sys.stdin.read().strip(), jwks, args[1], args[2], now)))
-    except jwt.PyJWTError as error:
-        sys.exit(f"refused: {error}")
+    main()

@@ -22,20 +22,46 @@ import Testing
         return (device, jwks)
     }
 
-    func token(_ device: GeolocateProcess, _ extra: [String] = ["--audience", "https://risk.example", "--nonce", "n-123"]) throws -> String {
+    func token(_ device: GeolocateProcess, _ extra: [String] = ["--audience", "https://risk.example"]) throws -> String {
         let result = try device.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--format", "jwt"] + extra)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasSuffix("\n") && result.stdout.split(separator: "\n").count == 1)
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The example verifier's answer: its exit status and what it printed.
-    func verify(_ token: String, jwks: String, audience: String = "https://risk.example", nonce: String = "n-123",
-                now: Int64? = nil) throws -> (status: Int32, text: String) {
-        let outcome = try Spawn.run([TokenEndToEndTests.python, TokenEndToEndTests.verifier, jwks, audience, nonce]
-                                        + (now.map { ["--now", String($0)] } ?? []),
-                                    input: Data(token.utf8))
+    /// The example verifier's answer to `arguments`: its exit status and what it printed.
+    func verifier(_ arguments: [String], input: String = "") throws -> (status: Int32, text: String) {
+        let outcome = try Spawn.run([TokenEndToEndTests.python, TokenEndToEndTests.verifier] + arguments, input: Data(input.utf8))
         return (outcome.status, String(decoding: outcome.stdout + outcome.stderr, as: UTF8.self))
+    }
+
+    /// A risk server: the example verifier's store (in `device`'s home) with `device` enrolled
+    /// from what `key show` prints, and the device id it is enrolled under.
+    func server(_ device: GeolocateProcess) throws -> (store: String, iss: String) {
+        let store = device.home.appendingPathComponent("server.store").path
+        let shown = try device.run(["key", "show"])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let keys = device.home.appendingPathComponent("key-show.json").path
+        try shown.stdout.write(toFile: keys, atomically: true, encoding: .utf8)
+        let enrolment = try verifier(["--store", store, "enrol", keys])
+        #expect(enrolment.status == 0, "\(enrolment.text)")
+        let iss = try #require(try claims(shown.stdout)["iss"] as? String)
+        return (store, iss)
+    }
+
+    /// A nonce the server issues for a login of its device.
+    func nonce(_ server: (store: String, iss: String)) throws -> String {
+        let issued = try verifier(["--store", server.store, "nonce", server.iss])
+        #expect(issued.status == 0, "\(issued.text)")
+        return issued.text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The server's check of `token`. These tokens come from replayed NMEA logs (`src` `replay`),
+    /// which the verifier takes only when told to.
+    func verify(_ token: String, server: (store: String, iss: String), audience: String = "https://risk.example",
+                now: Int64? = nil) throws -> (status: Int32, text: String) {
+        try verifier(["--store", server.store, "check", audience, "--accept-replay"] + (now.map { ["--now", String($0)] } ?? []),
+                     input: token)
     }
 
     func tool(_ arguments: [String]) throws -> String {
@@ -49,16 +75,21 @@ import Testing
     }
 
     @Test func aTokenVerifiesWithTheKeyShowPrintsAndCarriesTheRecord() throws {
-        let (device, jwks) = try enrolled()
-        let token = try token(device)
-        let answer = try verify(token, jwks: jwks)
+        let (device, _) = try enrolled()
+        let server = try server(device)
+        let nonce = try nonce(server)
+        let token = try token(device, ["--audience", "https://risk.example", "--nonce", nonce])
+        #expect(try verifier(["--store", server.store, "check", "https://risk.example"], input: token).text.contains("replay"),
+                "a token made from a replayed log is refused unless the server accepts them")
+        let answer = try verify(token, server: server)
         #expect(answer.status == 0, "\(answer.text)")
         let claims = try claims(answer.text)
         let deviceID = try String(contentsOfFile: device.stateDirectory + "/device-id", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(claims["iss"] as? String == deviceID)
         #expect(claims["aud"] as? String == "https://risk.example")
-        #expect(claims["nonce"] as? String == "n-123")
+        #expect(claims["nonce"] as? String == nonce)
+        #expect(claims["iss"] as? String == server.iss, "key show names the device that signs")
         let iat = try #require(claims["iat"] as? Int)
         #expect(claims["exp"] as? Int == iat + 120, "signing.tokenLifetime's default is 2m")
         #expect(abs(Double(iat) - Date().timeIntervalSince1970) < 60)
@@ -101,6 +132,7 @@ import Testing
 
     @Test func theVerifierRefusesEveryChangedOrForgedToken() throws {
         let (device, jwks) = try enrolled()
+        let server = try server(device)
         let token = try token(device)
         var refusals: [(String, String)] = []
         // A changed character in the middle of each part.
@@ -120,21 +152,24 @@ import Testing
         _ = try enrolled(other)
         refusals.append(("another device's key", try self.token(other)))
         for (what, forged) in refusals {
-            let answer = try verify(forged, jwks: jwks)
+            let answer = try verify(forged, server: server)
             #expect(answer.status != 0 && answer.text.contains("refused"), "\(what) was accepted: \(answer.text)")
         }
         // The genuine token passes the same verifier (so the refusals are for what they changed).
-        #expect(try verify(token, jwks: jwks).status == 0)
+        #expect(try verify(token, server: server).status == 0)
+        #expect(try verify(token, server: server).text.contains("refused"), "each token once")
     }
 
     @Test func theVerifierRefusesAnotherAudienceNonceOrTime() throws {
         let (device, jwks) = try enrolled()
-        let token = try token(device)
+        let server = try server(device)
+        let token = try token(device, ["--audience", "https://risk.example", "--nonce", try nonce(server)])
         let iat = try #require(try claims(try tool(["decode", token, jwks]))["iat"] as? Int)
-        #expect(try verify(token, jwks: jwks, audience: "https://other.example").text.contains("refused"))
-        #expect(try verify(token, jwks: jwks, nonce: "n-124").text.contains("nonce"))
-        #expect(try verify(token, jwks: jwks, now: Int64(iat) + 120).text.contains("expired"))
-        #expect(try verify(token, jwks: jwks, now: Int64(iat) + 59).status == 0, "within the verifier's 60 s of skew")
+        #expect(try verify(token, server: server, audience: "https://other.example").text.contains("refused"))
+        let unissued = try self.token(device, ["--audience", "https://risk.example", "--nonce", "n-124"])
+        #expect(try verify(unissued, server: server).text.contains("nonce"), "a nonce the server never issued")
+        #expect(try verify(token, server: server, now: Int64(iat) + 120).text.contains("expired"))
+        #expect(try verify(token, server: server, now: Int64(iat) + 59).status == 0, "within the verifier's 60 s of skew")
         // signing.tokenLifetime sets exp.
         #expect(try device.run(["config", "set", "signing.tokenLifetime", "30s"]).status == 0)
         let short = try self.token(device)
@@ -145,6 +180,7 @@ import Testing
 
     @Test func rotationKeepsTheOldKeyListedAndSignsTheNewOne() throws {
         let (device, oldJWKS) = try enrolled()
+        let server = try server(device)
         let oldKid = try #require((try claims(try String(contentsOfFile: oldJWKS, encoding: .utf8))["keys"] as? [[String: Any]])?.first?["kid"] as? String)
         let rotated = try device.run(["key", "rotate"])
         #expect(rotated.status == 0, "\(rotated.stderr)")
@@ -156,11 +192,11 @@ import Testing
         #expect(keys.last?["kid"] as? String == oldKid, "the old key stays listed")
         #expect(statement["sub"] as? String == keys.first?["kid"] as? String, "the old key names the new one")
         #expect((statement["jwk"] as? [String: Any])?["x"] as? String == keys.first?["x"] as? String)
-        let newJWKS = device.home.appendingPathComponent("rotated.jwks").path
-        try shown.stdout.write(toFile: newJWKS, atomically: true, encoding: .utf8)
         let token = try token(device)
-        #expect(try verify(token, jwks: newJWKS).status == 0)
-        #expect(try verify(token, jwks: oldJWKS).status != 0, "the old key signs no more")
+        #expect(try verify(token, server: server).status != 0, "the old key signs no more: the server has not followed the rotation")
+        let followed = try verifier(["--store", server.store, "rotate"], input: rotated.stdout)
+        #expect(followed.status == 0, "\(followed.text)")
+        #expect(try verify(token, server: server).status == 0, "the server follows the old key's statement to the new key")
     }
 
     @Test func aKeyIsNeverReplacedUnlessAskedAndABadOneStopsTheTrigger() throws {
@@ -190,6 +226,7 @@ import Testing
     /// with the enrolled key, names the endpoint as audience and carries its record.
     @Test func aJWTEndpointReceivesATokenPerRecordSignedWhenSent() throws {
         let (device, jwks) = try enrolled()
+        let server = try server(device)
         #expect(try device.run(["track", "--replay", drive, "--every-fix"]).status == 0)
         let exported = try device.run(["export", "--format", "csv"])
         let spooled = exported.stdout.split(whereSeparator: \.isNewline).dropFirst()
@@ -208,12 +245,12 @@ import Testing
         #expect(tokens.count == spooled.count, "one token per record")
         var ids: Set<String> = []
         for token in tokens.prefix(5) + tokens.suffix(2) {
-            let answer = try verify(token, jwks: jwks, audience: url, nonce: "")
+            let answer = try verify(token, server: server, audience: url)
             let claims = try claims(try tool(["decode", token, jwks]))
             #expect((claims["iat"] as? Int).map { $0 >= before - 1 } == true, "signed when sent, not when spooled")
             #expect(claims["aud"] as? String == url)
             #expect(claims["nonce"] == nil)
-            #expect(answer.text.contains("nonce"), "the verifier asks for this login's nonce, which a spooled token has not")
+            #expect(answer.status == 0, "a token sent unprompted (no nonce) is taken once: \(answer.text)")
             ids.insert((claims["loc"] as? [String: Any])?["id"] as? String ?? "")
         }
         #expect(ids.count == 7)
