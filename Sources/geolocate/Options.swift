@@ -18,7 +18,7 @@ struct GlobalOptions: ParsableArguments {
     var stateDir: String?
 
     /// The system's configuration, state and device key, as the packaged units use them.
-    @Flag(name: .long, help: "Use the system's files (/etc/geolocate, /var/lib/geolocate), as the services do.")
+    @Flag(name: .long, help: "System mode: /etc/geolocate, /var/lib/geolocate.")
     var system = false
 
     /// The configuration file in force.

@@ -25,11 +25,8 @@ struct StatusCommand: ParsableCommand {
               geolocate status
               geolocate status --check -w 30m -c 6h   # for Nagios, Icinga or Sensu
 
-            A user with neither a configuration nor a state directory of their own reads the \
-            system's (/etc/geolocate/config.json, /var/lib/geolocate), as --system says; a \
-            member of the group geolocate, who may not read the spool, gets its counts from \
-            status.json, which the commands that write the spool keep. A usage error with \
-            --check is UNKNOWN (3).
+            A user with no files of their own reads the system's (--system); one who may not \
+            read the spool gets its counts from status.json. --check usage errors: UNKNOWN.
             """
     )
 

@@ -65,7 +65,7 @@ struct TrackCommand: AsyncParsableCommand {
     @Flag(name: .customLong("every-fix"), help: "Emit a record for every fix.")
     var everyFix = false
 
-    @Option(name: .long, help: ArgumentHelp("Permission for this run (default: config).", valueName: "permission"))
+    @Option(name: .long, help: ArgumentHelp("Granted (else config).", valueName: "permission"))
     var permission: PermissionChoice?
 
     @Flag(name: .long, help: "Log diagnostics on stderr (counts, lines rejected).")

@@ -160,7 +160,7 @@ extension TriggerCommand {
                 _ = try spool.enqueue(SpoolEntry(OutputPolicy(settings: settings).applied(to: record)),
                                       now: globalOptions.clock.nowMilliseconds, limits: settings.spoolLimits)
                 StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: globalOptions.clock,
-                                    elapsed: globalOptions.elapsed, logger: logger).refresh(force: true)
+                                    elapsed: globalOptions.elapsed, logger: logger).refresh(through: spool)
             }
         } catch {
             logger.error("record \(record.id) was not kept: \(describe(error))")

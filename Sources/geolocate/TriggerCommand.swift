@@ -44,7 +44,7 @@ struct TriggerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("jwt: the server's challenge for this login.", valueName: "nonce"))
     var nonce: String?
 
-    @Option(name: .long, help: ArgumentHelp("Permission for this call (default: config).", valueName: "permission"))
+    @Option(name: .long, help: ArgumentHelp("Granted (else config).", valueName: "permission"))
     var permission: PermissionChoice?
 
     @Option(name: .long, help: ArgumentHelp("Take this time as now: ISO 8601 or epoch ms.", valueName: "time"),

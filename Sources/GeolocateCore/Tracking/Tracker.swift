@@ -301,7 +301,7 @@ package struct Tracker {
         mutating func tick(now: Int64) throws {
             if started == nil { started = now }
             try writer?.tick(now: tracker.clock.nowMilliseconds)
-            statusSummary?.refresh()
+            if let spool = writer?.spool { statusSummary?.refresh(through: spool) }
             let elapsed = tracker.elapsed
             if let latestFix, lastKnownSaved.map({ elapsed.milliseconds(since: $0) >= 1000 }) ?? true {
                 saveLastKnown(latestFix, now: now)
@@ -350,7 +350,7 @@ package struct Tracker {
             }
             summary.spooled = writer?.committed ?? 0
             summary.expired = writer?.expired ?? 0
-            statusSummary?.refresh(force: true)
+            if let spool = writer?.spool { statusSummary?.refresh(force: true, through: spool) }
             // Said after the records are committed: none is lost for it.
             if let refusal = refusal ?? pipeline.refusal { throw refusal }
         }

@@ -33,8 +33,12 @@ package enum Delivery {
             return FlushReport(endpoints: [])
         }
         defer { withExtendedLifetime(lock) {} }
-        defer { StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger).refresh() }
-        var flusher = Flusher(spool: try Spool(stateDirectory: stateDirectory, clock: clock), endpoints: settings.endpoints,
+        let spool = try Spool(stateDirectory: stateDirectory, clock: clock)
+        defer {
+            StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger)
+                .refresh(through: spool)
+        }
+        var flusher = Flusher(spool: spool, endpoints: settings.endpoints,
                               transport: transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed),
                               limits: settings.spoolLimits, clock: clock, logger: logger)
         flusher.policy = OutputPolicy(settings: settings)
@@ -117,7 +121,12 @@ package enum Delivery {
         guard endpoint.format.carries(record) else { return .notCarried }
         var spooled: (spool: Spool, seq: Int64)?
         var notSpooled: GeolocateError?
-        defer { StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger).refresh() }
+        defer {
+            if let spool = spooled?.spool {
+                StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger)
+                    .refresh(through: spool)
+            }
+        }
         do {
             let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: postSpoolBusyTimeout, clock: clock)
             spooled = (spool, try spool.enqueue(SpoolEntry(record, destination: endpoint.name),

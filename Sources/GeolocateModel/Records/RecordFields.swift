@@ -49,8 +49,8 @@ package struct DeviceInfo: Sendable, Equatable {
 
     /// The device id of `stateDirectory` when it has one that this user may read; made never.
     package static func existingDeviceID(stateDirectory: String) -> String? {
-        guard let directory = try? OpenDirectory.state(stateDirectory) else { return nil }
-        return try? read(StateFile.deviceID.rawValue, in: directory)
+        guard let (directory, name) = try? OpenDirectory.parent(of: StateFile.deviceID.path(in: stateDirectory), create: false) else { return nil }
+        return try? read(name, in: directory)
     }
 
     /// The id in the file `name`, or `nil` when there is none or it holds no UUID.

@@ -460,7 +460,8 @@ package final class SpoolWriter {
     private let window: Duration
     private let elapsed: MonotonicClock
     private let open: () throws -> Spool
-    private var spool: Spool?
+    /// The spool, once opened: its connection is the one this process reads it through too.
+    package private(set) var spool: Spool?
     private var pending: [SpoolEntry] = []
     /// When a commit was last tried, on `elapsed`.
     private var lastAttempt: Double?

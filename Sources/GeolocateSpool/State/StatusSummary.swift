@@ -82,8 +82,10 @@ package struct StatusSummary: Codable, Sendable, Equatable {
 
     /// The summary in `stateDirectory`, `nil` when there is none or it cannot be read or
     /// decoded (status then says the spool is unreadable, as it is to this user).
+    /// Opened as every state file is (no link followed, no FIFO waited on).
     package static func read(stateDirectory: String) -> StatusSummary? {
-        guard let data = BoundedFile.contents(StateFile.statusSummary.path(in: stateDirectory), limit: maximumBytes) else { return nil }
+        guard let (directory, name) = try? OpenDirectory.parent(of: StateFile.statusSummary.path(in: stateDirectory), create: false),
+              let data = try? directory.read(name, limit: maximumBytes) else { return nil }
         return try? JSONDecoder().decode(StatusSummary.self, from: data)
     }
 }
@@ -112,14 +114,18 @@ package final class StatusSummaryWriter: @unchecked Sendable {
     }
 
     /// Rewrites the summary, unless it was written less than a second ago and `force` is false.
-    package func refresh(force: Bool = false) {
+    ///
+    /// `spool` is the connection this process writes the spool through, if it has one: the
+    /// counts are read through it, never through a second connection, whose close would drop
+    /// the locks SQLite holds for the first (POSIX locks are the process's).
+    package func refresh(force: Bool = false, through spool: Spool? = nil) {
         lock.lock()
         defer { lock.unlock() }
         let started = elapsed.nowSeconds
         if !force, let lastWritten, started - lastWritten < 1 { return }
         lastWritten = started
         do {
-            try write()
+            try write(through: spool)
         } catch {
             guard !warned else { return }
             warned = true
@@ -127,10 +133,10 @@ package final class StatusSummaryWriter: @unchecked Sendable {
         }
     }
 
-    private func write() throws {
+    private func write(through open: Spool?) throws {
         let now = clock.nowMilliseconds
         var (counts, shares) = (StatusSummary.Counts(), [StatusSummary.EndpointSummary]())
-        if let spool = try Spool.openForReading(stateDirectory: stateDirectory, elapsed: elapsed) {
+        if let spool = try open ?? Spool.openForReading(stateDirectory: stateDirectory, elapsed: elapsed) {
             (counts, shares) = try StatusSummary.counts(of: spool, endpoints: endpoints, now: now)
         }
         let fix = try? LastKnownStore(stateDirectory: stateDirectory, kind: .live, logger: logger).load(now: now)

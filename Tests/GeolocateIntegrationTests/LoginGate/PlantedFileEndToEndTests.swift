@@ -20,6 +20,9 @@ struct PlantedFileEndToEndTests {
         "previous-report.lock", "device-id", "geocoder-cache.sqlite", "geocoder-cache.sqlite-wal",
         "geocoder-cache.sqlite-shm", "geocoder-cache.sqlite-journal", "device-key", "device-key.lock", "gate",
     ]
+    /// Names geolocate only ever replaces (a new file renamed over whatever is there) and never
+    /// opens for writing: what is planted there is replaced, never followed.
+    static let replacedNames = ["status.json"]
     static let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
     /// The service user's uid and gid.
     static let nobody: (pw_uid: uid_t, pw_gid: gid_t) = { let entry = getpwnam("nobody").pointee; return (entry.pw_uid, entry.pw_gid) }()
@@ -161,8 +164,22 @@ struct PlantedFileEndToEndTests {
         let (deployed, held) = try Self.deployed()
         defer { close(held) }
         let left = try FileManager.default.contentsOfDirectory(atPath: deployed.stateDirectory)
-        #expect(Set(left).isSubset(of: Self.stateNames), "a name this test does not know: \(left)")
-        for name in Set(Self.stateNames).union(left).sorted() {
+        #expect(Set(left).isSubset(of: Self.stateNames + Self.replacedNames), "a name this test does not know: \(left)")
+        for name in Self.replacedNames {
+            let geolocate = try Self.copy(of: deployed)
+            let victim = try Victim(in: geolocate.home)
+            let path = geolocate.stateDirectory + "/" + name
+            try? FileManager.default.removeItem(atPath: path)
+            try Self.asServiceUser(["ln", "-s", victim.path, path])
+            let status = try geolocate.run(["status", "--json"])
+            #expect(status.status == 0, "\(status)")
+            let track = try geolocate.run(["track", "--replay", Self.kiosk])
+            #expect(track.status == 0, "\(track)")
+            victim.expectUntouched("a symbolic link at \(name), track")
+            var info = stat()
+            #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "the link at \(name) was replaced by a file")
+        }
+        for name in Set(Self.stateNames).union(left).subtracting(Self.replacedNames).sorted() {
             try Self.plant(name, kind: "a symbolic link", in: deployed) { victim, path in
                 try Self.asServiceUser(["ln", "-s", victim, path])
             }

@@ -94,7 +94,7 @@ def main():
     jwks = json.loads(geolocate(state, "key", "init"))
     iss = claims(token(state))["iss"]
     bare, shown = os.path.join(WORK, "bare.jwks"), os.path.join(WORK, "key-show.json")
-    json.dump(jwks, open(bare, "w"))
+    json.dump({"keys": jwks["keys"]}, open(bare, "w"))  # an older key show's bare JWK Set
     printed = json.loads(geolocate(state, "key", "show"))
     json.dump(printed if "iss" in printed else {"iss": iss, "keys": jwks["keys"]}, open(shown, "w"))  # older binaries: no iss
     case("key show names the device that signs", printed.get("iss", iss) == iss, str(printed))
