@@ -235,4 +235,31 @@ struct DeviceRolesEndToEndTests {
         #expect(policy?["reason"] as? String == "no location permission is granted (geolocate config set permissions fine)"
                 && policy?["decision"] as? String == "undetermined", "\(result)")
     }
+
+    @Test func configValidateWarnsOfInlineSecretsItsGroupMayRead() throws {
+        let geolocate = GeolocateProcess()
+        #expect(try geolocate.run(["config", "set", "endpoints.risk.url", "https://user:pw@risk.example/in"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "endpoints.risk.headers.Authorization", "Bearer abc"]).status == 0)
+        let secret = geolocate.home.appendingPathComponent("token").path
+        try "Bearer def\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        #expect(try geolocate.run(["config", "set", "endpoints.fleet.url", "https://fleet.example/in"]).status == 0)
+        #expect(try geolocate.run(["config", "set", "endpoints.fleet.headers.Authorization", "file:\(secret)"]).status == 0)
+        let private_ = try geolocate.run(["config", "validate"])
+        #expect(private_.status == 0 && private_.stderr.isEmpty, "a 0600 config keeps its secrets to its owner: \(private_)")
+        chmod(geolocate.configPath, 0o640)
+        let shared = try geolocate.run(["config", "validate"])
+        #expect(shared.status == 0 && shared.stderr.contains("mode 640")
+                && shared.stderr.contains("endpoints.risk.headers.Authorization, endpoints.risk.url")
+                && !shared.stderr.contains("fleet") && !shared.stderr.contains("abc") && !shared.stderr.contains("pw@"), "\(shared)")
+    }
+
+    @Test func endpointActionsAreActionNames() throws {
+        let geolocate = GeolocateProcess()
+        #expect(try geolocate.run(["config", "set", "endpoints.risk.actions", "login,checkout"]).status == 0)
+        #expect(try geolocate.run(["config", "get", "endpoints.risk.actions"]).stdout.contains("checkout"))
+        for bad in ["", "log.in", "login,bad name"] {
+            let refused = try geolocate.run(["config", "set", "endpoints.risk.actions", bad])
+            #expect(refused.status == 64 && refused.stderr.contains("endpoints.risk.actions"), "\(bad): \(refused)")
+        }
+    }
 }
