@@ -70,11 +70,18 @@ uninstall:
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
 
 # The Debian package (SPEC §13) of the release binary: geolocate_VERSION_ARCH.deb here, or in
-# DEB_OUT (scripts/make-deb; units and control files in packaging/). `scripts/check-deb FILE`
-# checks it: lintian, systemd-analyze verify, and as root dpkg -i, --version, man, completion,
-# dpkg -r.
-deb: release
-	./scripts/install-deps --deb
+# DEB_OUT (scripts/make-deb; units, pam-auth-update profile and control files in packaging/).
+# It installs nothing: when a Debian package the release build or make-deb needs is missing it
+# names them and stops (not `make deps`, which installs the tests' packages). `scripts/check-deb
+# FILE` checks the package: lintian, systemd-analyze verify, and as root dpkg -i, --version,
+# man, completion, the login gate's profile, dpkg -r and --purge.
+DEB_NEEDS := libgps-dev libsqlite3-dev libmosquitto-dev dpkg-dev binutils
+deb:
+	@missing=""; for p in $(DEB_NEEDS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "make deb: missing Debian packages:$$missing (run: apt-get install$$missing)" >&2; exit 1; fi
+	@command -v $(SWIFT) >/dev/null || { echo "make deb: $(SWIFT) is not on PATH (Swift 6 toolchain required)" >&2; exit 1; }
+	$(MAKE) --no-print-directory release-binary
 	GEOLOCATE_BIN="$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/geolocate" ./scripts/make-deb
 
 # Replays the bundled NMEA example through `geolocate trigger` in several modes.

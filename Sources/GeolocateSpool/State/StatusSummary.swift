@@ -3,6 +3,7 @@ import GRDB
 import GeolocateConfig
 import GeolocateModel
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -95,15 +96,14 @@ package struct StatusSummary: Codable, Sendable, Equatable {
 ///
 /// Written 0640 in the directory's group, atomically (a reader sees the old file or the new
 /// one); a failure is one warning, never the command's failure.
-package final class StatusSummaryWriter: @unchecked Sendable {
+package final class StatusSummaryWriter: Sendable {
     private let stateDirectory: String
     private let endpoints: [Endpoint]
     private let clock: WallClock
     private let elapsed: MonotonicClock
     private let logger: Logger
-    private let lock = NSLock()
-    private var lastWritten: Double?
-    private var warned = false
+    /// When it was last written (elapsed seconds), and whether a failure was said.
+    private let state = Mutex<(lastWritten: Double?, warned: Bool)>((nil, false))
 
     package init(stateDirectory: String, settings: Settings, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
         self.stateDirectory = stateDirectory
@@ -119,16 +119,17 @@ package final class StatusSummaryWriter: @unchecked Sendable {
     /// counts are read through it, never through a second connection, whose close would drop
     /// the locks SQLite holds for the first (POSIX locks are the process's).
     package func refresh(force: Bool = false, through spool: Spool? = nil) {
-        lock.lock()
-        defer { lock.unlock() }
-        let started = elapsed.nowSeconds
-        if !force, let lastWritten, started - lastWritten < 1 { return }
-        lastWritten = started
+        let now = elapsed.nowSeconds
+        let due = state.withLock { state in
+            if !force, let last = state.lastWritten, now - last < 1 { return false }
+            state.lastWritten = now
+            return true
+        }
+        guard due else { return }
         do {
             try write(through: spool)
         } catch {
-            guard !warned else { return }
-            warned = true
+            guard state.withLock({ state in defer { state.warned = true }; return !state.warned }) else { return }
             logger.warning("\(StateFile.statusSummary.path(in: stateDirectory)) was not updated, so status shows monitoring users older counts: \(ErrorText.plain(error))")
         }
     }
