@@ -262,4 +262,30 @@ struct DeviceRolesEndToEndTests {
             #expect(refused.status == 64 && refused.stderr.contains("endpoints.risk.actions"), "\(bad): \(refused)")
         }
     }
+
+    /// What users read agrees with the package: units run the installed program as the
+    /// installed user, no example takes a packaged unit's name, and nothing cites the contract
+    /// behind this repository, which users do not have.
+    @Test func examplesAndDocsAgreeWithThePackage() throws {
+        let root = GeolocateProcess.projectRoot
+        let files = try Tool.run(["git", "-C", root.path, "ls-files", "Examples", "README.md", "docs/REFERENCE.md", "man/geolocate.1"])
+            .split(separator: "\n").map(String.init)
+        #expect(files.count > 20, "\(files)")
+        let packaged = ["geolocate-track.service", "geolocate-flush.service", "geolocate-flush.timer"]
+        for file in files {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            #expect(!text.contains("SPEC"), "\(file) cites the contract")
+            guard file.hasPrefix("Examples/") else { continue }
+            #expect(!packaged.contains(URL(fileURLWithPath: file).lastPathComponent), "\(file) takes a packaged unit's name")
+            #expect(!text.contains("DynamicUser=yes"), "\(file): the gate cannot trust a dynamic user's state directory")
+            for line in text.split(separator: "\n") where line.hasPrefix("ExecStart=") && line != "ExecStart=" {
+                #expect(line.hasPrefix("ExecStart=/usr/bin/geolocate "), "\(file): \(line)")
+            }
+        }
+        // The pam.d example runs the gate as the package's profile does.
+        let profile = try String(contentsOf: root.appendingPathComponent("packaging/pam-configs/geolocate"), encoding: .utf8)
+        let example = try String(contentsOf: root.appendingPathComponent("Examples/pam/geolocate.pam"), encoding: .utf8)
+        let gate = "pam_exec.so quiet /usr/bin/geolocate trigger login --pam"
+        #expect(profile.contains(gate) && example.contains(gate))
+    }
 }
