@@ -84,6 +84,9 @@ struct ExportCommand: ParsableCommand {
             let summary = try exporter.run(from: source, to: output, stateDirectory: stateDirectory, temporary: temporary,
                                            protected: protected)
             withExtendedLifetime(signals) {}
+            // Which state directory was read, as status says it: a user without one of their
+            // own reads the system's (SPEC §16).
+            if input == nil { logger.notice("exported the spool of \(stateDirectory)") }
             if summary.withoutFix > 0 {
                 logger.notice("\(summary.withoutFix) records without a location left out")
             }
