@@ -111,9 +111,9 @@ package struct StatusReport: Sendable, Encodable {
         var endpoints = configured.map {
             EndpointStatus(name: $0.name, url: $0.redactedURL, pending: 0, lastSuccessAt: nil, lastError: nil, lastErrorKind: nil, nextRetryAt: nil)
         }
-        var summaryWrittenAt: Int64?
+        var summary: StatusSummary?
         var iss = DeviceInfo.existingDeviceID(stateDirectory: stateDirectory)
-        /// Takes the spool's counts, and each endpoint's share, from a summary `ageMs` old.
+        /// Takes the spool's counts, and each endpoint's share of them.
         func take(_ counts: StatusSummary.Counts, _ shares: [StatusSummary.EndpointSummary]) {
             spoolStatus.pending = counts.pending
             spoolStatus.oldestPendingAgeMs = counts.oldestPendingRecordedAt.map { max(0, now - $0) }
@@ -153,10 +153,10 @@ package struct StatusReport: Sendable, Encodable {
             default:
                 // A monitoring user may not read the spool: the summary the writers keep says
                 // its counts (SPEC §16).
-                if let summary = StatusSummary.read(stateDirectory: stateDirectory) {
+                summary = StatusSummary.read(stateDirectory: stateDirectory)
+                if let summary {
                     spoolStatus = SpoolStatus(state: .ok)
                     take(summary.spool, summary.endpoints)
-                    summaryWrittenAt = summary.writtenAt
                     iss = iss ?? summary.iss
                 } else {
                     spoolStatus = SpoolStatus(state: .unreadable, problem: error.description)
@@ -165,18 +165,20 @@ package struct StatusReport: Sendable, Encodable {
             }
         }
         var lastFix: LastFixStatus?
-        if summaryWrittenAt == nil {
+        if let summary {
+            // The last known location is the services' alone: its age as the summary says it.
+            lastFix = summary.lastFixAgeMs.map {
+                LastFixStatus(ageMs: $0.addingClamped(max(0, now - summary.writtenAt)), source: summary.lastFixSource ?? "", recordTimestamp: nil)
+            }
+        } else {
             let fix = try LastKnownStore(stateDirectory: stateDirectory, kind: .live, logger: logger).load(now: now)
             lastFix = fix.map { LastFixStatus(ageMs: FixAge.of($0, at: now, boot: clock.boot) ?? 0, source: $0.provider.rawValue, recordTimestamp: $0.timestamp) }
-        } else if let summary = StatusSummary.read(stateDirectory: stateDirectory), let age = summary.lastFixAgeMs {
-            let ageNow = age.addingClamped(max(0, now - summary.writtenAt))
-            lastFix = LastFixStatus(ageMs: ageNow, source: summary.lastFixSource ?? "", recordTimestamp: nil)
         }
         var gpsd: GPSDHealth?
         if case .gpsd(let host, let port) = source { gpsd = probe(host, port) }
         return StatusReport(
             stateDirectory: stateDirectory, stateDirectoryExists: directoryExists, configPath: configPath,
-            iss: iss, summaryWrittenAt: summaryWrittenAt, source: source.description,
+            iss: iss, summaryWrittenAt: summary?.writtenAt, source: source.description,
             spool: spoolStatus, endpoints: endpoints, lastFix: lastFix,
             gpsd: gpsd, geocoderCacheEntries: GeocoderCache(stateDirectory: stateDirectory).entryCount(elapsed: elapsed))
     }
