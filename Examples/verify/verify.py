@@ -7,11 +7,13 @@ usage: verify.py --store FILE enrol KEYS_FILE [--iss ID] [--replace]
        verify.py --store FILE rotate < STATEMENT
 Refusals exit 1 with one line `refused: REASON` on stderr; usage errors and unusable files exit 2.
 """
-import argparse, base64, contextlib, fcntl, hashlib, json, os, secrets, sys, tempfile, time
+import argparse, base64, contextlib, errno, fcntl, hashlib, json, math, os, secrets, sys, tempfile, time
 import jwt
 
 MAX_SKEW = 60         # seconds between a token's iat and this server's clock, either way
 NONCE_LIFETIME = 300  # seconds a nonce issued for a login stays usable
+MAX_LIFETIME = 3600   # seconds from a token's iat to its exp (geolocate's signing.tokenLifetime is at most 1 h)
+MAX_INPUT = 64 * 1024  # bytes of a token or statement on stdin
 FORBIDDEN_HEADERS = ("jwk", "jku", "x5u", "x5c")  # a token never names its own key
 
 
@@ -19,16 +21,30 @@ class Refused(Exception):
     """A token, statement or key file this server will not take."""
 
 
+class Unusable(Exception):
+    """A store or lock file this script cannot use (exit 2, not a refusal)."""
+
+
+def unusable(path, error):
+    """An Unusable naming `path` and what is wrong with it."""
+    if isinstance(error, OSError):
+        error = "a symbolic link, not followed" if error.errno == errno.ELOOP else error.strerror
+    elif isinstance(error, ValueError):
+        error = f"not JSON ({error})"
+    return Unusable(f"{path}: {error}")
+
+
 def thumbprint(jwk):
     """The RFC 7638 thumbprint of an Ed25519 public JWK, checked to be one."""
     if jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519" or "d" in jwk:
         raise Refused("a key is not an Ed25519 public JWK")
+    x = jwk.get("x")
     try:
-        raw = base64.urlsafe_b64decode(jwk["x"] + "=" * (-len(jwk["x"]) % 4))
-    except (KeyError, TypeError, ValueError):
-        raise Refused("a key has no valid x") from None
-    if len(raw) != 32:
-        raise Refused("a key has no valid x")
+        raw = base64.urlsafe_b64decode(x + "=" * (-len(x) % 4))
+    except (TypeError, ValueError):
+        raw = b""
+    if len(raw) != 32 or base64.urlsafe_b64encode(raw).rstrip(b"=").decode() != x:  # one key, one text, one kid
+        raise Refused("a key's x is not the unpadded base64url of 32 bytes, in its canonical form")
     members = json.dumps({"crv": "Ed25519", "kty": "OKP", "x": jwk["x"]}, separators=(",", ":"))
     kid = base64.urlsafe_b64encode(hashlib.sha256(members.encode()).digest()).rstrip(b"=").decode()
     if jwk.get("kid", kid) != kid:
@@ -36,16 +52,47 @@ def thumbprint(jwk):
     return kid
 
 
+def store_problem(store):
+    """What is wrong with a store's contents, or None when they are shaped as this script writes them."""
+    def instant(value):
+        return type(value) in (int, float) and math.isfinite(value)
+
+    def key(record):
+        try:
+            return isinstance(record, dict) and thumbprint(record["jwk"]) == record["jwk"]["kid"] and (
+                record["retired"] is None or instant(record["retired"]))
+        except (Refused, KeyError, TypeError, AttributeError):
+            return False
+    if not isinstance(store, dict) or not isinstance(store.get("devices"), dict):
+        return 'not an object with a "devices" object'
+    for iss, device in store["devices"].items():
+        if not (isinstance(device, dict) and isinstance(device.get("keys"), list) and all(map(key, device["keys"]))
+                and all(isinstance(device.get(name), dict) and all(map(instant, device[name].values()))
+                        for name in ("jtis", "nonces"))):
+            return f"device {iss!r} is not keys, jtis and nonces as this script writes them"
+    return None
+
+
 @contextlib.contextmanager
 def opened(path):
-    """The store's contents, under an exclusive lock; what the block leaves there is written back atomically."""
-    with open(path + ".lock", "a") as lock:
+    """The store's contents, under an exclusive lock; what the block leaves there is written back atomically.
+    Neither the store nor its lock is followed through a symbolic link."""
+    try:
+        lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    except OSError as error:
+        raise unusable(path + ".lock", error) from None
+    with os.fdopen(lock) as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            with open(path) as file:
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), encoding="utf-8") as file:
                 store = json.load(file)
         except FileNotFoundError:
             store = {"devices": {}}
+        except (OSError, ValueError) as error:
+            raise unusable(path, error) from None
+        problem = store_problem(store)
+        if problem:
+            raise Unusable(f"{path}: {problem}")
         yield store
         descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".store.")
         with os.fdopen(descriptor, "w") as file:
@@ -60,6 +107,14 @@ def prune(store, now):
     for device in store["devices"].values():
         device["jtis"] = {jti: exp for jti, exp in device["jtis"].items() if exp > now}
         device["nonces"] = {nonce: until for nonce, until in device["nonces"].items() if until > now}
+
+
+def stdin_text():
+    """What stdin holds, up to MAX_INPUT bytes."""
+    data = sys.stdin.buffer.read(MAX_INPUT + 1)
+    if len(data) > MAX_INPUT:
+        raise Refused(f"the input is larger than {MAX_INPUT} bytes")
+    return data.decode().strip()
 
 
 def unverified(token, typ):
@@ -122,7 +177,7 @@ def nonce(store, args, now):
 
 def check(store, args, now):
     """The claims of a location token that passes every check, its jti and nonce then used up."""
-    token = sys.stdin.read().strip()
+    token = args.input
     header, claims = unverified(token, "JWT")
     device, record = trusted_key(store, header, claims)
     claims = jwt.decode(token, jwt.PyJWK.from_dict(record["jwk"]).key, algorithms=["EdDSA"], audience=args.audience,
@@ -131,10 +186,12 @@ def check(store, args, now):
     if claims["aud"] != args.audience:
         raise Refused("the token is for another audience")
     exp, iat, jti = claims["exp"], claims["iat"], claims["jti"]
-    if not all(type(value) in (int, float) for value in (exp, iat)) or not isinstance(jti, str):
-        raise Refused("exp, iat or jti is malformed")
+    if not all(type(claims[name]) is int for name in ("exp", "iat", "nbf") if name in claims) or not isinstance(jti, str):
+        raise Refused("exp, iat or nbf is not an integer, or jti is not a string")  # NaN, Infinity, 1e400 compare oddly
     if exp <= now:
         raise Refused("the token has expired")
+    if exp - iat > MAX_LIFETIME:
+        raise Refused(f"the token lives more than {MAX_LIFETIME} s (exp - iat)")
     if abs(now - iat) > MAX_SKEW:
         raise Refused(f"iat is more than {MAX_SKEW} s from this server's clock")
     if record["retired"] is not None and iat > record["retired"]:
@@ -153,7 +210,7 @@ def check(store, args, now):
 
 def rotate(store, args, now):
     """Follows a key-rotation+jwt statement signed by the device's current key: its new key trusted, the old retired."""
-    statement = sys.stdin.read().strip()
+    statement = args.input
     header, claims = unverified(statement, "key-rotation+jwt")
     device, record = trusted_key(store, header, claims)
     if record["retired"] is not None:
@@ -161,8 +218,8 @@ def rotate(store, args, now):
     claims = jwt.decode(statement, jwt.PyJWK.from_dict(record["jwk"]).key, algorithms=["EdDSA"],
                         options={"require": ["iat", "iss", "jwk", "sub"], "verify_iat": False})
     jwk = claims["jwk"]
-    if not isinstance(jwk, dict) or thumbprint(jwk) != claims["sub"] or type(claims["iat"]) not in (int, float):
-        raise Refused("the statement's sub is not the thumbprint of its jwk, or iat is malformed")
+    if not isinstance(jwk, dict) or thumbprint(jwk) != claims["sub"] or type(claims["iat"]) is not int:
+        raise Refused("the statement's sub is not the thumbprint of its jwk, or iat is not an integer")
     if any(known["jwk"]["kid"] == claims["sub"] for known in device["keys"]):
         raise Refused("the statement names a key this store already knows")
     record["retired"] = min(claims["iat"], now)  # tokens it signed until then are still in flight
@@ -190,10 +247,11 @@ def main():
     args = parser.parse_args()
     now = time.time() if args.now is None else args.now
     try:
+        args.input = stdin_text() if args.command in ("check", "rotate") else None  # read before the store is locked
         with opened(args.store) as store:
             prune(store, now)
             print({"enrol": enrol, "nonce": nonce, "check": check, "rotate": rotate}[args.command](store, args, now))
-    except OSError as error:
+    except (OSError, Unusable) as error:
         print(f"verify.py: {error}", file=sys.stderr)
         sys.exit(2)
     except (Refused, jwt.PyJWTError, ValueError) as error:

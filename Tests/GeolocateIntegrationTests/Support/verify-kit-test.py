@@ -26,7 +26,7 @@ def case(name, ok, detail=None):
     """Records and prints one case's outcome."""
     detail = last[0] if detail is None else detail
     results.append(ok)
-    print(f"{'ok' if ok else 'FAIL'}: {name}" + ("" if ok else f" ({detail.strip()})"), flush=True)
+    print(f"{'ok' if ok else 'FAIL'}: {name}" + ("" if ok else f" ({detail.strip()[:300]})"), flush=True)
 
 
 def geolocate(state, *args):
@@ -65,6 +65,13 @@ def attacker_jwk(key):
     x = b64(key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
     kid = b64(hashlib.sha256(json.dumps({"crv": "Ed25519", "kty": "OKP", "x": x}, separators=(",", ":")).encode()).digest())
     return {"crv": "Ed25519", "kid": kid, "kty": "OKP", "x": x}
+
+
+def signed(key, text, typ="JWT"):
+    """A JWS of the claims `text`, raw JSON as written (NaN, Infinity, 1e400 too), signed by `key` under its kid."""
+    header = b64(json.dumps({"alg": "EdDSA", "kid": attacker_jwk(key)["kid"], "typ": typ}).encode())
+    body = header + "." + b64(text.encode())
+    return body + "." + b64(key.sign(body.encode()))
 
 
 def receiver():
@@ -174,10 +181,78 @@ def main():
          refused(verify("rotate", stdin=geolocate(stranger_state, "key", "rotate")), "not enrolled"))
     case("a token as a rotation statement is refused", refused(verify("rotate", stdin=token(state, source=live)), "key-rotation"))
 
+    hostile()
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
     shutil.rmtree(WORK, ignore_errors=True)
     sys.exit(1 if failed else 0)
+
+
+def hostile():
+    """Tokens, statements, key files and store files made by hand, with claims geolocate never writes."""
+    store = os.path.join(WORK, "forger.store")
+    first, second = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    keys = os.path.join(WORK, "forger.json")
+    json.dump({"iss": "forger", "keys": [attacker_jwk(first)]}, open(keys, "w"))
+    verify("enrol", keys, store=store)
+    now = int(time.time())
+
+    def made(key, iat, exp, jti, extra=""):
+        return signed(key, f'{{"aud":"{AUD}","exp":{exp},"iat":{iat},"iss":"forger","jti":"{jti}","loc":{{}}{extra}}}')
+
+    def check(text, where=store):
+        return verify("check", AUD, stdin=text, store=where)
+    case("a hand-made token with integer times is accepted", check(made(first, now, now + 60, "plain"))[0] == 0)
+    new = attacker_jwk(second)
+    rotation = signed(first, json.dumps({"iat": now - 5, "iss": "forger", "jwk": new, "sub": new["kid"]}), "key-rotation+jwt")
+    case("a hand-made rotation statement is followed", verify("rotate", stdin=rotation, store=store)[0] == 0)
+    case("a retired key's token with iat NaN is refused", refused(check(made(first, "NaN", now + 60, "nan-iat")), "integer"))
+    for number, (iat, exp, extra) in enumerate((("true", now + 60, ""), (f"{now}.5", now + 60, ""), (now, "NaN", ""),
+                                                (now, "Infinity", ""), (now, "1e400", ""), (now, now + 60, ',"nbf":1.5'),
+                                                (now, now + 60, ',"nbf":NaN'))):
+        name = f"iat {iat}" if number < 2 else f"exp {exp}" if number < 5 else extra.strip(",")
+        case(f"a token with {name.replace(str(now), 'NOW')} is refused", refused(check(made(second, iat, exp, f"odd-{number}", extra)), "integer"))
+    case("a token living more than an hour is refused", refused(check(made(second, now, now + 3601, "long")), "lives"))
+    case("... one living an hour is accepted", check(made(second, now, now + 3600, "hour"))[0] == 0)
+    kept = json.loads(open(store).read(), parse_constant=str)["devices"]["forger"]["jtis"]  # NaN, Infinity as text
+    case("the store keeps integer exp's only", all(type(exp) is int for exp in kept.values()), str(kept))
+    third = attacker_jwk(Ed25519PrivateKey.generate())
+    nan_rotation = signed(second, f'{{"iat":NaN,"iss":"forger","jwk":{json.dumps(third)},"sub":"{third["kid"]}"}}', "key-rotation+jwt")
+    case("a rotation statement with iat NaN is refused", refused(verify("rotate", stdin=nan_rotation, store=store), "integer"))
+
+    big = made(second, now, now + 60, "big", ',"pad":"' + "x" * 70000 + '"')
+    case("a token larger than 64 KiB is refused", refused(check(big), "larger than"))
+    case("... and so is a statement", refused(verify("rotate", stdin="x" * 70000, store=store), "larger than"))
+
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    x = new["x"]
+    for name, odd in (("padded", x + "="), ("with a spare bit set", x[:-1] + alphabet[alphabet.index(x[-1]) ^ 1])):
+        json.dump({"iss": f"odd-x {name}", "keys": [{"crv": "Ed25519", "kty": "OKP", "x": odd}]}, open(keys, "w"))
+        case(f"enrolling an x {name} is refused", refused(verify("enrol", keys, store=store), "canonical"))
+    twin = {"crv": "Ed25519", "kty": "OKP", "x": x[:-1] + alphabet[alphabet.index(x[-1]) ^ 1]}
+    twin_kid = b64(hashlib.sha256(json.dumps(twin, separators=(",", ":")).encode()).digest())
+    twin_rotation = signed(second, json.dumps({"iat": now, "iss": "forger", "jwk": twin, "sub": twin_kid}), "key-rotation+jwt")
+    case("a rotation to the same key under a non-canonical x is refused",
+         refused(verify("rotate", stdin=twin_rotation, store=store), "canonical"))
+
+    bad = os.path.join(WORK, "bad.store")
+    for content in ("{bad", "[]", '{"devices":[]}', "", '{"devices":{"forger":{"keys":[],"jtis":{"j":NaN},"nonces":{}}}}'):
+        open(bad, "w").write(content)
+        status, text = check(made(second, now, now + 60, "bad-store"), bad)
+        case(f"a store holding {content!r} exits 2 naming it", status == 2 and text.count("\n") == 1 and bad in text
+             and "refused" not in text, text)
+    linked, elsewhere = os.path.join(WORK, "linked.store"), os.path.join(WORK, "elsewhere")
+    shutil.copy(store, elsewhere)
+    os.symlink(elsewhere, linked)
+    status, text = verify("nonce", "forger", store=linked)
+    case("a store that is a symbolic link exits 2 naming it",
+         status == 2 and linked + ":" in text and "symbolic link" in text and os.path.islink(linked), text)
+    locked, lock_target = os.path.join(WORK, "locked.store"), os.path.join(WORK, "lock-target")
+    shutil.copy(store, locked)
+    os.symlink(lock_target, locked + ".lock")
+    status, text = verify("nonce", "forger", store=locked)
+    case("a lock file that is a symbolic link exits 2 naming it",
+         status == 2 and locked + ".lock" in text and not os.path.exists(lock_target), text)
 
 
 if __name__ == "__main__":
