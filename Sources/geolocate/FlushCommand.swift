@@ -104,7 +104,8 @@ struct FlushCommand: AsyncParsableCommand {
                     : wrong.url.lowercased().hasPrefix("mqtt") ? "endpoints.\(wrong.name).url, its username, password and TLS files"
                     : "endpoints.\(wrong.name).url and its headers"
                 // An error that names the setting to change (a TLS file) needs no other hint.
-                let hint = error.contains("endpoints.\(wrong.name).") || error.contains("--post URL") ? "" : " (check \(check))"
+                let hint = error.contains("endpoints.\(wrong.name).") || error.contains("--post URL") || error.hasPrefix("device key")
+                    ? "" : " (check \(check))"
                 throw GeolocateError.endpointRefused("\(place): \(error); its records stay pending\(hint)")
             }
             if !report.allDelivered && !dryRun { throw ExitCode(75) }

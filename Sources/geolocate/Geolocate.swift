@@ -53,7 +53,7 @@ struct Geolocate: AsyncParsableCommand {
         }
         do {
             var parsed = try parseAsRoot(arguments)
-            if command != StatusCommand.self, command != ExportCommand.self, let options = globalOptions(of: parsed) {
+            if !Geolocate.onlyReads(parsed), let options = globalOptions(of: parsed) {
                 try runReportingErrors { try options.checkSystemWriter() }
             }
             if var asyncCommand = parsed as? AsyncParsableCommand {
@@ -72,7 +72,8 @@ struct Geolocate: AsyncParsableCommand {
             }
             // A monitoring plugin's usage error is UNKNOWN (3), said in its one line on stdout.
             if command == StatusCommand.self, arguments.contains("--check"), code == .validationFailure {
-                try? FileHandleOutput.stdout("GEOLOCATE UNKNOWN - \(StandardError.oneLine(usageMessage(for: error, in: command)))\n")
+                let reason = StandardError.oneLine(usageMessage(for: error, in: command)).replacingOccurrences(of: "|", with: "/")
+                try? FileHandleOutput.stdout("GEOLOCATE UNKNOWN - \(reason)\n")
                 Foundation.exit(3)
             }
             let sentence = code == .validationFailure ? usageMessage(for: error, in: command) : ""
@@ -88,6 +89,14 @@ struct Geolocate: AsyncParsableCommand {
 }
 
 extension Geolocate {
+    /// Whether `command` only reads, so that any user may say `--system` to it (SPEC §16):
+    /// status, export, and the config and key commands that show.
+    static func onlyReads(_ command: ParsableCommand) -> Bool {
+        command is StatusCommand || command is ExportCommand || command is ConfigCommand.Show || command is ConfigCommand.Get
+            || command is ConfigCommand.Keys || command is ConfigCommand.PathCommand || command is ConfigCommand.Validate
+            || command is KeyCommand.Show
+    }
+
     /// The `--config`, `--state-dir` and `--system` a parsed command was given.
     static func globalOptions(of command: ParsableCommand) -> GlobalOptions? {
         Mirror(reflecting: command).children.lazy.compactMap { ($0.value as? OptionGroup<GlobalOptions>)?.wrappedValue }.first

@@ -83,7 +83,10 @@ struct StatusCommand: ParsableCommand {
                 StandardError.write("geolocate: \(error.description)")
                 throw ExitCode(error.exitCode)
             }
-            try FileHandleOutput.stdout("GEOLOCATE UNKNOWN - \(StandardError.oneLine(error.description))\n")
+            // Named as in every --check line; `|` would start the perfdata.
+            let state = Paths.stateDirectory(environment: options.environment)
+            let line = "\(StandardError.oneLine(error.description)) (state \(state))".replacingOccurrences(of: "|", with: "/")
+            try FileHandleOutput.stdout("GEOLOCATE UNKNOWN - \(line)\n")
             throw ExitCode(3)
         }
         if check {

@@ -100,10 +100,14 @@ struct TriggerCommand: AsyncParsableCommand {
             let settings = try globalOptions.configStore.settings()
             // An unknown endpoint is refused before any record is printed, and so is a token
             // dated by --now: a token's times are the device's own (SPEC §3).
-            if let endpoint, try settings.endpoint(named: endpoint, configPath: globalOptions.configPath).format == .jwt, now != nil {
-                throw GeolocateError.usage("--now cannot be used with a jwt endpoint (\(endpoint)): a token's times are the device's own")
-            }
             let environment = globalOptions.environment
+            if let endpoint, try settings.endpoint(named: endpoint, configPath: globalOptions.configPath).format == .jwt {
+                if now != nil {
+                    throw GeolocateError.usage("--now cannot be used with a jwt endpoint (\(endpoint)): a token's times are the device's own")
+                }
+                // A key that cannot sign for it is said at once (78), as for --format jwt.
+                _ = try TokenSigner(settings: settings, environment: environment, clock: globalOptions.clock)
+            }
             // The key and the audience are checked before the source is asked: a token that
             // cannot be signed exits 78 (or 64) at once, not after the query timeout.
             let render = try renderer(settings: settings, environment: environment)

@@ -235,8 +235,17 @@ package struct StatusReport: Sendable, Encodable {
         case .damaged: critical.append("spool damaged: \(spool.problem ?? "")")
         case .unreadable: unknown.append(spool.problem ?? "spool unreadable")
         }
-        for endpoint in endpoints where endpoint.lastErrorKind == .configuration {
-            critical.append("endpoint \(endpoint.name) refused: \(endpoint.lastError ?? "")")
+        for endpoint in endpoints {
+            switch endpoint.lastErrorKind {
+            case .configuration?:
+                critical.append("endpoint \(endpoint.name) failed: \(endpoint.lastError ?? "")")
+            case .unreachable?:
+                // Met during a login: CRITICAL once records have waited the warning age for it.
+                let waited = (spool.oldestPendingAgeMs ?? 0) > thresholds.warningMs
+                (waited ? { critical.append($0) } : { warning.append($0) })("endpoint \(endpoint.name) unreachable: \(endpoint.lastError ?? "")")
+            default:
+                break
+            }
         }
         judge(spool.oldestPendingAgeMs, "oldest pending record")
         let deadLetters = spool.deadLetters ?? 0, recentlyExpired = spool.expiredLast24h ?? 0

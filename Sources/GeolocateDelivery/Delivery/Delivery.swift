@@ -107,7 +107,14 @@ package enum Delivery {
         let record = policy.applied(to: record)
         let stateDirectory = Paths.stateDirectory(environment: environment)
         var sender = try Sender(settings: settings, stateDirectory: stateDirectory)
-        if endpoint.format == .jwt { sender.signer = try TokenSigner(settings: settings, environment: environment, clock: clock) }
+        // A key that cannot sign leaves the record in the spool, and its problem is the
+        // endpoint's last error, where status shows it (the gate's decision stands).
+        var signerProblem: GeolocateError?
+        if endpoint.format == .jwt {
+            do { sender.signer = try TokenSigner(settings: settings, environment: environment, clock: clock) } catch let error as GeolocateError {
+                signerProblem = error
+            }
+        }
         let broker: MQTTBroker?
         let tls: TLSConfiguration?
         do {
@@ -137,7 +144,9 @@ package enum Delivery {
         let failure: String
         let kind: EndpointErrorKind
         let verdict: DeliveryVerdict
-        if let broker, let mqtt {
+        if let signerProblem {
+            verdict = .endpointRefused(signerProblem.description)
+        } else if let broker, let mqtt {
             let outcome = await mqtt.publish([try endpoint.format.message(for: record, policy: policy, sender: endpoint.signing(as: sender))], to: broker, awaitingAll: true)
             await mqtt.close()
             switch outcome.failure {
@@ -155,12 +164,19 @@ package enum Delivery {
         case .delivered:
             if let spooled {
                 // Left in the spool, it would only be sent again under the same key.
-                do { try spooled.spool.remove(seq: spooled.seq, now: clock.nowMilliseconds, limits: settings.spoolLimits) } catch { logger.debug("\(error)") }
+                do {
+                    try spooled.spool.remove(seq: spooled.seq, now: clock.nowMilliseconds, limits: settings.spoolLimits)
+                    try spooled.spool.noteSuccess(endpoint: endpoint.name, now: clock.nowMilliseconds)
+                } catch {
+                    logger.debug("\(error)")
+                }
             }
             return .delivered
         case .retry(let reason, _, let retryKind):
             failure = reason
-            kind = retryKind
+            // A server restarting during a login refuses as a wrong port does: it waits the
+            // warning age before status --check is CRITICAL.
+            kind = retryKind == .configuration ? .unreachable : retryKind
         case .endpointRefused(let reason):
             failure = reason
             kind = .configuration

@@ -48,6 +48,13 @@ package struct DeviceKey: Sendable {
         func refused(_ why: String) -> GeolocateError {
             .missingSetting("device key \(path) \(why)")
         }
+        /// A key this user may not even open is said as another user's when it is one.
+        func unreadable(_ reason: String) -> GeolocateError {
+            if let owner = DeviceKey.owner(ofFile: path), !DeviceKey.signers(of: path).contains(owner) {
+                return refused("belongs to another user (uid \(owner)); it must be the signing user's own (0600)\(DeviceKey.ownerHint(path))")
+            }
+            return refused("cannot be read (\(reason))")
+        }
         // Opened without following a link, and judged by what was opened (SPEC §14).
         let opened: OpenDirectory.OpenedFile?
         do {
@@ -56,17 +63,16 @@ package struct DeviceKey: Sendable {
             }
             opened = try directory.openFile(name, .read, alsoOwnedBy: signers(of: path))
         } catch GeolocateError.stateNotWritable(_, let reason) {
-            throw refused("cannot be read (\(reason))")
+            throw unreadable(reason)
         } catch let error as POSIXError {
-            throw refused(error.code == .ENOTDIR ? "does not exist; make one with: geolocate key init" : "cannot be read (\(ErrorText.posix(error.code.rawValue)))")
+            throw error.code == .ENOTDIR ? refused("does not exist; make one with: geolocate key init") : unreadable(ErrorText.posix(error.code.rawValue))
         }
         guard let fd = opened?.descriptor else { throw refused("does not exist; make one with: geolocate key init") }
         defer { close(fd) }
         var status = stat()
         fstat(fd, &status)
         guard DeviceKey.signers(of: path).contains(status.st_uid) else {
-            let fix = path == Paths.systemDeviceKeyFile ? " (chown \(Paths.serviceUserName): \(path), which root's gate reads too)" : ""
-            throw refused("belongs to another user; it must be the signing user's own (0600)\(fix)")
+            throw refused("belongs to another user; it must be the signing user's own (0600)\(DeviceKey.ownerHint(path))")
         }
         guard status.st_mode & 0o077 == 0 else {
             throw refused("may be read or written by others (mode \(String(status.st_mode & 0o777, radix: 8))); chmod 600 it, or make a new one")
@@ -136,6 +142,18 @@ package struct DeviceKey: Sendable {
             return (user.pointee.pw_uid, user.pointee.pw_gid)
         }
         return (geteuid(), getegid())
+    }
+
+    /// The owner of the file at `path`, judged without opening it (a key this user may not read).
+    private static func owner(ofFile path: String) -> uid_t? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? info.st_uid : nil
+    }
+
+    /// For the system key, the command that gives it to the service user, whose key root's
+    /// gate uses too.
+    private static func ownerHint(_ path: String) -> String {
+        path == Paths.systemDeviceKeyFile ? "; as root: chown \(Paths.serviceUserName): \(path)" : ""
     }
 
     /// The users whose key at `path` this process signs with: its own, and root also the

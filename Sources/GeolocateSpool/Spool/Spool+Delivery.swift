@@ -39,6 +39,10 @@ package enum EndpointErrorKind: String, Sendable, Equatable, Codable {
     case configuration
     /// A timeout, a reset, 408, 429 or 5xx: flush tries again later.
     case temporary
+    /// A refused connection or an unknown host met during a login (trigger, the gate): a
+    /// server restarting looks the same, so status --check waits the warning age before it is
+    /// CRITICAL (a flush meeting it says `configuration`).
+    case unreachable
 }
 
 extension Spool {
@@ -245,6 +249,17 @@ extension Spool {
                 ON CONFLICT(name) DO UPDATE SET retryAt = excluded.retryAt, retryURL = excluded.retryURL,
                     lastError = excluded.lastError, lastErrorKind = excluded.lastErrorKind
                 """, arguments: [endpoint, retryAt, url, error, kind.rawValue])
+        }
+    }
+
+    /// Records a delivery outside a flush (`trigger --post`, `--endpoint`, the login gate):
+    /// its time is the endpoint's last success, and its last error is cleared.
+    package func noteSuccess(endpoint: String, now: Int64) throws {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO endpoints (name, lastSuccessAt) VALUES (?, ?)
+                ON CONFLICT(name) DO UPDATE SET lastSuccessAt = excluded.lastSuccessAt, lastError = NULL, lastErrorKind = NULL
+                """, arguments: [endpoint, now])
         }
     }
 

@@ -86,8 +86,13 @@ package struct StatusSummary: Codable, Sendable, Equatable {
     /// Opened as every state file is (no link followed, no FIFO waited on).
     package static func read(stateDirectory: String) -> StatusSummary? {
         guard let (directory, name) = try? OpenDirectory.parent(of: StateFile.statusSummary.path(in: stateDirectory), create: false),
-              let data = try? directory.read(name, limit: maximumBytes) else { return nil }
-        return try? JSONDecoder().decode(StatusSummary.self, from: data)
+              let data = try? directory.read(name, limit: maximumBytes),
+              let summary = try? JSONDecoder().decode(StatusSummary.self, from: data) else { return nil }
+        // Counts and ages below zero are no summary geolocate wrote.
+        let counts = [summary.spool.pending, summary.spool.deadLetters, summary.spool.expired, summary.spool.expiredLast24h,
+                      summary.spool.keptDelivered] + summary.endpoints.map(\.pending)
+        guard counts.allSatisfy({ $0 >= 0 }), (summary.lastFixAgeMs ?? 0) >= 0 else { return nil }
+        return summary
     }
 }
 

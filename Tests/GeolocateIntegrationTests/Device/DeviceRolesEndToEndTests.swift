@@ -131,7 +131,8 @@ struct DeviceRolesEndToEndTests {
             let refused = try device.run("outsider", command)
             #expect(refused.status == 64 && refused.stderr.contains("only root and the user geolocate"), "\(command): \(refused)")
         }
-        #expect(try device.run("outsider", ["config", "path", "--system"]).status == 64)
+        let path = try device.run("outsider", ["config", "path", "--system"])
+        #expect(path.status == 0 && path.stdout == "/etc/geolocate/config.json\n", "commands that only show take --system from anyone: \(path)")
         // status may choose the system's files as any user; reading them is the files' to allow.
         let status = try device.run("outsider", ["status", "--system", "--json"])
         #expect(status.status == 78 && status.stderr.contains("cannot read /etc/geolocate/config.json"), "\(status)")
@@ -287,5 +288,59 @@ struct DeviceRolesEndToEndTests {
         let example = try String(contentsOf: root.appendingPathComponent("Examples/pam/geolocate.pam"), encoding: .utf8)
         let gate = "pam_exec.so quiet /usr/bin/geolocate trigger login --pam"
         #expect(profile.contains(gate) && example.contains(gate))
+    }
+
+    /// What the gate meets when it sends a login's token is the endpoint's state, as a flush's
+    /// would be: a key that cannot sign (the record waits in the spool), a server that refuses
+    /// connections (a WARNING, not CRITICAL at once: a server restarting looks the same), and a
+    /// delivery (the last success, the error cleared).
+    @Test func whatTheGateMeetsSendingIsTheEndpointsState() throws {
+        let device = try Device()
+        let collector = try Collector()
+        defer { collector.stop() }
+        let (refusing, held) = try Loopback.refusingPort()
+        defer { close(held) }
+        let log = try device.freshLog()
+        // The gate reads NMEA only from root's own directories.
+        #expect(try device.shell("root", ["install", "-m", "0644", log, "/etc/geolocate/live.nmea"]).status == 0)
+        try device.set("permissions", "fine")
+        try device.set("source", "nmea:/etc/geolocate/live.nmea")
+        try device.set("endpoints.risk.url", "http://127.0.0.1:\(refusing)/risk")
+        try device.set("endpoints.risk.format", "jwt")
+        try device.set("endpoints.risk.actions", "login")
+        try device.set("signing.audience", "https://risk.example")
+        try device.set("actions.login.endpoint", "risk")
+        #expect(try device.run("root", ["key", "init"]).status == 0)
+        let pam = ["PAM_USER": "alice", "PAM_SERVICE": "sshd", "PAM_TYPE": "account"]
+        func login() throws { _ = try device.run("root", ["trigger", "login", "--pam"], environment: pam) }
+        func check() throws -> GeolocateProcess.Result { try device.run("monitor", ["status", "--check"]) }
+
+        try login()
+        let unreachable = try check()
+        #expect(unreachable.status == 1 && unreachable.stdout.contains("endpoint risk unreachable: ") && unreachable.stdout.contains("pending=1;"),
+                "\(unreachable)")
+
+        // The service user makes the key unusable: the login's token waits, and the monitor sees why.
+        #expect(try device.shell("geolocate", ["chmod", "640", "/etc/geolocate/device-key"]).status == 0)
+        try device.set("endpoints.risk.url", collector.url("/risk"))
+        try login()
+        let keyless = try check()
+        #expect(keyless.status == 2 && keyless.stdout.contains("endpoint risk failed: device key /etc/geolocate/device-key may be read or written by others")
+                && keyless.stdout.contains("pending=2;"), "\(keyless)")
+        #expect(collector.requests("/risk").isEmpty)
+
+        #expect(try device.shell("geolocate", ["chmod", "600", "/etc/geolocate/device-key"]).status == 0)
+        try login()
+        #expect(collector.requests("/risk").filter { $0.sent && $0.status == 200 }.count == 1)
+        let json = try device.run("monitor", ["status", "--json"]).json()
+        let risk = (json["endpoints"] as? [[String: Any]])?.first
+        #expect(risk?["lastSuccessAt"] != nil && risk?["lastError"] == nil && risk?["pending"] as? Int == 2, "\(json)")
+        #expect(try check().status == 0)
+
+        // A key of root's is refused to the services with the command that gives it to them.
+        #expect(try device.shell("root", ["chown", "root:root", "/etc/geolocate/device-key"]).status == 0)
+        let flush = try device.run("geolocate", ["flush", "--system"])
+        #expect(flush.status == 78 && flush.stderr.contains("chown geolocate: /etc/geolocate/device-key") && !flush.stderr.contains("(check "),
+                "\(flush)")
     }
 }

@@ -125,7 +125,7 @@ import Glibc
         // The records are minutes old: only the endpoint's answer makes this CRITICAL.
         let (status, line) = try check()
         #expect(status == 2)
-        #expect(line.hasPrefix("GEOLOCATE CRITICAL - endpoint main refused: HTTP 401"), "\(line)")
+        #expect(line.hasPrefix("GEOLOCATE CRITICAL - endpoint main failed: HTTP 401"), "\(line)")
         let endpoint = try #require((try json()["endpoints"] as? [[String: Any]])?.first)
         #expect(endpoint["lastErrorKind"] as? String == "configuration", "\(endpoint)")
     }
@@ -140,7 +140,7 @@ import Glibc
         try #require(flush.status == 75, "\(flush.stderr)")
         let (status, line) = try check()
         #expect(status == 2)
-        #expect(line.hasPrefix("GEOLOCATE CRITICAL - endpoint main refused: cannot connect to 127.0.0.1:\(port): connection refused"), "\(line)")
+        #expect(line.hasPrefix("GEOLOCATE CRITICAL - endpoint main failed: cannot connect to 127.0.0.1:\(port): connection refused"), "\(line)")
     }
 
     @Test func aServerErrorWaitsForTheAges() throws {
