@@ -7,13 +7,14 @@ usage: verify.py --store FILE enrol KEYS_FILE [--iss ID] [--replace]
        verify.py --store FILE rotate < STATEMENT
 Refusals exit 1 with one line `refused: REASON` on stderr; usage errors and unusable files exit 2.
 """
-import argparse, base64, contextlib, errno, fcntl, hashlib, json, math, os, secrets, sys, tempfile, time
+import argparse, base64, contextlib, errno, fcntl, hashlib, json, math, os, secrets, stat, sys, tempfile, time
 import jwt
 
 MAX_SKEW = 60         # seconds between a token's iat and this server's clock, either way
 NONCE_LIFETIME = 300  # seconds a nonce issued for a login stays usable
 MAX_LIFETIME = 3600   # seconds from a token's iat to its exp (geolocate's signing.tokenLifetime is at most 1 h)
 MAX_INPUT = 64 * 1024  # bytes of a token or statement on stdin
+LOCK_WAIT = 10       # seconds a check waits for another one holding the store
 FORBIDDEN_HEADERS = ("jwk", "jku", "x5u", "x5c")  # a token never names its own key
 
 
@@ -78,17 +79,31 @@ def opened(path):
     """The store's contents, under an exclusive lock; what the block leaves there is written back atomically.
     Neither the store nor its lock is followed through a symbolic link."""
     try:
-        lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as error:
         raise unusable(path + ".lock", error) from None
     with os.fdopen(lock) as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        # Another user's lock could be held for ever: only the server's own is waited for, 10 s at most.
+        if not stat.S_ISREG(os.fstat(lock.fileno()).st_mode) or os.fstat(lock.fileno()).st_uid != os.geteuid():
+            raise Unusable(f"{path}.lock: not a regular file of this user's")
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise Unusable(f"{path}.lock: held by another process for {LOCK_WAIT} s") from None
+                time.sleep(0.05)
         try:
-            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), encoding="utf-8") as file:
+            # Without blocking: a FIFO in the store's place is refused, not waited on.
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), encoding="utf-8") as file:
+                if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                    raise Unusable(f"{path}: not a regular file")
                 store = json.load(file)
         except FileNotFoundError:
             store = {"devices": {}}
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, RecursionError) as error:
             raise unusable(path, error) from None
         problem = store_problem(store)
         if problem:
@@ -190,6 +205,8 @@ def check(store, args, now):
         raise Refused("exp, iat or nbf is not an integer, or jti is not a string")  # NaN, Infinity, 1e400 compare oddly
     if exp <= now:
         raise Refused("the token has expired")
+    if claims.get("nbf", 0) > now + MAX_SKEW:
+        raise Refused("the token is not valid yet (nbf)")
     if exp - iat > MAX_LIFETIME:
         raise Refused(f"the token lives more than {MAX_LIFETIME} s (exp - iat)")
     if abs(now - iat) > MAX_SKEW:
@@ -258,6 +275,8 @@ def main():
         sys.exit(f"refused: {error}")
     except (KeyError, TypeError, AttributeError) as error:
         sys.exit(f"refused: malformed input ({error!r})")
+    except RecursionError:
+        sys.exit("refused: malformed input (nested too deeply)")
 
 
 if __name__ == "__main__":

@@ -90,10 +90,10 @@ struct Geolocate: AsyncParsableCommand {
 
 extension Geolocate {
     /// Whether `command` only reads, so that any user may say `--system` to it (SPEC §16):
-    /// status, export, and the config and key commands that show.
+    /// status, export, and the config and key commands that show (`config keys` reads no file).
     static func onlyReads(_ command: ParsableCommand) -> Bool {
         command is StatusCommand || command is ExportCommand || command is ConfigCommand.Show || command is ConfigCommand.Get
-            || command is ConfigCommand.Keys || command is ConfigCommand.PathCommand || command is ConfigCommand.Validate
+            || command is ConfigCommand.PathCommand || command is ConfigCommand.Validate
             || command is KeyCommand.Show
     }
 

@@ -101,6 +101,8 @@ struct TriggerCommand: AsyncParsableCommand {
             // An unknown endpoint is refused before any record is printed, and so is a token
             // dated by --now: a token's times are the device's own (SPEC §3).
             let environment = globalOptions.environment
+            // --endpoint, else the action's own (actions.NAME.endpoint), unless --post says where.
+            let endpoint = self.endpoint ?? (post == nil ? settings[ConfigKey.actionEndpoint, name: action] : nil)
             if let endpoint, try settings.endpoint(named: endpoint, configPath: globalOptions.configPath).format == .jwt {
                 if now != nil {
                     throw GeolocateError.usage("--now cannot be used with a jwt endpoint (\(endpoint)): a token's times are the device's own")

@@ -116,7 +116,7 @@ package struct StatusReport: Sendable, Encodable {
         /// Takes the spool's counts, and each endpoint's share of them.
         func take(_ counts: StatusSummary.Counts, _ shares: [StatusSummary.EndpointSummary]) {
             spoolStatus.pending = counts.pending
-            spoolStatus.oldestPendingAgeMs = counts.oldestPendingRecordedAt.map { max(0, now - $0) }
+            spoolStatus.oldestPendingAgeMs = counts.oldestPendingRecordedAt.map { max(0, now.subtractingClamped($0)) }
             spoolStatus.deadLetters = counts.deadLetters
             spoolStatus.expired = counts.expired
             spoolStatus.expiredLast24h = counts.expiredLast24h
@@ -168,7 +168,7 @@ package struct StatusReport: Sendable, Encodable {
         if let summary {
             // The last known location is the services' alone: its age as the summary says it.
             lastFix = summary.lastFixAgeMs.map {
-                LastFixStatus(ageMs: $0.addingClamped(max(0, now - summary.writtenAt)), source: summary.lastFixSource ?? "", recordTimestamp: nil)
+                LastFixStatus(ageMs: $0.addingClamped(max(0, now.subtractingClamped(summary.writtenAt))), source: summary.lastFixSource ?? "", recordTimestamp: nil)
             }
         } else {
             let fix = try LastKnownStore(stateDirectory: stateDirectory, kind: .live, logger: logger).load(now: now)

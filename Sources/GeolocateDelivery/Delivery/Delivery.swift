@@ -128,16 +128,15 @@ package enum Delivery {
         guard endpoint.format.carries(record) else { return .notCarried }
         var spooled: (spool: Spool, seq: Int64)?
         var notSpooled: GeolocateError?
-        defer {
-            if let spool = spooled?.spool {
-                StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger)
-                    .refresh(through: spool)
-            }
-        }
+        // The summary is rewritten as soon as the record is spooled (a login's deadline may
+        // end the process while the send still waits), and again with the send's outcome.
+        let summary = StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger)
+        defer { if let spool = spooled?.spool { summary.refresh(force: true, through: spool) } }
         do {
             let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: postSpoolBusyTimeout, clock: clock)
             spooled = (spool, try spool.enqueue(SpoolEntry(record, destination: endpoint.name),
                                                 now: clock.nowMilliseconds, limits: settings.spoolLimits))
+            summary.refresh(through: spool)
         } catch let error as GeolocateError {
             notSpooled = error
         }

@@ -48,7 +48,7 @@ package enum Paths {
     /// the services then cannot replace.
     package static func systemWriterProblem(effectiveUID: uid_t = geteuid()) -> String? {
         if effectiveUID == 0 || effectiveUID == serviceUserID { return nil }
-        return "--system writes the system's files (/etc/geolocate, /var/lib/geolocate): only root and the user \(serviceUserName) may; status, export, config show and key show read them as any user"
+        return "--system writes the system's files (/etc/geolocate, /var/lib/geolocate): only root and the user \(serviceUserName) may; status, export, config show|get|path|validate and key show read them as any user"
     }
 
     /// The uid of the user geolocate, if the system has one.

@@ -88,11 +88,26 @@ package struct StatusSummary: Codable, Sendable, Equatable {
         guard let (directory, name) = try? OpenDirectory.parent(of: StateFile.statusSummary.path(in: stateDirectory), create: false),
               let data = try? directory.read(name, limit: maximumBytes),
               let summary = try? JSONDecoder().decode(StatusSummary.self, from: data) else { return nil }
-        // Counts and ages below zero are no summary geolocate wrote.
+        // Counts, times and ages below zero, or a device id that is no UUID, are no summary
+        // geolocate wrote: the file is the service user's.
         let counts = [summary.spool.pending, summary.spool.deadLetters, summary.spool.expired, summary.spool.expiredLast24h,
                       summary.spool.keptDelivered] + summary.endpoints.map(\.pending)
-        guard counts.allSatisfy({ $0 >= 0 }), (summary.lastFixAgeMs ?? 0) >= 0 else { return nil }
-        return summary
+        let times: [Int64] = [summary.writtenAt, summary.spool.oldestPendingRecordedAt ?? 0, summary.lastFixAgeMs ?? 0]
+            + summary.endpoints.flatMap { endpoint -> [Int64] in [endpoint.lastSuccessAt ?? 0, endpoint.nextRetryAt ?? 0] }
+        guard counts.allSatisfy({ $0 >= 0 }), times.allSatisfy({ $0 >= 0 }), summary.iss.map({ UUID(uuidString: $0) != nil }) ?? true else { return nil }
+        // Its text reaches a terminal and a monitoring line: nothing in it may drive or split them.
+        var shown = summary
+        for index in shown.endpoints.indices {
+            shown.endpoints[index].name = plain(shown.endpoints[index].name)
+            shown.endpoints[index].lastError = shown.endpoints[index].lastError.map(plain)
+        }
+        shown.lastFixSource = shown.lastFixSource.map(plain)
+        return shown
+    }
+
+    /// `text` with every character `PlainText` refuses (controls, bidirectional overrides) as `?`.
+    private static func plain(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { PlainText.isPlain(String($0)) ? $0 : "?" }))
     }
 }
 

@@ -343,4 +343,50 @@ struct DeviceRolesEndToEndTests {
         #expect(flush.status == 78 && flush.stderr.contains("chown geolocate: /etc/geolocate/device-key") && !flush.stderr.contains("(check "),
                 "\(flush)")
     }
+
+    /// status.json is the service user's file: what it forges may not crash the monitor's
+    /// status, nor drive its terminal or split its monitoring line.
+    @Test func aSummaryTheServiceUserForgesCannotCrashOrSplitTheMonitorsLine() throws {
+        let device = try Device()
+        try device.set("permissions", "fine")
+        try device.set("source", "nmea:\(try device.freshLog())")
+        try device.set("endpoints.fleet.url", "http://127.0.0.1:9/in")
+        #expect(try device.run("geolocate", ["track", "--system"]).status == 0)
+        let forged = device.shared + "/forged.json"
+        func plant(_ object: [String: Any]) throws {
+            try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: forged))
+            chmod(forged, 0o644)
+            #expect(try device.shell("geolocate", ["cp", forged, "/var/lib/geolocate/status.json"]).status == 0)
+        }
+        let spool: [String: Any] = ["pending": 1, "deadLetters": 0, "expired": 0, "expiredLast24h": 0, "keptDelivered": 0]
+        var overflowing = spool
+        overflowing["oldestPendingRecordedAt"] = Int64.min
+        try plant(["writtenAt": 1, "spool": overflowing, "endpoints": []])
+        let overflow = try device.run("monitor", ["status", "--check"])
+        #expect(overflow.status == 3 && overflow.signal == nil && overflow.stdout.hasPrefix("GEOLOCATE UNKNOWN - "), "\(overflow)")
+        try plant(["writtenAt": 1, "iss": "\u{1b}]0;pwn\u{07}", "spool": spool, "endpoints": []])
+        #expect(try device.run("monitor", ["status", "--check"]).status == 3, "a device id that is no UUID is no summary of ours")
+        let error = "boom | pending=0;;;0\nGEOLOCATE OK - all good\u{1b}[31m\u{202e}"
+        try plant(["writtenAt": 1, "spool": spool,
+                   "endpoints": [["name": "fleet", "pending": 1, "lastError": error, "lastErrorKind": "configuration"]]])
+        let check = try device.run("monitor", ["status", "--check"])
+        #expect(check.status == 2 && check.stdout.split(separator: "\n").count == 1 && !check.stdout.contains("\u{1b}")
+                && !check.stdout.contains("\u{202e}") && check.stdout.components(separatedBy: " | ").count == 2, "\(check)")
+        let text = try device.run("monitor", ["status"])
+        #expect(!text.stdout.contains("\u{1b}") && !text.stdout.contains("\nGEOLOCATE OK"), "\(text)")
+    }
+
+    /// `actions.NAME.endpoint` sends trigger's record as `--endpoint` does, with or without --pam.
+    @Test func anActionsEndpointGetsTriggersRecord() throws {
+        let geolocate = GeolocateProcess()
+        let collector = try Collector()
+        defer { collector.stop() }
+        #expect(try geolocate.run(["config", "set", "endpoints.risk.url", collector.url("/risk")]).status == 0)
+        #expect(try geolocate.run(["config", "set", "actions.login.endpoint", "risk"]).status == 0)
+        let login = try geolocate.run(["trigger", "login", "--replay", GeolocateProcess.example("kiosk-gnss.nmea"), "--permission", "fine"])
+        let id = try login.json()["id"] as? String
+        #expect(login.status == 0 && id != nil && collector.acceptedIDs("/risk") == [id ?? ""], "\(login)")
+        let checkout = try geolocate.run(["trigger", "checkout", "--replay", GeolocateProcess.example("kiosk-gnss.nmea"), "--permission", "fine"])
+        #expect(checkout.status == 0 && collector.acceptedIDs("/risk").count == 1, "another action's record stays here")
+    }
 }
