@@ -41,7 +41,8 @@ struct TriggerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("jwt: the token's aud (default: signing.audience).", valueName: "audience"))
     var audience: String?
 
-    @Option(name: .long, help: ArgumentHelp("jwt: the server's challenge for this login.", valueName: "nonce"))
+    /// Taken whatever it starts with: a base64url nonce may start with `-`.
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("jwt: the server's challenge for this login.", valueName: "nonce"))
     var nonce: String?
 
     @Option(name: .long, help: ArgumentHelp("Granted (else config).", valueName: "permission"))

@@ -84,6 +84,14 @@ import Testing
         try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
+    /// A base64url nonce starts with `-` one time in 64: it is the nonce, not a flag.
+    @Test func aNonceMayStartWithADash() throws {
+        let (device, _) = try enrolled()
+        let token = try token(device, ["--audience", "https://risk.example", "--nonce", "-Xy_9"])
+        let claims = try claims(try tool(["decode", token, device.home.appendingPathComponent("device.jwks").path]))
+        #expect(claims["nonce"] as? String == "-Xy_9", "\(claims)")
+    }
+
     @Test func aTokenVerifiesWithTheKeyShowPrintsAndCarriesTheRecord() throws {
         let (device, _) = try enrolled()
         let server = try server(device)
