@@ -124,11 +124,13 @@ fuzz: deps
 
 # The whole test suite once under ThreadSanitizer (a build of its own in .build-tsan), or the
 # suites TSAN_FILTER names (CI: GeolocateCoreTests). Every process writes its reports to
-# .build-tsan/reports/, the binaries the tests start included; any report fails the run.
+# .build-tsan/reports/, the binaries the tests start included; any report fails the run, but
+# those scripts/tsan-suppressions.txt names with its reason.
 TSAN_FILTER ?=
 tsan: deps
 	rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
-	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
+	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan suppressions=$(CURDIR)/scripts/tsan-suppressions.txt" \
+		$(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
 		$(if $(TSAN_FILTER),--filter '$(TSAN_FILTER)'); \
 	status=$$?; \
 	if ls .build-tsan/reports/tsan.* >/dev/null 2>&1; then \
