@@ -74,7 +74,7 @@ struct Geolocate: AsyncParsableCommand {
             if command == StatusCommand.self, arguments.contains("--check"), code == .validationFailure {
                 let reason = StandardError.oneLine(usageMessage(for: error, in: command)).replacingOccurrences(of: "|", with: "/")
                 try? FileHandleOutput.stdout("GEOLOCATE UNKNOWN - \(reason)\n")
-                Foundation.exit(3)
+                Foundation.exit(StatusReport.unknownExitCode)
             }
             let sentence = code == .validationFailure ? usageMessage(for: error, in: command) : ""
             guard !sentence.isEmpty else {

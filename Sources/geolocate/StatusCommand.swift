@@ -87,7 +87,7 @@ struct StatusCommand: ParsableCommand {
             let state = Paths.stateDirectory(environment: options.environment)
             let line = "\(StandardError.oneLine(error.description)) (state \(state))".replacingOccurrences(of: "|", with: "/")
             try FileHandleOutput.stdout("GEOLOCATE UNKNOWN - \(line)\n")
-            throw ExitCode(3)
+            throw ExitCode(StatusReport.unknownExitCode)
         }
         if check {
             let verdict = report.check(thresholds)

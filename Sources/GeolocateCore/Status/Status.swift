@@ -215,6 +215,10 @@ package struct StatusReport: Sendable, Encodable {
     /// Past this age it is CRITICAL, unless `-c` says.
     package static let criticalAgeMs: Int64 = 86_400_000
 
+    /// The monitoring-plugins exit code for UNKNOWN: a usage or configuration error under
+    /// `--check` too, as the plugins' guidelines ask.
+    package static let unknownExitCode: Int32 = 3
+
     /// The monitoring-plugins verdict: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN, and one
     /// line with perfdata. CRITICAL: an age past `critical`, dead letters, a damaged spool,
     /// gpsd down when it is the source, or an endpoint whose last attempt failed for its
@@ -257,7 +261,7 @@ package struct StatusReport: Sendable, Encodable {
             if !gpsd.reachable { critical.append("gpsd unreachable (\(gpsd.error ?? "no answer"))") }
             if let lastFix { judge(lastFix.ageMs, "last fix") } else { warning.append("no fix recorded yet") }
         }
-        let status: Int32 = !unknown.isEmpty ? 3 : !critical.isEmpty ? 2 : !warning.isEmpty ? 1 : 0
+        let status: Int32 = !unknown.isEmpty ? Self.unknownExitCode : !critical.isEmpty ? 2 : !warning.isEmpty ? 1 : 0
         let label = ["OK", "WARNING", "CRITICAL", "UNKNOWN"][Int(status)]
         var summary = (status == 3 ? unknown : []) + critical + warning
         if summary.isEmpty {
