@@ -67,9 +67,13 @@ let package = Package(
             dependencies: ["NMEA", "CSystemClock"],
             swiftSettings: ownSwiftSettings
         ),
-        // Settings: each key once, the config file, and the values settings make (endpoints,
-        // privacy, spool limits).
-        .target(name: "GeolocateConfig", dependencies: ["GeolocateModel"], swiftSettings: ownSwiftSettings),
+        // Settings: each key once, the config file, the values settings make (endpoints,
+        // privacy, spool limits), and the context a command hands the core.
+        .target(
+            name: "GeolocateConfig",
+            dependencies: ["GeolocateModel", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: ownSwiftSettings
+        ),
         // The crash-safe SQLite spool and the last-known fix.
         .target(
             name: "GeolocateSpool",

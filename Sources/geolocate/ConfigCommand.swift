@@ -69,11 +69,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                guard let value = try globalOptions.configStore.get(key, showingSecrets: showSecrets) else {
-                    StandardError.write("geolocate: \(key) is not set and has no built-in value")
-                    throw ExitCode(1)
-                }
-                try FileHandleOutput.stdout(value.prettyPrinted() + "\n")
+                try FileHandleOutput.stdout(try globalOptions.configStore.printed(key, showingSecrets: showSecrets) + "\n")
             }
         }
     }
@@ -120,27 +116,9 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                let store = globalOptions.configStore
-                let settings = try store.settings()
-                try LocationPolicy.validate(settings)
-                // Settings that only make sense together (osmand over MQTT, a key without its
-                // certificate) and TLS files that cannot be read.
-                for endpoint in settings.endpoints {
-                    do { try endpoint.validate() } catch let error as GeolocateError {
-                        throw GeolocateError.configuration(file: store.path, line: nil, reason: "endpoint \(endpoint.name): \(error.description)")
-                    }
-                }
-                do { _ = try StreetGeocoder(settings: settings, stateDirectory: "", clock: globalOptions.clock, elapsed: globalOptions.elapsed)?.tlsConfiguration() } catch let error as GeolocateError {
-                    throw GeolocateError.configuration(file: store.path, line: nil, reason: error.description)
-                }
-                // A config its group may read (the system's, for monitoring users) shows them its
-                // inline secrets; a file: secret is readable by the services alone (SPEC §16).
-                var info = stat()
-                let secrets = ConfigStore.inlineSecretKeys(settings.document)
-                if stat(store.path, &info) == 0, info.st_mode & 0o044 != 0, !secrets.isEmpty {
-                    DiagnosticLog.logger().warning("\(store.path) may be read by its group or others (mode \(String(info.st_mode & 0o777, radix: 8))) and holds secrets inline: \(secrets.joined(separator: ", ")); put each in a file only the services read and give file:/PATH instead")
-                }
-                try FileHandleOutput.stdout("ok: \(store.path)\n")
+                let line = try globalOptions.configStore.validate(clock: globalOptions.clock, elapsed: globalOptions.elapsed,
+                                                                  logger: DiagnosticLog.logger())
+                try FileHandleOutput.stdout(line + "\n")
             }
         }
     }

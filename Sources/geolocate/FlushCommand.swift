@@ -65,71 +65,15 @@ struct FlushCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let logger = DiagnosticLog.logger(verbose: verbose)
-            let environment = globalOptions.environment
-            if listDeadLetters || requeueDeadLetters {
-                let spool = try Spool(stateDirectory: Paths.stateDirectory(environment: environment), clock: globalOptions.clock)
-                if requeueDeadLetters {
-                    let count = try spool.requeueDeadLetters(ids: ids, now: globalOptions.clock.nowMilliseconds)
-                    logger.notice("\(count) dead letter\(count == 1 ? "" : "s") back in the queue for the next flush")
-                } else {
-                    try printDeadLetters(spool.deadLetters())
-                }
-                return
-            }
-            let store = globalOptions.configStore
-            let report = try await Delivery.flush(
-                settings: try store.settings(), configPath: store.path, environment: environment, logger: logger,
-                only: endpoints.isEmpty ? nil : endpoints, batchSize: batchSize, dryRun: dryRun,
-                ignoringRetryAfter: ignoreRetryAfter, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed),
-                clock: globalOptions.clock, elapsed: globalOptions.elapsed)
-            if json { try FileHandleOutput.stdout(report.json() + "\n") }
-            let misconfigured = report.endpoints.firstIndex { $0.endpointError != nil }
-            // The endpoint flush ends on gets its error line alone, not a summary of nothing sent too.
-            for (index, endpoint) in report.endpoints.enumerated() where index != misconfigured {
-                if endpoint.parked, let notBefore = endpoint.nextRetryAt {
-                    // Said with --json too: a run that passed an endpoint over is not silent.
-                    logger.notice("\(endpoint.name): skipped until \(TimeText.iso8601(notBefore)), as a Retry-After or backoff asked after: \(endpoint.lastError ?? "a failure"); \(endpoint.pending) pending (flush --ignore-retry-after tries now)")
-                } else if !json, verbose || endpoint.pending > 0 || endpoint.deadLettered > 0 {
-                    // Quiet on success (SPEC §14): cron mails whatever a run prints.
-                    let why = endpoint.pending > 0 ? endpoint.lastError.map { " (\($0))" } ?? "" : ""
-                    logger.notice("\(endpoint.name): \(endpoint.sent) sent, \(endpoint.pending) pending\(why), \(endpoint.deadLettered) dead-lettered, \(endpoint.expired) expired")
-                }
-            }
-            if let wrong = report.misconfigured.first {
-                let isPostURL = wrong.name.contains("://")
-                let place = isPostURL ? "the --post URL \(wrong.url)" : "endpoint \(wrong.name) (\(wrong.url))"
-                let error = wrong.endpointError ?? ""
-                let check = isPostURL ? "the URL given to trigger --post"
-                    : wrong.url.lowercased().hasPrefix("mqtt") ? "endpoints.\(wrong.name).url, its username, password and TLS files"
-                    : "endpoints.\(wrong.name).url and its headers"
-                // An error that names the setting to change (a TLS file) needs no other hint.
-                let hint = error.contains("endpoints.\(wrong.name).") || error.contains("--post URL") || error.hasPrefix("device key")
-                    ? "" : " (check \(check))"
-                throw GeolocateError.endpointRefused("\(place): \(error); its records stay pending\(hint)")
-            }
-            if !report.allDelivered && !dryRun { throw ExitCode(75) }
-        }
-    }
-
-    /// One line per dead letter (endpoint, id, status, reason, when), or a JSON array with --json.
-    private func printDeadLetters(_ letters: [Spool.DeadLetterEntry]) throws {
-        let letters = letters.map { letter in
-            var shown = letter
-            shown.endpoint = ConfigStore.redactedURL(letter.endpoint)
-            return shown
-        }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try FileHandleOutput.stdout(String(decoding: (try? encoder.encode(letters)) ?? Data("[]".utf8), as: UTF8.self) + "\n")
-            return
-        }
-        for letter in letters {
-            // Escaped: a tab, newline or escape sequence in a field must not break the columns
-            // or drive the terminal.
-            let fields = [letter.endpoint, letter.id, letter.status.map(String.init) ?? "-", letter.reason, TimeText.iso8601(letter.at)]
-            try FileHandleOutput.stdout(fields.map(StandardError.oneLine).joined(separator: "\t") + "\n")
+            // The dead letters are the state directory's alone.
+            let context = try globalOptions.context(verbose: verbose, readingConfig: !listDeadLetters && !requeueDeadLetters)
+            let write = { (line: String) in try FileHandleOutput.stdout(line + "\n") }
+            if listDeadLetters { return try Delivery.listDeadLetters(context, json: json, write: write) }
+            if requeueDeadLetters { return try Delivery.requeueDeadLetters(context, ids: ids) }
+            let request = FlushRequest(endpoints: endpoints, batchSize: batchSize, dryRun: dryRun, ignoringRetryAfter: ignoreRetryAfter,
+                                       json: json, verbose: verbose)
+            let end = try await Delivery.flushCommand(context, request, mqtt: MosquittoTransport(elapsed: context.elapsed), write: write)
+            if end != .success { throw CommandEnd(end) }
         }
     }
 }

@@ -61,6 +61,8 @@ struct Geolocate: AsyncParsableCommand {
             } else {
                 try parsed.run()
             }
+        } catch let end as CommandEnd {
+            CommandEnd.exit(end.status)
         } catch {
             let code = exitCode(for: error)
             let full = fullMessage(for: error)
@@ -68,13 +70,13 @@ struct Geolocate: AsyncParsableCommand {
             // The login gate's own arguments are the administrator's pam.d line: a mistake
             // there is decided by policy.onError, silently, with its syslog line (SPEC §14).
             if command == TriggerCommand.self, arguments.contains("--pam") {
-                Foundation.exit(TriggerCommand.refusingPAMLine(StandardError.oneLine(message(for: error)), arguments: arguments))
+                let line = StandardError.oneLine(message(for: error))
+                CommandEnd.exit(LoginGate.refusingLine(line, arguments: arguments, callers: ProcessInfo.processInfo.environment).exitStatus)
             }
             // A monitoring plugin's usage error is UNKNOWN (3), said in its one line on stdout.
             if command == StatusCommand.self, arguments.contains("--check"), code == .validationFailure {
-                let reason = StandardError.oneLine(usageMessage(for: error, in: command)).replacingOccurrences(of: "|", with: "/")
-                try? FileHandleOutput.stdout("GEOLOCATE UNKNOWN - \(reason)\n")
-                Foundation.exit(StatusReport.unknownExitCode)
+                try? FileHandleOutput.stdout(StatusReport.unknownLine(usageMessage(for: error, in: command), stateDirectory: nil) + "\n")
+                CommandEnd.exit(.checkUnknown)
             }
             let sentence = code == .validationFailure ? usageMessage(for: error, in: command) : ""
             guard !sentence.isEmpty else {
@@ -257,13 +259,12 @@ struct RefusedValue {
     }
 }
 
-/// Runs a core call, turning a `GeolocateError` into one line on stderr and its exit code.
+/// Runs a core call, turning a `GeolocateError` into one line on stderr and its exit status.
 func runReportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let error as GeolocateError {
-        StandardError.write("geolocate: \(error.description)")
-        throw ExitCode(error.exitCode)
+        throw CommandEnd.reporting(error)
     }
 }
 
@@ -273,8 +274,7 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await withTaskExecutorPreference(WorkExecutor.shared) { try await body() }
     } catch let error as GeolocateError {
-        StandardError.write("geolocate: \(error.description)")
-        throw ExitCode(error.exitCode)
+        throw CommandEnd.reporting(error)
     }
 }
 
@@ -314,19 +314,7 @@ enum StandardError {
     /// action name holding a newline or an escape sequence must not split a message into two
     /// lines, forge a second one, or drive the terminal.
     static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
-            case "\t": escaped += "\\t"
-            case _ where scalar.properties.generalCategory == .control:
-                escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
+        ErrorText.oneLine(text)
     }
 }
 

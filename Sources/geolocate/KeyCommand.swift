@@ -23,18 +23,6 @@ struct KeyCommand: ParsableCommand {
         subcommands: [Init.self, Show.self, Rotate.self]
     )
 
-    /// Where the key is for the configuration and state directory in force.
-    static func keyPath(_ globalOptions: GlobalOptions) throws -> String {
-        let settings = try globalOptions.configStore.settings()
-        let environment = globalOptions.environment
-        return DeviceKey.path(settings: settings, environment: environment, stateDirectory: Paths.stateDirectory(environment: environment))
-    }
-
-    /// The device id (`iss`) of the state directory in force, made if it has none yet.
-    static func issuer(_ globalOptions: GlobalOptions) throws -> String {
-        try DeviceInfo.deviceID(stateDirectory: Paths.stateDirectory(environment: globalOptions.environment))
-    }
-
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "init", abstract: "Make the device key; an existing one is kept.")
         @Flag(name: .customLong("force-new"), help: "Replace an existing key (a cloned disk image shares its key).")
@@ -43,12 +31,7 @@ struct KeyCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                let path = try KeyCommand.keyPath(globalOptions)
-                let issuer = try KeyCommand.issuer(globalOptions)
-                let key = DeviceKey(privateKey: .init())
-                try DeviceKey.changing(path) { try key.save(to: path, replacing: forceNew) }
-                try FileHandleOutput.stdout(key.jwkSet(issuer: issuer) + "\n")
-                DiagnosticLog.logger(verbose: false).notice("made the device key \(path) (kid \(key.keyID))")
+                try FileHandleOutput.stdout(try DeviceKey.initialize(in: try globalOptions.context(), replacing: forceNew) + "\n")
             }
         }
     }
@@ -68,14 +51,7 @@ struct KeyCommand: ParsableCommand {
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
-            try runReportingErrors {
-                let key = try DeviceKey.load(from: try KeyCommand.keyPath(globalOptions))
-                if pem {
-                    try FileHandleOutput.stdout(key.publicPEM(includingRetired: all))
-                } else {
-                    try FileHandleOutput.stdout(key.jwkSet(issuer: try KeyCommand.issuer(globalOptions), includingRetired: all) + "\n")
-                }
-            }
+            try runReportingErrors { try FileHandleOutput.stdout(try DeviceKey.show(in: try globalOptions.context(), pem: pem, all: all)) }
         }
     }
 
@@ -92,27 +68,7 @@ struct KeyCommand: ParsableCommand {
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
-            try runReportingErrors {
-                let path = try KeyCommand.keyPath(globalOptions)
-                let issuer = try KeyCommand.issuer(globalOptions)
-                let logger = DiagnosticLog.logger(verbose: false)
-                // Read, signed and written under the key's lock: a rotation at the same time
-                // waits, then rotates the key this one made.
-                let (old, new, statement) = try DeviceKey.changing(path) {
-                    let old = try DeviceKey.load(from: path)
-                    let (new, forgotten) = old.rotated()
-                    let statement = try KeyRotation(old: old, new: new, issuer: issuer,
-                                                    issuedAt: globalOptions.clock.nowMilliseconds / 1000).compact()
-                    try new.save(to: path, replacing: true)
-                    if forgotten > 0 {
-                        logger.warning("the oldest retired key is no longer listed: a key file keeps \(DeviceKey.maximumRetired) retired keys")
-                    }
-                    return (old, new, statement)
-                }
-                try FileHandleOutput.stdout(statement + "\n")
-                logger.notice(
-                    "the device key \(path) is new (kid \(new.keyID)); the old one (kid \(old.keyID)) signs no more (key show --all lists it)")
-            }
+            try runReportingErrors { try FileHandleOutput.stdout(try DeviceKey.rotate(in: try globalOptions.context()) + "\n") }
         }
     }
 }

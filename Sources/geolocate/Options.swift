@@ -5,6 +5,7 @@ import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
+import Logging
 
 /// `--config FILE`, `--state-dir DIR` and `--system`, shared by every command.
 struct GlobalOptions: ParsableArguments {
@@ -77,6 +78,16 @@ struct GlobalOptions: ParsableArguments {
         throw GeolocateError.usage(problem)
     }
 
+    /// The context the core works in: the configuration in force, read now (a `GeolocateError`
+    /// when it cannot be) unless `readingConfig` is false (the built-in settings: for work
+    /// on the state directory alone, which a broken configuration must not stop), the state
+    /// directory, the clocks and `logger` (else stderr's, with diagnostics when `verbose`).
+    func context(verbose: Bool = false, logger: Logger? = nil, readingConfig: Bool = true) throws -> CommandContext {
+        let store = configStore
+        return CommandContext(settings: readingConfig ? try store.settings() : Settings(), configPath: store.path, environment: environment,
+                              clock: clock, elapsed: elapsed, logger: logger ?? DiagnosticLog.logger(verbose: verbose))
+    }
+
     /// The command's wall clock: the system's. The core takes it as a parameter everywhere
     /// (no default below the command line), so tests give it theirs.
     var clock: WallClock { SystemClock() }
@@ -125,11 +136,8 @@ enum PermissionChoice: String, ExpressibleByArgument, CaseIterable {
 extension RecordFormat: ExpressibleByArgument {}
 extension AccuracyLevel: ExpressibleByArgument {}
 
-/// `track --transmit-interval`: a flush this often, or none.
-enum TransmitInterval {
-    case off
-    case every(milliseconds: Int64)
-
+extension TransmitInterval {
+    /// `--transmit-interval off`, or a duration above 0.
     init(parsing text: String) throws {
         self = text == "off" ? .off : .every(milliseconds: try DurationFlag.positive(text, flag: "--transmit-interval"))
     }

@@ -33,16 +33,8 @@ struct StateCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                let directory = Paths.stateDirectory(environment: globalOptions.environment)
-                let removed = try SignalDetector.forgetPrevious(stateDirectory: directory)
-                let who = "uid \(getuid())"
-                if removed.isEmpty {
-                    try FileHandleOutput.stdout("no previous report in \(directory)\n")
-                } else {
-                    // The gate's anchor is evidence in login decisions: dropping it is logged.
-                    SystemLog.write(.notice, "state forget previous by \(who): removed \(removed.joined(separator: ", "))")
-                    try FileHandleOutput.stdout(removed.map { "removed \($0)\n" }.joined())
-                }
+                let context = try globalOptions.context(readingConfig: false)
+                try FileHandleOutput.stdout(try SignalDetector.forgetPrevious(in: context.stateDirectory, by: "uid \(getuid())"))
             }
         }
     }

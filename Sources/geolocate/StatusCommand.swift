@@ -63,40 +63,20 @@ struct StatusCommand: ParsableCommand {
     }
 
     func run() throws {
-        let report: StatusReport
         // A monitoring user with no files of their own reads the system's (SPEC §16).
         let options = globalOptions.forReading
         // --check says everything in its one line: monitoring plugins print nothing else.
         var logger = DiagnosticLog.logger(verbose: false)
         if check { logger.logLevel = .critical }
-        do {
-            let store = options.configStore
-            report = try StatusReport.gather(
-                settings: try store.settings(), configPath: store.path, environment: options.environment,
-                clock: options.clock, elapsed: options.elapsed, logger: logger
-            ) { host, port in
-                GPSDSource.probe(host: host, port: port, timeoutMilliseconds: Int(Defaults.gpsdResponseTimeoutMilliseconds),
-                                 logger: logger, clock: options.clock, elapsed: options.elapsed)
-            }
-        } catch let error as GeolocateError {
-            guard check else {
-                StandardError.write("geolocate: \(error.description)")
-                throw ExitCode(error.exitCode)
-            }
-            // Named as in every --check line; `|` would start the perfdata.
-            let state = Paths.stateDirectory(environment: options.environment)
-            let line = "\(StandardError.oneLine(error.description)) (state \(state))".replacingOccurrences(of: "|", with: "/")
-            try FileHandleOutput.stdout("GEOLOCATE UNKNOWN - \(line)\n")
-            throw ExitCode(StatusReport.unknownExitCode)
+        let output = StatusReport.command(form, context: Result { try options.context(logger: logger) }, stateDirectory: Paths.stateDirectory(environment: options.environment)) { host, port in
+            GPSDSource.probe(host: host, port: port, timeoutMilliseconds: Int(Defaults.gpsdResponseTimeoutMilliseconds),
+                             logger: logger, clock: options.clock, elapsed: options.elapsed)
         }
-        if check {
-            let verdict = report.check(thresholds)
-            try FileHandleOutput.stdout(verdict.line + "\n")
-            if verdict.status != 0 { throw ExitCode(verdict.status) }
-        } else {
-            try FileHandleOutput.stdout((json ? report.json : report.text) + "\n")
-            if let problem = report.problemLine { StandardError.write("geolocate: \(StandardError.oneLine(problem))") }
-            if report.exitCode != 0 { throw ExitCode(report.exitCode) }
-        }
+        if let report = output.report { try FileHandleOutput.stdout(report + "\n") }
+        if let problem = output.problem { StandardError.write("geolocate: \(problem)") }
+        if output.exitStatus != .success { throw CommandEnd(output.exitStatus) }
     }
+
+    /// The form the flags ask for.
+    var form: StatusForm { check ? .check(thresholds) : json ? .json : .text }
 }

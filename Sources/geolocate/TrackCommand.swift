@@ -88,109 +88,32 @@ struct TrackCommand: AsyncParsableCommand {
         if let distance, !(distance.isFinite && distance > 0) { throw ValidationError("--distance must be a number of metres above 0") }
     }
 
-    /// The policy the flags ask for; `warn` receives each out-of-range value replaced by its default.
-    func policy(warn: (String) -> Void) -> TrackPolicy {
-        var policy = TrackPolicy()
-        if let interval {
-            let (value, warning) = TrackPolicy.checkedInterval(interval)
-            policy.intervalMilliseconds = value
-            warning.map(warn)
-        }
-        if let distance {
-            let (value, warning) = TrackPolicy.checkedDistance(distance)
-            policy.distanceMetres = value
-            warning.map(warn)
-        }
-        policy.accuracy = accuracy
-        if let window { policy.window = window }
-        policy.everyFix = everyFix
-        policy.count = count
-        policy.durationMilliseconds = duration
-        return policy
-    }
-
     func run() async throws {
         try await runReportingErrors {
-            let logger = DiagnosticLog.logger(verbose: verbose)
-            let settings = try globalOptions.configStore.settings()
-            var policy = policy(warn: { logger.warning("\($0)") })
-            policy.visits = settings.visitSettings
+            let context = try globalOptions.context(verbose: verbose)
             let stop = StopFlag()
             let signals = SignalHandlers { _ in stop.request() }
             defer { withExtendedLifetime(signals) {} }
-            let environment = globalOptions.environment
-            var outputFailure: Int32?
-            let tracker = Tracker(settings: settings, environment: environment,
-                                  clock: globalOptions.clock, elapsed: globalOptions.elapsed, logger: logger, stop: stop,
-                                  output: { line in
-                                      guard let code = FileHandleOutput.write(1, line, giveUp: { stop.isRequested }) else { return }
-                                      outputFailure = outputFailure ?? code
-                                      stop.request()
-                                  },
-                                  openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open,
-                                  transmission: transmission(settings: settings, environment: environment, logger: logger))
-            var request = TrackRequest(
-                policy: policy, source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed,
-                permission: permission?.granted,
-                toStdout: stdout, toSpool: !noSpool)
-            request.format = format
-            if format.namesTheDevice { request.sender = try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) }
-            // The loop blocks on the source and waits for the geocoder: a thread of its own,
-            // never one of the cooperative pool's, which the flushes beside it need.
-            let track = tracker
-            _ = try await SourceThread.run { try track.run(request) }
-            // A reader that went away (`track --stdout | head`) stops track as a signal does, as
-            // does a stop while stdout's reader is not reading; any other failure (a full disk)
-            // lost records, which must not look like success.
-            if let code = outputFailure, code != EPIPE, code != ECANCELED {
-                throw GeolocateError.outputFailed(reason: ErrorText.posix(code))
-            }
+            let request = TrackRequest(source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed, permission: permission?.granted,
+                                       toStdout: stdout, toSpool: !noSpool, format: format)
+            try await Tracker.command(context, flags: flags, request: request, stop: stop,
+                                      openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open,
+                                      mqtt: { MosquittoTransport(elapsed: context.elapsed) },
+                                      write: { FileHandleOutput.write(1, $0, giveUp: { stop.isRequested }) })
         }
     }
-}
 
-extension TrackCommand {
-    /// The flush track runs on its cadence: `--transmit-interval`, else `transmissionInterval`,
-    /// else 6 h; none when it is off, when records are not spooled, or with no endpoint configured.
-    func transmission(settings: Settings, environment: [String: String],
-                      logger: Logger) -> (intervalMilliseconds: Int64, flush: BackgroundFlush)? {
-        let interval: Int64?
-        switch transmitInterval {
-        case .off?: interval = nil
-        case .every(let milliseconds)?: interval = milliseconds
-        case nil: interval = settings[ConfigKey.transmissionInterval]
-        }
-        guard let interval, !noSpool, !settings.endpoints.isEmpty else { return nil }
-        let configPath = globalOptions.configPath
-        let clock = globalOptions.clock
-        let elapsed = globalOptions.elapsed
-        return (interval, BackgroundFlush {
-            do {
-                let report = try await Delivery.flush(settings: settings, configPath: configPath, environment: environment,
-                                                      logger: logger, waitForTurn: false, mqtt: MosquittoTransport(elapsed: elapsed),
-                                                      clock: clock, elapsed: elapsed)
-                logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
-            } catch {
-                logger.warning("transmission failed: \(ErrorText.plain(error))")
-            }
-        })
-    }
-}
-
-/// SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session) handled by `handler` (given
-/// the signal's number) instead of ending the process: track stops cleanly, export removes
-/// its temporary file. SIGPIPE is ignored by every command: a reader that went away also
-/// stops the run.
-final class SignalHandlers {
-    private let sources: [DispatchSourceSignal]
-
-    init(_ handler: @escaping @Sendable (Int32) -> Void) {
-        sources = [SIGINT, SIGTERM, SIGHUP].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { handler(number) }
-            source.resume()
-            return source
-        }
+    /// The filters, limits and cadence the flags ask for.
+    var flags: TrackFlags {
+        var flags = TrackFlags()
+        flags.interval = interval
+        flags.distance = distance
+        flags.accuracy = accuracy
+        flags.window = window
+        flags.count = count
+        flags.duration = duration
+        flags.everyFix = everyFix
+        flags.transmitInterval = transmitInterval
+        return flags
     }
 }

@@ -95,107 +95,31 @@ struct TriggerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if pam { throw ExitCode(await withTaskExecutorPreference(WorkExecutor.shared) { await runAsPAMHook() }) }
+        if pam { throw CommandEnd(await runAsPAMHook()) }
         try await runReportingErrors {
-            let logger = DiagnosticLog.logger(verbose: verbose)
-            let settings = try globalOptions.configStore.settings()
-            // An unknown endpoint is refused before any record is printed, and so is a token
-            // dated by --now: a token's times are the device's own (SPEC §3).
-            let environment = globalOptions.environment
-            // --endpoint, else the action's own (actions.NAME.endpoint), unless --post says where.
-            let endpoint = self.endpoint ?? (post == nil ? settings[ConfigKey.actionEndpoint, name: action] : nil)
-            if let endpoint, try settings.endpoint(named: endpoint, configPath: globalOptions.configPath).format == .jwt {
-                if now != nil {
-                    throw GeolocateError.usage("--now cannot be used with a jwt endpoint (\(endpoint)): a token's times are the device's own")
-                }
-                // A key that cannot sign for it is said at once (78), as for --format jwt.
-                _ = try TokenSigner(settings: settings, environment: environment, clock: globalOptions.clock)
-            }
-            // The key and the audience are checked before the source is asked: a token that
-            // cannot be signed exits 78 (or 64) at once, not after the query timeout.
-            let render = try renderer(settings: settings, environment: environment)
-            let trigger = Trigger(settings: settings, environment: environment,
-                                  clock: globalOptions.clock, elapsed: globalOptions.elapsed, logger: logger,
-                                  openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
-            let record = try await trigger.run(TriggerRequest(
-                action: action,
-                mode: mode,
-                timeoutMilliseconds: timeout,
-                permission: permission?.granted,
-                now: now,
-                source: sourceOptions.specifier,
-                replaySpeed: sourceOptions.replaySpeed,
-                policy: policy || enforce))
-            // The record is still sent when stdout cannot take it; the failure is the exit code.
-            let line = try render(record)
-            let printed = Result { try FileHandleOutput.stdout(line + "\n") }
-            if let target = post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint) {
-                let destination = post.map(ConfigStore.redactedURL) ?? endpoint ?? ""
-                switch try await Delivery.post(record, to: target, settings: settings, configPath: globalOptions.configPath,
-                                               environment: environment, logger: logger, mqtt: MosquittoTransport(elapsed: globalOptions.elapsed),
-                                               clock: globalOptions.clock, elapsed: globalOptions.elapsed) {
-                case .delivered: break
-                case .spooled(let reason):
-                    logger.warning("could not send the record to \(destination) (\(reason)); it is in the spool for the next flush")
-                case .notCarried:
-                    logger.notice("the record has no location, which the format of \(destination) cannot carry; it was not sent")
-                }
-            }
-            if requireLocation && record.fix == nil {
-                throw GeolocateError.locationRequired(reason: "errorCode \(record.errorCode.rawValue) (--require-location)")
-            }
-            try printed.get()
-            if enforce, let decision = record.policy, !LocationPolicy.passes(decision, settings: settings) {
-                throw GeolocateError.policyDenied(decision)
+            let context = try globalOptions.context(verbose: verbose)
+            let trigger = Trigger(context, openSource: SourceOpener.withGPSD.trustingOnlySystemListeners().open)
+            try await trigger.respond(to: request, output: output, mqtt: MosquittoTransport(elapsed: context.elapsed)) {
+                try FileHandleOutput.stdout($0 + "\n")
             }
         }
+    }
+
+    /// The event and its collection, as the flags ask.
+    var request: TriggerRequest {
+        TriggerRequest(action: action, mode: mode, timeoutMilliseconds: timeout, permission: permission?.granted, now: now,
+                       source: sourceOptions.specifier, replaySpeed: sourceOptions.replaySpeed, policy: policy || enforce)
+    }
+
+    /// How the record is printed and where it is sent, as the flags ask.
+    var output: TriggerOutput {
+        TriggerOutput(format: format, audience: audience, nonce: nonce, post: post, endpoint: endpoint,
+                      requireLocation: requireLocation, enforce: enforce)
     }
 }
 
-extension TriggerCommand {
-    /// How the record is printed: in its record format, or for `jwt` signed by the device key
-    /// (`--audience`, else `signing.audience`, else a usage error, 64; no key: 78).
-    func renderer(settings: Settings, environment: [String: String]) throws -> (Record) throws -> String {
-        let policy = OutputPolicy(settings: settings)
-        switch format {
-        case .record(let recordFormat):
-            let sender = recordFormat.namesTheDevice
-                ? try Sender(settings: settings, stateDirectory: Paths.stateDirectory(environment: environment)) : Sender()
-            return { recordFormat.line($0, policy: policy, sender: sender) }
-        case .jwt:
-            guard let audience = audience ?? settings[ConfigKey.signingAudience] else {
-                throw GeolocateError.usage("--format jwt needs --audience (or signing.audience): the server the token is for")
-            }
-            var signer = try TokenSigner(settings: settings, environment: environment, clock: globalOptions.clock)
-            signer.audience = audience
-            let nonce = nonce
-            return { try signer.token(for: $0, policy: policy, nonce: nonce) }
-        }
-    }
+extension TriggerFormat: ExpressibleByArgument {
+    package var defaultValueDescription: String { name }
+
+    package static var allValueStrings: [String] { allNames }
 }
-
-/// `trigger --format`: a record format, or `jwt`, the record signed as a location token.
-enum TriggerFormat: ExpressibleByArgument, Equatable {
-    case record(RecordFormat)
-    case jwt
-
-    init?(argument: String) {
-        if argument == "jwt" {
-            self = .jwt
-        } else if let format = RecordFormat(rawValue: argument) {
-            self = .record(format)
-        } else {
-            return nil
-        }
-    }
-
-    var defaultValueDescription: String {
-        switch self {
-        case .record(let format): return format.rawValue
-        case .jwt: return "jwt"
-        }
-    }
-
-    static var allValueStrings: [String] { RecordFormat.allCases.map(\.rawValue) + ["jwt"] }
-}
-

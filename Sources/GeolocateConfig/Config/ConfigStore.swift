@@ -91,6 +91,14 @@ package struct ConfigStore {
         return settings
     }
 
+    /// `config get`: the value at `key` (the file's, else the built-in default) as printed:
+    /// a string as it is, lists and objects as JSON, secrets redacted unless `showingSecrets`.
+    /// - Throws: `GeolocateError.valueNotSet` (exit 1) when there is no value; `get`'s errors.
+    package func printed(_ key: String, showingSecrets: Bool) throws -> String {
+        guard let value = try get(key, showingSecrets: showingSecrets) else { throw GeolocateError.valueNotSet(key: key) }
+        return value.prettyPrinted()
+    }
+
     /// Validates and stores `value` at `key`.
     /// - Throws: `.usage` (64) for an unknown key, a refused value or an endpoint whose URL and
     ///   format no flush could send (osmand over MQTT), `.configuration` (78) when the existing

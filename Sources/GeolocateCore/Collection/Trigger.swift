@@ -37,30 +37,27 @@ package struct TriggerRequest: Sendable {
 /// `geolocate trigger`: resolves each setting (flag, else config, else built-in), applies the
 /// collection mode and makes the record.
 package struct Trigger {
-    package var settings: Settings
-    package var environment: [String: String]
-    package var clock: WallClock
-    /// Elapsed time on a live source (see `LocationResolver.elapsed`).
-    package var elapsed: MonotonicClock
-    package var logger: Logger
+    package var context: CommandContext
     /// Opens a source: `SourceOpener.withGPSD.open` in the program; the default opens replays only.
     package var openSource: (SourceSpecifier, SourceOpening) throws -> LocationSource
 
-    package init(settings: Settings, environment: [String: String], clock: WallClock,
-                 elapsed: MonotonicClock, logger: Logger,
+    package init(_ context: CommandContext,
                  openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open) {
-        self.settings = settings
-        self.environment = environment
-        self.clock = clock
-        self.elapsed = elapsed
-        self.logger = logger
+        self.context = context
         self.openSource = openSource
     }
+
+    package var settings: Settings { context.settings }
+    private var environment: [String: String] { context.environment }
+    private var clock: WallClock { context.clock }
+    /// Elapsed time on a live source (see `LocationResolver.elapsed`).
+    private var elapsed: MonotonicClock { context.elapsed }
+    private var logger: Logger { context.logger }
 
     /// Makes the record for one event, with the address and fields `privacy.*` and `fields.*` allow.
     /// - Throws: `GeolocateError` for input that cannot be opened (missing replay file: 66).
     package func run(_ request: TriggerRequest) async throws -> Record {
-        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let stateDirectory = context.stateDirectory
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         // A bad zones file is refused before anything is collected.
         let policy = try LocationPolicy.applies(to: request.action, flag: request.policy, settings: settings)
@@ -71,7 +68,7 @@ package struct Trigger {
                                       replay: collected.fix?.isReplayed ?? false, reports: .eachRecord,
                                       clock: clock, elapsed: elapsed, logger: logger)
         let record = try await pipeline.make(collected)
-        StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger).refresh()
+        StatusSummaryWriter(context).refresh()
         return record
     }
 

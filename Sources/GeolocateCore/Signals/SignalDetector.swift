@@ -133,6 +133,16 @@ package struct SignalDetector {
         self.logger = logger
     }
 
+    /// `state forget previous` by `who`: the reports removed, each on a line of what it
+    /// returns (or that there was none); a removal is written to the system log, as the gate's
+    /// anchor is evidence in login decisions.
+    package static func forgetPrevious(in stateDirectory: String, by who: String) throws -> String {
+        let removed = try forgetPrevious(stateDirectory: stateDirectory)
+        guard !removed.isEmpty else { return "no previous report in \(stateDirectory)\n" }
+        SystemLog.write(.notice, "state forget previous by \(who): removed \(removed.joined(separator: ", "))")
+        return removed.map { "removed \($0)\n" }.joined()
+    }
+
     /// Removes the previous reports kept in `stateDirectory`, and root's in its `gate/`
     /// (`geolocate state forget previous`): the administrator's way to end a jump that stands
     /// (SPEC §10.1). Each is unlinked through its directory's descriptor, never followed; no

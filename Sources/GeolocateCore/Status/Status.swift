@@ -97,12 +97,12 @@ package struct StatusReport: Sendable, Encodable {
     /// the geocoder cache as they are; a missing directory or spool is reported, not made, and
     /// a damaged or unreadable spool is a `SpoolStatus.state`, not a failure.
     /// `probe` asks gpsd (`GPSDSource.probe`) when it is the source.
-    /// - Throws: `GeolocateError` when the configuration cannot be read.
-    package static func gather(settings: Settings, configPath: String, environment: [String: String],
-                               clock: WallClock, elapsed: MonotonicClock, logger: Logger,
-                               probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
+    /// - Throws: `GeolocateError` when the configured source cannot be read.
+    package static func gather(_ context: CommandContext, probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
+        let (settings, configPath, environment) = (context.settings, context.configPath, context.environment)
+        let (clock, elapsed, logger) = (context.clock, context.elapsed, context.logger)
         let now = clock.nowMilliseconds
-        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let stateDirectory = context.stateDirectory
         let source = try settings.resolvedSource(flag: nil, environment: environment)
         var directory = stat()
         let directoryExists = stat(stateDirectory, &directory) == 0
@@ -183,13 +183,13 @@ package struct StatusReport: Sendable, Encodable {
             gpsd: gpsd, geocoderCacheEntries: GeocoderCache(stateDirectory: stateDirectory).entryCount(elapsed: elapsed))
     }
 
-    /// The exit code of `status` and `status --json` after the report is printed: 65 when
-    /// the spool is damaged or cannot be read (the report says why), else 0.
-    package var exitCode: Int32 {
-        spool.state == .damaged || spool.state == .unreadable ? 65 : 0
+    /// How `status` and `status --json` end after the report is printed: 65 when the spool is
+    /// damaged or cannot be read (the report says why), else success.
+    package var exitStatus: ExitStatus {
+        spool.state == .damaged || spool.state == .unreadable ? .dataError : .success
     }
 
-    /// The one line for stderr when `exitCode` is not 0.
+    /// The one line for stderr when `exitStatus` is not success.
     package var problemLine: String? {
         switch spool.state {
         case .damaged: return GeolocateError.spoolDamaged(path: StateFile.spool.path(in: stateDirectory), reason: spool.problem ?? "").description
@@ -215,10 +215,6 @@ package struct StatusReport: Sendable, Encodable {
     /// Past this age it is CRITICAL, unless `-c` says.
     package static let criticalAgeMs: Int64 = 86_400_000
 
-    /// The monitoring-plugins exit code for UNKNOWN: a usage or configuration error under
-    /// `--check` too, as the plugins' guidelines ask.
-    package static let unknownExitCode: Int32 = 3
-
     /// The monitoring-plugins verdict: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN, and one
     /// line with perfdata. CRITICAL: an age past `critical`, dead letters, a damaged spool,
     /// gpsd down when it is the source, or an endpoint whose last attempt failed for its
@@ -226,7 +222,7 @@ package struct StatusReport: Sendable, Encodable {
     /// past `warning`, records expired unsent in the last 24 h, a spool of an older schema.
     /// UNKNOWN: a spool status cannot read. The last fix is judged only when gpsd is the
     /// source: a replay has no device.
-    package func check(_ thresholds: Thresholds = Thresholds()) -> (status: Int32, line: String) {
+    package func check(_ thresholds: Thresholds = Thresholds()) -> (status: ExitStatus, line: String) {
         var critical: [String] = [], warning: [String] = [], unknown: [String] = []
         func judge(_ age: Int64?, _ what: String) {
             guard let age else { return }
@@ -261,9 +257,9 @@ package struct StatusReport: Sendable, Encodable {
             if !gpsd.reachable { critical.append("gpsd unreachable (\(gpsd.error ?? "no answer"))") }
             if let lastFix { judge(lastFix.ageMs, "last fix") } else { warning.append("no fix recorded yet") }
         }
-        let status: Int32 = !unknown.isEmpty ? Self.unknownExitCode : !critical.isEmpty ? 2 : !warning.isEmpty ? 1 : 0
-        let label = ["OK", "WARNING", "CRITICAL", "UNKNOWN"][Int(status)]
-        var summary = (status == 3 ? unknown : []) + critical + warning
+        let status: ExitStatus = !unknown.isEmpty ? .checkUnknown : !critical.isEmpty ? .checkCritical : !warning.isEmpty ? .checkWarning : .checkOK
+        let label = ["OK", "WARNING", "CRITICAL", "UNKNOWN"][Int(status.rawValue)]
+        var summary = (status == .checkUnknown ? unknown : []) + critical + warning
         if summary.isEmpty {
             summary = [spool.state == .absent ? "no spool yet, 0 pending" : "\(spool.pending ?? 0) pending"]
                 + (lastFix.map { ["last fix \(Self.ageText($0.ageMs)) ago"] } ?? [])

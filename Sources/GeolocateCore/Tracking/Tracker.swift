@@ -40,7 +40,8 @@ package struct TrackRequest: Sendable {
     package var toSpool: Bool
 
     package init(policy: TrackPolicy = TrackPolicy(), source: SourceSpecifier? = nil, replaySpeed: ReplaySpeed = .asap,
-                 permission: [Permission]? = nil, toStdout: Bool = false, toSpool: Bool = true) {
+                 permission: [Permission]? = nil, toStdout: Bool = false, toSpool: Bool = true, format: RecordFormat = .mosaic) {
+        self.format = format
         self.policy = policy
         self.source = source
         self.replaySpeed = replaySpeed
@@ -71,14 +72,10 @@ package struct TrackSummary: Sendable, Equatable, CustomStringConvertible {
 /// and/or a line output, until the log ends, `--count` or `--duration` is reached, or a stop is
 /// requested (SIGINT/SIGTERM), committing everything before it returns.
 package struct Tracker {
-    package var settings: Settings
-    package var environment: [String: String]
-    package var clock: WallClock
-    /// Elapsed time for the commit window, the last known location's saves, transmissions,
-    /// reconnect backoff and the final commit's deadline.
-    package var elapsed: MonotonicClock
+    /// Its `elapsed` times the commit window, the last known location's saves,
+    /// transmissions, reconnect backoff and the final commit's deadline.
+    package var context: CommandContext
     package var timeZone: TimeZone
-    package var logger: Logger
     package var stop: StopFlag
     /// Receives each record's line as UTF-8, with its newline, for `--stdout`.
     package var output: ([UInt8]) -> Void
@@ -87,22 +84,23 @@ package struct Tracker {
     /// `--transmit-interval`: starts a flush this often (wall clock), beside collection.
     package var transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)?
 
-    package init(settings: Settings, environment: [String: String], clock: WallClock,
-                 elapsed: MonotonicClock, timeZone: TimeZone = .current, logger: Logger, stop: StopFlag = StopFlag(),
+    package init(_ context: CommandContext, timeZone: TimeZone = .current, stop: StopFlag = StopFlag(),
                  output: @escaping ([UInt8]) -> Void,
                  openSource: @escaping (SourceSpecifier, SourceOpening) throws -> LocationSource = SourceOpener.replaysOnly.open,
                  transmission: (intervalMilliseconds: Int64, flush: BackgroundFlush)? = nil) {
-        self.settings = settings
-        self.environment = environment
-        self.clock = clock
-        self.elapsed = elapsed
+        self.context = context
         self.timeZone = timeZone
-        self.logger = logger
         self.stop = stop
         self.output = output
         self.openSource = openSource
         self.transmission = transmission
     }
+
+    package var settings: Settings { context.settings }
+    package var environment: [String: String] { context.environment }
+    package var clock: WallClock { context.clock }
+    package var elapsed: MonotonicClock { context.elapsed }
+    package var logger: Logger { context.logger }
 
     /// How long one wait on the source lasts before the loop checks for a stop, commits and
     /// checks `--duration`: source time, so log time on a replay.
@@ -135,7 +133,7 @@ package struct Tracker {
             throw GeolocateError.permissionRequired(
                 "no location permission is granted, so track would collect nothing; to consent, run: geolocate config set permissions fine (or pass --permission fine)")
         }
-        let stateDirectory = Paths.stateDirectory(environment: environment)
+        let stateDirectory = context.stateDirectory
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         let device = try settings.fields.wantsDevice ? deviceInfo(stateDirectory: stateDirectory, required: request.toSpool) : nil
         let writer = try request.toSpool ? SpoolWriter(limits: settings.spoolLimits, window: Tracker.commitWindow, elapsed: elapsed, logger: logger) {
@@ -257,8 +255,7 @@ package struct Tracker {
             lastTransmission = tracker.elapsed.nowSeconds
             visits = request.policy.visits.map(VisitDetector.init)
             statusSummary = writer == nil ? nil
-                : StatusSummaryWriter(stateDirectory: Paths.stateDirectory(environment: tracker.environment), settings: tracker.settings,
-                                      clock: tracker.clock, elapsed: tracker.elapsed, logger: tracker.logger)
+                : StatusSummaryWriter(tracker.context)
         }
 
         mutating func observe(_ fix: Fix, now: Int64) throws {

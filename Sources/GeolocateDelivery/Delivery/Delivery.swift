@@ -11,20 +11,20 @@ package enum Delivery {
     ///
     /// - Parameter waitForTurn: whether to wait while another flush runs; without, that
     ///   flush is left to it and the report is empty (track's own flushes).
-    /// - Throws: `GeolocateError.configuration` when no endpoint is configured (78).
-    package static func flush(settings: Settings, configPath: String, environment: [String: String], logger: Logger,
-                              only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
+    /// - Throws: `GeolocateError.missingSetting` when no endpoint is configured or one of
+    ///   `names` is not (78).
+    package static func flush(_ context: CommandContext, only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
                               waitForTurn: Bool = true, ignoringRetryAfter: Bool = false,
-                              transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
-                              clock: WallClock, elapsed: MonotonicClock) async throws -> FlushReport {
-        let stateDirectory = Paths.stateDirectory(environment: environment)
+                              transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil) async throws -> FlushReport {
+        let (settings, stateDirectory, clock, elapsed, logger) = (context.settings, context.stateDirectory, context.clock, context.elapsed, context.logger)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
+        for name in names ?? [] { _ = try settings.endpoint(named: name, configPath: context.configPath) }
         // Without endpoints there may still be records `trigger --post URL` left for their URL.
         let hasWork = try !settings.endpoints.isEmpty
             || (names == nil && !Spool(stateDirectory: stateDirectory, clock: clock).postDestinations().isEmpty)
         guard hasWork else {
             throw GeolocateError.missingSetting(
-                "no endpoint is configured in \(configPath); add one with: geolocate config set endpoints.NAME.url https://HOST/PATH")
+                "no endpoint is configured in \(context.configPath); add one with: geolocate config set endpoints.NAME.url https://HOST/PATH")
         }
         // Flushes take turns: a second one then finds the first one's records delivered.
         let lockPath = StateFile.flushLock.path(in: stateDirectory)
@@ -34,24 +34,21 @@ package enum Delivery {
         }
         defer { withExtendedLifetime(lock) {} }
         let spool = try Spool(stateDirectory: stateDirectory, clock: clock)
-        defer {
-            StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger)
-                .refresh(through: spool)
-        }
-        var flusher = Flusher(spool: spool, endpoints: settings.endpoints,
-                              transport: transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed),
-                              limits: settings.spoolLimits, clock: clock, logger: logger)
-        flusher.policy = OutputPolicy(settings: settings)
-        flusher.ignoresRetryAt = ignoringRetryAfter
-        flusher.mqtt = mqtt
-        flusher.sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        defer { StatusSummaryWriter(context).refresh(through: spool) }
+        var sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        var signerProblem: GeolocateError?
         if settings.endpoints.contains(where: { $0.format == .jwt && (names?.contains($0.name) ?? true) }) {
             do {
-                flusher.sender.signer = try TokenSigner(settings: settings, environment: environment, clock: clock)
+                sender.signer = try TokenSigner(context)
             } catch let error as GeolocateError {
-                flusher.signerProblem = error
+                signerProblem = error
             }
         }
+        let flusher = Flusher(spool: spool, endpoints: settings.endpoints,
+                              transport: transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed),
+                              limits: settings.spoolLimits, clock: clock, logger: logger,
+                              policy: OutputPolicy(settings: settings), sender: sender, signerProblem: signerProblem,
+                              mqtt: mqtt, ignoresRetryAt: ignoringRetryAfter)
         let report: FlushReport
         do {
             report = try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
@@ -91,27 +88,26 @@ package enum Delivery {
     /// - Returns: whether the POST delivered the record or it waits in the spool.
     /// - Throws: `GeolocateError` for an unknown endpoint (78), or a spool that could not take
     ///   the record when the POST did not deliver it either (73, 75).
-    package static func post(_ record: Record, to target: Target, settings: Settings, configPath: String,
-                             environment: [String: String], logger: Logger,
+    package static func post(_ record: Record, to target: Target, _ context: CommandContext,
                              transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
-                             clock: WallClock, elapsed: MonotonicClock, timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
+                             timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
+        let (settings, stateDirectory, clock, elapsed, logger) = (context.settings, context.stateDirectory, context.clock, context.elapsed, context.logger)
         let transport = transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed)
         var endpoint: Endpoint
         switch target {
         case .url(let url):
             endpoint = .post(to: url)
         case .endpoint(let name):
-            endpoint = try settings.endpoint(named: name, configPath: configPath)
+            endpoint = try settings.endpoint(named: name, configPath: context.configPath)
         }
         let policy = OutputPolicy(settings: settings)
         let record = policy.applied(to: record)
-        let stateDirectory = Paths.stateDirectory(environment: environment)
         var sender = try Sender(settings: settings, stateDirectory: stateDirectory)
         // A key that cannot sign leaves the record in the spool, and its problem is the
         // endpoint's last error, where status shows it (the gate's decision stands).
         var signerProblem: GeolocateError?
         if endpoint.format == .jwt {
-            do { sender.signer = try TokenSigner(settings: settings, environment: environment, clock: clock) } catch let error as GeolocateError {
+            do { sender.signer = try TokenSigner(context) } catch let error as GeolocateError {
                 signerProblem = error
             }
         }
@@ -130,7 +126,7 @@ package enum Delivery {
         var notSpooled: GeolocateError?
         // The summary is rewritten as soon as the record is spooled (a login's deadline may
         // end the process while the send still waits), and again with the send's outcome.
-        let summary = StatusSummaryWriter(stateDirectory: stateDirectory, settings: settings, clock: clock, elapsed: elapsed, logger: logger)
+        let summary = StatusSummaryWriter(context)
         defer { if let spool = spooled?.spool { summary.refresh(force: true, through: spool) } }
         do {
             let spool = try Spool(stateDirectory: stateDirectory, busyTimeout: postSpoolBusyTimeout, clock: clock)

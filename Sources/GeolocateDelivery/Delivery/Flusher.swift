@@ -146,8 +146,15 @@ package struct Flusher: Sendable {
     package init(spool: Spool, endpoints: [Endpoint], transport: HTTPTransport, limits: SpoolLimits = SpoolLimits(),
                  retry: RetryPolicy = RetryPolicy(),
                  clock: WallClock, logger: Logger,
+                 policy: OutputPolicy = .unrestricted, sender: Sender = Sender(), signerProblem: GeolocateError? = nil,
+                 mqtt: MQTTTransport? = nil, ignoresRetryAt: Bool = false,
                  sleep: @escaping @Sendable (Int64) async -> Void = { await systemTaskSleep(milliseconds: $0) }) {
         self.spool = spool
+        self.policy = policy
+        self.sender = sender
+        self.signerProblem = signerProblem
+        self.mqtt = mqtt
+        self.ignoresRetryAt = ignoresRetryAt
         self.endpoints = endpoints
         self.transport = transport
         self.limits = limits
@@ -158,12 +165,13 @@ package struct Flusher: Sendable {
     }
 
     /// Flushes the endpoints named in `only` (all when `nil`).
-    /// - Throws: `GeolocateError.configuration` for an unknown endpoint name; spool errors.
+    /// - Throws: `GeolocateError.missingSetting` for an unknown endpoint name (78, as
+    ///   `Settings.endpoint(named:configPath:)`); spool errors.
     package func run(only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false) async throws -> FlushReport {
         var selected = endpoints
         if let names {
             for name in names where !endpoints.contains(where: { $0.name == name }) {
-                throw GeolocateError.usage("unknown endpoint '\(name)' (configured: \(endpoints.map(\.name).joined(separator: ", ")))")
+                throw GeolocateError.missingSetting("no endpoint named '\(name)' (configured: \(endpoints.map(\.name).joined(separator: ", ")))")
             }
             selected = endpoints.filter { names.contains($0.name) }
         }

@@ -187,11 +187,12 @@ package struct TokenSigner: Sendable, Equatable {
     /// The signer of this install: its key (`DeviceKey.path`) and device id, `signing.*`.
     /// - Throws: `GeolocateError.missingSetting` (78) naming the key file when there is no
     ///   usable key; `.stateNotWritable` when the device id cannot be stored.
-    package init(settings: Settings, environment: [String: String], clock: any WallClock) throws {
-        let stateDirectory = Paths.stateDirectory(environment: environment)
-        self.init(key: try DeviceKey.load(from: DeviceKey.path(settings: settings, environment: environment, stateDirectory: stateDirectory)),
-                  issuer: try DeviceInfo.deviceID(stateDirectory: stateDirectory), audience: settings[ConfigKey.signingAudience],
-                  lifetimeMilliseconds: settings[ConfigKey.signingTokenLifetime], clock: clock)
+    package init(_ context: CommandContext) throws {
+        let settings = context.settings
+        self.init(key: try DeviceKey.load(from: DeviceKey.path(settings: settings, environment: context.environment,
+                                                              stateDirectory: context.stateDirectory)),
+                  issuer: try DeviceInfo.deviceID(stateDirectory: context.stateDirectory), audience: settings[ConfigKey.signingAudience],
+                  lifetimeMilliseconds: settings[ConfigKey.signingTokenLifetime], clock: context.clock)
     }
 
     /// `record`'s token, dated now; `nonce` is the server's challenge when it gave one (none for

@@ -1,6 +1,7 @@
 /// Every failure a command can end with, each carrying what the user needs to read.
 ///
-/// `exitCode` maps each case to SPEC §8 in one place; `description` is the one line for stderr.
+/// `exitStatus` gives each case its place in `ExitStatus`, the one table of exit codes;
+/// `description` is the one line for stderr.
 package enum GeolocateError: Error, Equatable, CustomStringConvertible {
     /// Misuse of the command line or a value that cannot be parsed (exit 64).
     case usage(String)
@@ -10,8 +11,6 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case inputMissing(path: String)
     /// A source that could not be reached where a location was required (exit 69).
     case sourceUnavailable(String)
-    /// A feature that exists in the command tree but not yet in this build (exit 69).
-    case notImplemented(String)
     /// A configuration file that is corrupt or invalid, or a value `config set` refuses (exit 78).
     case configuration(file: String, line: Int?, reason: String)
     /// A configuration or zones file the system does not let this user read, or the
@@ -59,6 +58,8 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
     case outputIsProtected(path: String, what: String)
     /// `--enforce` and the location policy did not allow (exit 4); the record is still printed.
     case policyDenied(PolicyResult)
+    /// `config get` of a key the file does not set and that has no built-in value (exit 1).
+    case valueNotSet(key: String)
 
     /// Whether this is `stateFileRefused`: a file planted in the state directory, which ends
     /// what a missing or unwritable file would only be said for.
@@ -67,18 +68,19 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
         return false
     }
 
-    package var exitCode: Int32 {
+    package var exitStatus: ExitStatus {
         switch self {
-        case .usage, .outputIsStateFile, .outputIsProtected: return 64
-        case .unreadableInput, .stateUnreadable, .spoolDamaged: return 65
-        case .inputMissing: return 66
-        case .sourceUnavailable, .notImplemented: return 69
-        case .stateNotWritable, .stateFileRefused, .uncommitted, .fileNotWritable: return 73
-        case .spoolLocked, .spoolChanged: return 75
-        case .configuration, .permissionDenied, .permissionRequired, .missingSetting, .endpointRefused: return 78
-        case .locationRequired: return 3
-        case .outputFailed: return 74
-        case .policyDenied: return 4
+        case .usage, .outputIsStateFile, .outputIsProtected: return .usage
+        case .unreadableInput, .stateUnreadable, .spoolDamaged: return .dataError
+        case .inputMissing: return .noInput
+        case .sourceUnavailable: return .unavailable
+        case .stateNotWritable, .stateFileRefused, .uncommitted, .fileNotWritable: return .cannotCreate
+        case .spoolLocked, .spoolChanged: return .temporaryFailure
+        case .configuration, .permissionDenied, .permissionRequired, .missingSetting, .endpointRefused: return .configuration
+        case .locationRequired: return .noLocation
+        case .outputFailed: return .ioError
+        case .policyDenied: return .denied
+        case .valueNotSet: return .failure
         }
     }
 
@@ -92,8 +94,6 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return "input file not found: \(path) (check the path of the replay)"
         case .sourceUnavailable(let message):
             return message
-        case .notImplemented(let what):
-            return "\(what) is not yet implemented in this version"
         case .configuration(let file, let line, let reason):
             let place = line.map { "\(file):\($0)" } ?? file
             return "\(place): \(reason) (fix the file, or move it away to start over)"
@@ -130,6 +130,8 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
             return "--output \(path)\(what) is in geolocate's state directory, with the spool, and export never replaces it; write the export elsewhere"
         case .policyDenied(let result):
             return "policy: \(result.decision.rawValue): \(result.reason) (--enforce)"
+        case .valueNotSet(let key):
+            return "\(key) is not set and has no built-in value"
         }
     }
 }

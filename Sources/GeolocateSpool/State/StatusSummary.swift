@@ -125,12 +125,12 @@ package final class StatusSummaryWriter: Sendable {
     /// When it was last written (elapsed seconds), and whether a failure was said.
     private let state = Mutex<(lastWritten: Double?, warned: Bool)>((nil, false))
 
-    package init(stateDirectory: String, settings: Settings, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
-        self.stateDirectory = stateDirectory
-        endpoints = settings.endpoints
-        self.clock = clock
-        self.elapsed = elapsed
-        self.logger = logger
+    package init(_ context: CommandContext) {
+        stateDirectory = context.stateDirectory
+        endpoints = context.settings.endpoints
+        clock = context.clock
+        elapsed = context.elapsed
+        logger = context.logger
     }
 
     /// Rewrites the summary, unless it was written less than a second ago and `force` is false.

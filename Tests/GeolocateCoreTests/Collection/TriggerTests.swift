@@ -36,7 +36,8 @@ import Testing
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     func trigger(_ settings: Settings = Settings(), environment: [String: String] = [:]) -> Trigger {
-        Trigger(settings: settings, environment: environment, clock: FixedClock(0), elapsed: ManualMonotonicClock(), logger: logger)
+        Trigger(CommandContext(settings: settings, configPath: "", environment: environment, clock: FixedClock(0),
+                               elapsed: ManualMonotonicClock(), logger: logger))
     }
 
     /// Every row of the built-in per-action table (SPEC §3).
@@ -86,8 +87,9 @@ import Testing
 
     @Test func noPermissionGives1055WithoutTouchingTheSource() async throws {
         var opened = false
-        let trigger = Trigger(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": NSTemporaryDirectory() + UUID().uuidString],
-                              clock: FixedClock(42), elapsed: ManualMonotonicClock(), logger: logger, openSource: { _, _ in opened = true; return ScriptedSource() })
+        let trigger = Trigger(CommandContext(settings: Settings(), configPath: "",
+                                             environment: ["GEOLOCATE_STATE_DIR": NSTemporaryDirectory() + UUID().uuidString],
+                                             clock: FixedClock(42), elapsed: ManualMonotonicClock(), logger: logger), openSource: { _, _ in opened = true; return ScriptedSource() })
         let record = try await trigger.run(TriggerRequest(action: "login"))
         #expect(record.errorCode == .permissionDenied)
         #expect(record.fix == nil)

@@ -151,7 +151,7 @@ import Testing
         #expect {
             _ = try Spool(stateDirectory: state, clock: SystemClock())
         } throws: { error in
-            "\(error)".contains("cannot be read") && (error as? GeolocateError)?.exitCode == 73
+            "\(error)".contains("cannot be read") && (error as? GeolocateError)?.exitStatus == .cannotCreate
         }
         let left = try DatabaseQueue(path: state + "/spool.sqlite").read { db in
             (try db.columns(in: "records").map(\.name), try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"))

@@ -58,9 +58,8 @@ final class VanishingSource: LocationSource {
         var request = request
         request.permission = [.fine]
         request.toStdout = true
-        let tracker = Tracker(settings: settings, environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
-                              elapsed: SystemMonotonicClock(), timeZone: utc,
-                              logger: logger, output: { lines.append(String(decoding: $0, as: UTF8.self)) },
+        let tracker = Tracker(CommandContext(settings: settings, configPath: "", environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
+                                             elapsed: SystemMonotonicClock(), logger: logger), timeZone: utc, output: { lines.append(String(decoding: $0, as: UTF8.self)) },
                               openSource: { specifier, opening in try source ?? SourceOpener.replaysOnly.open(specifier, opening) })
         let summary = try tracker.run(request)
         let records = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
@@ -215,8 +214,8 @@ final class VanishingSource: LocationSource {
             var policy = TrackPolicy()
             policy.everyFix = true
             var opened = false
-            let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
-                                  elapsed: SystemMonotonicClock(), logger: logger, stop: stop,
+            let tracker = Tracker(CommandContext(settings: Settings(), configPath: "", environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
+                                             elapsed: SystemMonotonicClock(), logger: logger), stop: stop,
                                   output: { _ in }, openSource: { _, _ in
                                       if opened { throw SourceError.unavailable("gpsd://vanishing: refused") }
                                       opened = true
@@ -234,8 +233,8 @@ final class VanishingSource: LocationSource {
     }
 
     @Test func noPermissionCollectsNothing() throws {
-        let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
-                                  elapsed: SystemMonotonicClock(), logger: logger,
+        let tracker = Tracker(CommandContext(settings: Settings(), configPath: "", environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
+                                             elapsed: SystemMonotonicClock(), logger: logger),
                               output: { _ in Issue.record("printed a record without permission") })
         #expect(throws: GeolocateError.self) {
             try tracker.run(TrackRequest(source: .nmea(path: TestPaths.fixture("gpsd-fixes.nmea").path)))
@@ -247,8 +246,8 @@ final class VanishingSource: LocationSource {
         var lines = 0
         var policy = TrackPolicy()
         policy.everyFix = true
-        let tracker = Tracker(settings: Settings(), environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
-                                  elapsed: SystemMonotonicClock(), logger: logger, stop: stop,
+        let tracker = Tracker(CommandContext(settings: Settings(), configPath: "", environment: ["GEOLOCATE_STATE_DIR": state], clock: SystemClock(),
+                                             elapsed: SystemMonotonicClock(), logger: logger), stop: stop,
                               output: { _ in lines += 1; if lines == 10 { stop.request() } })
         let summary = try tracker.run(TrackRequest(policy: policy, source: .nmea(path: TestPaths.fixture("gpsd-fixes.nmea").path),
                                                    permission: [.fine], toStdout: true))

@@ -1,0 +1,72 @@
+import Foundation
+import GeolocateConfig
+import GeolocateCore
+import GeolocateDelivery
+import GeolocateModel
+import Logging
+import Testing
+
+/// `status` and `flush` as the core runs them for the command line: what each prints and how
+/// it ends, without starting the binary.
+@Suite(.tags(.unit), .timeLimit(.minutes(2))) struct StatusCommandTests {
+    let state = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID().uuidString)").path
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    func context(_ settings: Settings = Settings()) -> CommandContext {
+        CommandContext(settings: settings, configPath: "/nonexistent/config.json", environment: ["GEOLOCATE_SOURCE": "nmea:-"],
+                       stateDirectory: state, clock: FixedClock(1_795_000_000_000), elapsed: ManualMonotonicClock(), logger: logger)
+    }
+
+    func unreachable(_ host: String, _ port: Int) -> GPSDHealth {
+        Issue.record("probed gpsd at \(host):\(port) with a replay configured")
+        return GPSDHealth(reachable: false, error: "not asked")
+    }
+
+    @Test func aConfigurationThatCannotBeReadIsUnknownUnderCheckAndItsOwnErrorElsewhere() {
+        let broken = GeolocateError.configuration(file: "/etc/geolocate/config.json", line: 3, reason: "a | b")
+        let check = StatusReport.command(.check(.init()), context: .failure(broken), stateDirectory: state, probe: unreachable)
+        #expect(check.exitStatus == .checkUnknown)
+        #expect(check.report == "GEOLOCATE UNKNOWN - /etc/geolocate/config.json:3: a / b (fix the file, or move it away to start over) (state \(state))")
+        #expect(check.problem == nil)
+        let text = StatusReport.command(.text, context: .failure(broken), stateDirectory: state, probe: unreachable)
+        #expect(text.exitStatus == .configuration)
+        #expect(text.report == nil)
+        #expect(text.problem == broken.description)
+    }
+
+    @Test func aStateDirectoryWithNothingInItIsOK() {
+        let check = StatusReport.command(.check(.init()), context: .success(context()), stateDirectory: state, probe: unreachable)
+        #expect(check.exitStatus == .checkOK)
+        #expect(check.report?.hasPrefix("GEOLOCATE OK - no spool yet, 0 pending (state \(state))") == true, "\(check.report ?? "")")
+        let text = StatusReport.command(.text, context: .success(context()), stateDirectory: state, probe: unreachable)
+        #expect(text.exitStatus == .success)
+        #expect(text.report?.contains("does not exist yet") == true)
+    }
+
+    @Test func flushWithoutEndpointsIsAConfigurationError() async {
+        await #expect {
+            _ = try await Delivery.flushCommand(context(), FlushRequest(), mqtt: nil) { _ in }
+        } throws: { ($0 as? GeolocateError)?.exitStatus == .configuration }
+    }
+}
+
+/// The table of exit codes against SPEC §8's numbers, written out here rather than read from
+/// `ExitStatus`: a renumbering there fails this test.
+@Suite(.tags(.unit), .timeLimit(.minutes(1))) struct ExitStatusTests {
+    @Test func everyErrorEndsWithItsSPECCode() {
+        let cases: [(GeolocateError, Int32)] = [
+            (.usage("x"), 64), (.outputIsStateFile(path: "a", stateFile: "b"), 64), (.outputIsProtected(path: "a", what: "b"), 64),
+            (.unreadableInput(reason: "x"), 65), (.stateUnreadable(path: "a", reason: "b"), 65), (.spoolDamaged(path: "a", reason: "b"), 65),
+            (.inputMissing(path: "a"), 66), (.sourceUnavailable("x"), 69),
+            (.stateNotWritable(path: "a", reason: "b"), 73), (.stateFileRefused(path: "a", reason: "b"), 73),
+            (.uncommitted(path: "a", count: 1), 73), (.fileNotWritable(path: "a", reason: "b"), 73),
+            (.outputFailed(reason: "x"), 74), (.spoolLocked(path: "a"), 75), (.spoolChanged(path: "a"), 75),
+            (.configuration(file: "a", line: nil, reason: "b"), 78), (.permissionDenied(path: "a", writing: false, uid: 1), 78),
+            (.permissionRequired("x"), 78), (.missingSetting("x"), 78), (.endpointRefused("x"), 78),
+            (.locationRequired(reason: "x"), 3), (.valueNotSet(key: "x"), 1), (.policyDenied(PolicyResult(decision: .deny, rule: .tooOld)), 4),
+        ]
+        for (error, code) in cases { #expect(error.exitStatus.rawValue == code, "\(error)") }
+        #expect([ExitStatus.checkOK, .checkWarning, .checkCritical, .checkUnknown].map(\.rawValue) == [0, 1, 2, 3])
+        #expect([ExitStatus.success, .failure, .denied, .temporaryFailure].map(\.rawValue) == [0, 1, 4, 75])
+    }
+}
