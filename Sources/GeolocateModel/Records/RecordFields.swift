@@ -1,9 +1,3 @@
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Which optional fields records carry: config `fields.*`, as OpenLocate's collecting-fields
 /// configuration. Everything is collected unless switched off.
 package struct RecordFields: Sendable, Equatable {
