@@ -11,7 +11,8 @@ enum ZoneFile {
 
     /// The zones in the file at `path`.
     /// - Throws: `GeolocateError.configuration` naming the file and, for a bad feature, its
-    ///   index (from 0) and name.
+    ///   index (from 0) and name; `GeolocateError.permissionDenied` for a file this user may
+    ///   not read.
     static func load(path: String) throws -> [Zone] {
         switch BoundedFile.read(path, limit: maximumBytes) {
         case .success(let data):

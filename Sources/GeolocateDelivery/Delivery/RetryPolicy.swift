@@ -7,7 +7,7 @@ package struct RetryPolicy: Sendable, Equatable {
     package var baseDelayMilliseconds: Int64 = 500
     package var maxDelayMilliseconds: Int64 = 30_000
     /// The most one batch waits between its attempts, in all: a wait that would pass it (a
-    /// long `Retry-After`, or 29 s three times over) ends the run for the endpoint instead, and
+    /// long `Retry-After`, or 29 s twice) ends the run for the endpoint instead, and
     /// the next flush before that time skips it. A flush under cron must not take minutes.
     package var maxWaitMilliseconds: Int64 = 30_000
 

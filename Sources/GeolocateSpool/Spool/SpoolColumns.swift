@@ -13,7 +13,8 @@ package enum SpoolColumns {
     /// JSON line, 2 keeps typed columns, 3 adds the signals, 4 the policy decision, 5 the
     /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
     /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries, 8 each
-    /// endpoint's last error kind, 9 the login hook's subject, 10 the receiver's fix quality.
+    /// endpoint's last error kind, 9 the login hook's subject, 10 the receiver's fix quality,
+    /// 11 its jamming indicator and antenna state.
     package static let schemaVersion = 11
 
     /// One column of a record, in the order of `definitions`, of every SELECT of a record and of
