@@ -102,7 +102,8 @@ package struct ConfigStore {
     /// Validates and stores `value` at `key`.
     /// - Throws: `.usage` (64) for an unknown key, a refused value or an endpoint whose URL and
     ///   format no flush could send (osmand over MQTT), `.configuration` (78) when the existing
-    ///   file is corrupt.
+    ///   file is corrupt or cannot be written, `.permissionDenied` (78) when this user may not
+    ///   read or write it.
     package func set(_ key: String, to value: String) throws {
         let keyPath = try ConfigStore.checkedKey(key)
         guard let setting = ConfigKey.setting(for: keyPath) else { throw ConfigStore.unknownKey(key) }

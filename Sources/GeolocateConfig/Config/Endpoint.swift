@@ -1,5 +1,4 @@
 import Foundation
-import GeolocateModel
 
 /// A configured destination (`endpoints.NAME.*`).
 package struct Endpoint: Sendable, Equatable {

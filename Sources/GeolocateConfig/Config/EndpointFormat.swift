@@ -1,5 +1,3 @@
-import GeolocateModel
-
 /// How an endpoint wants its records.
 package enum EndpointFormat: String, Sendable, CaseIterable {
     /// `{"locations":[...]}` with OpenLocate's snake_case fields.
@@ -15,7 +13,7 @@ package enum EndpointFormat: String, Sendable, CaseIterable {
     /// Location tokens (SPEC §15), one per line, signed when sent: the records' JWTs.
     case jwt
 
-    /// The formats, for messages: "openlocate, mosaic-ndjson, mosaic, owntracks or osmand".
+    /// The formats, for messages: "openlocate, mosaic-ndjson, mosaic, owntracks, osmand or jwt".
     package static var validValues: String {
         let names = allCases.map(\.rawValue)
         return names.dropLast().joined(separator: ", ") + " or " + names.last!

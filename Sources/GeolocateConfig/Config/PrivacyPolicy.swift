@@ -1,4 +1,3 @@
-import Foundation
 import GeolocateModel
 
 /// The `privacy.*` settings: what records may tell about where the device is.

@@ -1,5 +1,3 @@
-import GeolocateModel
-
 /// The TLS files of a destination (`endpoints.NAME.caFile`, `.certFile`, `.keyFile`, or
 /// `geocoder.caFile`): the CA bundle its certificate must chain to, and this device's
 /// certificate and key for mutual TLS.

@@ -1,5 +1,3 @@
-import GeolocateModel
-
 /// Stay detection (config `visits.*`): within `radiusMetres` for at least `minDurationMilliseconds`.
 package struct VisitSettings: Sendable, Equatable {
     package var radiusMetres: Double

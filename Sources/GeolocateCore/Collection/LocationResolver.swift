@@ -1,4 +1,3 @@
-import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool

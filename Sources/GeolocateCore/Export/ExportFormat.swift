@@ -1,7 +1,6 @@
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 
 /// What `geolocate export` writes (SPEC §12): GPX 1.1, GeoJSON (RFC 7946) or CSV (RFC 4180).
 ///

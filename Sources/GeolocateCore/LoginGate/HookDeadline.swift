@@ -1,8 +1,5 @@
 import Foundation
-import GeolocateConfig
-import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 import Synchronization
 
 #if canImport(Glibc)

@@ -2,7 +2,6 @@ import Foundation
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 
 /// `policy.*`: zones that allow or deny, countries allowed, and what an undetermined
 /// decision counts as (SPEC §10.2).
@@ -19,7 +18,8 @@ package struct LocationPolicy: Sendable {
 
     /// The policy of `settings`, its zones read from `policy.zones`.
     /// - Throws: `GeolocateError.configuration` (78) for a zones file that is missing,
-    ///   unreadable or invalid, naming the file and the feature.
+    ///   unreadable or invalid, naming the file and the feature; `.permissionDenied` (78) for
+    ///   one this user may not read.
     package init(settings: Settings) throws {
         zones = try settings[ConfigKey.policyZones].map { try ZoneFile.load(path: settings.resolvedPath($0)) } ?? []
         countries = settings[ConfigKey.policyCountries].map(Set.init)

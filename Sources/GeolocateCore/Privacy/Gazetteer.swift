@@ -1,8 +1,6 @@
 import Foundation
-import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 import Synchronization
 
 #if canImport(Glibc)

@@ -2,7 +2,6 @@ import Foundation
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 import Logging
 import Synchronization
 

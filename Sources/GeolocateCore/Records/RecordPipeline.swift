@@ -1,7 +1,6 @@
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 import Logging
 
 /// The one way a collected record becomes what geolocate prints, spools or sends: the

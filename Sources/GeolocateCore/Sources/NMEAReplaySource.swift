@@ -1,7 +1,6 @@
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 import Logging
 
 #if canImport(Glibc)

@@ -1,6 +1,4 @@
-import GeolocateConfig
 import GeolocateModel
-import GeolocateSpool
 import Synchronization
 
 /// Track's flushes (`--transmit-interval`), run beside collection, one at a time: reading

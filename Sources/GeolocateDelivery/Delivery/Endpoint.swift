@@ -1,7 +1,6 @@
 import Foundation
 import GeolocateConfig
 import GeolocateModel
-import GeolocateSpool
 import NIOSSL
 
 extension Endpoint {

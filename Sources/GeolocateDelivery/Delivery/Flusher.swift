@@ -55,64 +55,6 @@ package struct FlushReport: Sendable, Equatable, Encodable {
     package var misconfigured: [EndpointReport] { endpoints.filter { $0.endpointError != nil } }
 }
 
-/// What an answer means for the records it carried (SPEC §5).
-package enum DeliveryVerdict: Equatable {
-    /// 2xx.
-    case delivered
-    /// Network errors, timeouts, 408, 429, 5xx: keep the records and try again later. `kind`
-    /// is `.configuration` for a refused connection or an unknown host, which status reports
-    /// at once although flush tries again.
-    case retry(String, retryAfterMilliseconds: Int64?, kind: EndpointErrorKind = .temporary)
-    /// 401, 403, 404, 405, 407, a redirect or a failed TLS handshake: the endpoint, its
-    /// credentials or its TLS files are wrong, not the records, which stay pending.
-    case endpointRefused(String)
-    /// Any other 4xx: some of the records are refused.
-    case recordsRefused(Int)
-
-    /// What `response` from `endpoint` means (a TLS failure is said naming its settings).
-    package init(_ response: DeliveryResponse, from endpoint: Endpoint) {
-        switch response {
-        case .status(let code, _, _) where (200..<300).contains(code):
-            self = .delivered
-        case .status(let code, _, let location) where (300..<400).contains(code):
-            let target = location.map { " to \(ConfigStore.redactedURL($0))" } ?? ""
-            self = .endpointRefused("HTTP \(code) redirect\(target), which geolocate does not follow (configure the final URL)")
-        case .status(let code, _, _) where [401, 403, 404, 405, 407].contains(code):
-            self = .endpointRefused("HTTP \(code): the endpoint's URL or credentials are wrong")
-        case .status(let code, _, _) where (400..<500).contains(code) && code != 408 && code != 429:
-            self = .recordsRefused(code)
-        case .status(let code, let retryAfter, _):
-            self = .retry("HTTP \(code)", retryAfterMilliseconds: retryAfter)
-        case .failed(let reason, let kind):
-            self = .retry(reason, retryAfterMilliseconds: nil, kind: kind)
-        case .unusableURL(let reason):
-            self = .endpointRefused(reason)
-        case .tlsFailed(let failure):
-            self = .endpointRefused(endpoint.text(of: failure))
-        }
-    }
-}
-
-/// Retries of transient failures within one flush: exponential backoff with jitter.
-package struct RetryPolicy: Sendable, Equatable {
-    /// Tries per batch in one run, the first included.
-    package var maxAttempts = 4
-    package var baseDelayMilliseconds: Int64 = 500
-    package var maxDelayMilliseconds: Int64 = 30_000
-    /// The most one batch waits between its attempts, in all: a wait that would pass it (a
-    /// long `Retry-After`, or 29 s three times over) ends the run for the endpoint instead, and
-    /// the next flush before that time skips it. A flush under cron must not take minutes.
-    package var maxWaitMilliseconds: Int64 = 30_000
-
-    package init() {}
-
-    /// The wait after failed attempt `attempt` (1-based): base × 2^(attempt−1), capped, ×0.5–1.5.
-    package func delay(afterAttempt attempt: Int) -> Int64 {
-        let exponential = min(Double(maxDelayMilliseconds), Double(baseDelayMilliseconds) * pow(2, Double(attempt - 1)))
-        return Int64(exponential * Double.random(in: 0.5...1.5))
-    }
-}
-
 /// Sends the spool to endpoints (SPEC §5): batches in spool order per endpoint, each endpoint
 /// with its own cursor; 2xx delivered; network errors, timeouts, 408, 429 and 5xx retried with
 /// backoff (`Retry-After` honoured) and otherwise left pending; any other 4xx splits the batch
@@ -549,27 +491,5 @@ package struct Flusher: Sendable {
         outcome.deadLetters += second.deadLetters
         outcome.failure = second.failure
         return outcome
-    }
-}
-
-/// The `Idempotency-Key` of a batch: the same for the same records to the same endpoint, so a
-/// retry (in this run or after a crash) is recognisably the same request.
-///
-/// It is a version 8 UUID (RFC 9562) made of the first 122 bits of the SHA-256 of the endpoint's
-/// name and the records' ids, one per line: a UUID because receivers that check the header
-/// often expect one, SHA-256 so that different batches never share a key.
-package enum IdempotencyKey {
-    /// The key of a request carrying `ids` to `endpoint`, whether `trigger --post`/`--endpoint`
-    /// sends it or flush sends it again: one record to a `mosaic`, `owntracks` or `osmand` endpoint (one record per
-    /// request) is keyed by its own id, everything else by `make`.
-    package static func of(_ ids: [String], to endpoint: Endpoint) -> String {
-        endpoint.format.sendsOneRecordPerRequest && ids.count == 1 ? ids[0] : make(endpoint: endpoint.name, ids: ids)
-    }
-
-    package static func make(endpoint: String, ids: [String]) -> String {
-        var hash = SHA256()
-        hash.update(data: Array(endpoint.utf8))
-        for id in ids { hash.update(data: Array(("\n" + id).utf8)) }
-        return Record.uuidText(Array(hash.finalize().prefix(16)), version: 8)
     }
 }

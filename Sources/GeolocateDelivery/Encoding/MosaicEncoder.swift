@@ -1,6 +1,4 @@
-import GeolocateConfig
 import GeolocateModel
-import GeolocateSpool
 
 /// The Mosaic-style record of SPEC §3.1: decimal strings, explicit nulls, fixed key order.
 package enum MosaicEncoder: RecordEncoder {

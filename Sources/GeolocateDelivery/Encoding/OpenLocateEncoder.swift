@@ -1,6 +1,4 @@
-import GeolocateConfig
 import GeolocateModel
-import GeolocateSpool
 
 /// One OpenLocate location: numbers where Mosaic has decimal strings (with the same digits),
 /// snake_case names, seconds for timestamps, `device_id` instead of advertising ids, and the

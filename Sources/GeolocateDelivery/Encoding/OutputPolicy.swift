@@ -1,6 +1,5 @@
 import GeolocateConfig
 import GeolocateModel
-import GeolocateSpool
 
 /// What any output may show of a record: the fields `privacy.precision` and
 /// `privacy.locationAttributeFilter` allow, and those `fields.*` have not switched off (SPEC §4, §5).

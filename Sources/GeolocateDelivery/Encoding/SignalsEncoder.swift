@@ -1,6 +1,4 @@
-import GeolocateConfig
 import GeolocateModel
-import GeolocateSpool
 
 /// The `signals` and `policy` objects (SPEC §10), in the style of the record that carries them.
 package enum SignalsEncoder {

@@ -1,6 +1,4 @@
-import GeolocateConfig
 import GeolocateModel
-import GeolocateSpool
 
 /// The Veridium `location` object (SPEC §6): `coordinates` and `accuracy` as numbers, the
 /// address parts, and `errorCode`.

@@ -1,5 +1,4 @@
 import CSQLiteNoFollow
-import Foundation
 import GeolocateModel
 import struct GRDB.DatabaseError
 

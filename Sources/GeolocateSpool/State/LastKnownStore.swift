@@ -1,5 +1,4 @@
 import Foundation
-import GeolocateConfig
 import GeolocateModel
 import Logging
 

@@ -1,7 +1,5 @@
 import Foundation
 import GeolocateConfig
-import GeolocateModel
-import GeolocateSpool
 import NIOSSL
 
 /// Why a TLS handshake failed, read from the TLS library's error so that a message can say it

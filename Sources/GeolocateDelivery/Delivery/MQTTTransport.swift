@@ -1,7 +1,5 @@
 import Foundation
 import GeolocateConfig
-import GeolocateModel
-import GeolocateSpool
 
 /// What a broker did with messages published in order.
 package struct MQTTOutcome: Sendable, Equatable {
