@@ -115,7 +115,6 @@ let package = Package(
                 "GeolocateSpool",
                 "GeolocateDelivery",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: ownSwiftSettings

@@ -22,3 +22,22 @@ struct CommandEnd: Error {
         Foundation.exit(status.rawValue)
     }
 }
+
+/// Runs a core call, turning a `GeolocateError` into one line on stderr and its exit status.
+func runReportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as GeolocateError {
+        throw CommandEnd.reporting(error)
+    }
+}
+
+/// `runReportingErrors` for commands that wait on the network: their tasks run on the
+/// `WorkExecutor`, where a blocking spool or lock never stalls the cooperative pool.
+func runReportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await withTaskExecutorPreference(WorkExecutor.shared) { try await body() }
+    } catch let error as GeolocateError {
+        throw CommandEnd.reporting(error)
+    }
+}

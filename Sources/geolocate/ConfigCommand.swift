@@ -4,7 +4,6 @@ import GeolocateConfig
 import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

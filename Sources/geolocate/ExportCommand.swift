@@ -1,10 +1,8 @@
 import ArgumentParser
 import Foundation
-import GeolocateConfig
 import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 
 #if canImport(Glibc)
 import Glibc

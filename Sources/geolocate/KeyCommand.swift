@@ -1,9 +1,6 @@
 import ArgumentParser
 import Foundation
-import GeolocateConfig
 import GeolocateDelivery
-import GeolocateModel
-import Logging
 
 struct KeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

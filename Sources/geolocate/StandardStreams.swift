@@ -1,15 +1,12 @@
 #if canImport(Glibc)
 import GeolocateConfig
-import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-import GeolocateCore
 
 /// Unbuffered writes to the standard streams, so stdout carries whole JSON lines only.
 enum FileHandleOutput {

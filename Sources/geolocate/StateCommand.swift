@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import GeolocateCore
-import GeolocateModel
 
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,13 +1,10 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import GPSD
 import GeolocateConfig
 import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
-import Logging
 import Mosquitto
 
 #if canImport(Glibc)
@@ -117,3 +114,14 @@ struct TrackCommand: AsyncParsableCommand {
         return flags
     }
 }
+
+extension TransmitInterval {
+    /// `--transmit-interval off`, or a duration above 0.
+    init(parsing text: String) throws {
+        self = text == "off" ? .off : .every(milliseconds: try DurationFlag.positive(text, flag: "--transmit-interval"))
+    }
+}
+
+extension RecordFormat: ExpressibleByArgument {}
+
+extension AccuracyLevel: ExpressibleByArgument {}

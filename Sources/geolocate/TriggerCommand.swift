@@ -5,7 +5,6 @@ import GeolocateConfig
 import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 import Mosquitto
 
 struct TriggerCommand: AsyncParsableCommand {
@@ -122,4 +121,12 @@ extension TriggerFormat: ExpressibleByArgument {
     package var defaultValueDescription: String { name }
 
     package static var allValueStrings: [String] { allNames }
+}
+
+/// `--post URL`: an http or https URL, never quoted with its credentials.
+func checkedPostURL(_ text: String) throws -> String {
+    guard ConfigStore.isHTTPURL(text) else {
+        throw GeolocateError.usage("invalid URL '\(ConfigStore.redactedURL(text))' (use http://HOST[:PORT]/PATH or https://...)")
+    }
+    return text
 }

@@ -1,7 +1,6 @@
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 
 /// How `trigger` prints its record: in a record format, or as `jwt`, the record signed as a
 /// location token.

@@ -1,6 +1,4 @@
 import Foundation
-import class GRDB.DatabaseQueue
-import struct GRDB.DatabaseError
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
@@ -238,34 +236,17 @@ package struct Exporter {
     /// the lines are buffered in a temporary SQLite database in the temporary directory
     /// (`$TMPDIR`), removed when done, so memory stays flat however long the input is.
     private static func sorted(fd: Int32, name: String, _ body: (Record) throws -> Void) throws {
-        var template = Array((FileManager.default.temporaryDirectory.path + "/geolocate-export.XXXXXX").utf8CString)
-        guard mkdtemp(&template) != nil else {
-            throw GeolocateError.fileNotWritable(path: FileManager.default.temporaryDirectory.path, reason: ErrorText.posix(errno))
-        }
-        let directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            let queue = try DatabaseQueue(path: directory + "/sort.sqlite")
-            try queue.write { db in
-                try db.execute(sql: "CREATE TABLE lines (line INTEGER PRIMARY KEY, event INTEGER NOT NULL, time INTEGER, text TEXT NOT NULL)")
-                let insert = try db.makeStatement(sql: "INSERT INTO lines (event, time, text) VALUES (?, ?, ?)")
-                try NDJSONLines.read(fd: fd, name: name) { line, number in
-                    let record: Record
-                    do { record = try MosaicLine.record(from: line, recordedAt: 0) } catch let error as MosaicLine.Unreadable {
-                        throw GeolocateError.unreadableInput(reason: "\(name) line \(number) is not a geolocate record: \(error.reason)")
-                    }
-                    try insert.execute(arguments: [ExportFormat.isEvent(record) ? 1 : 0, record.fix?.timestamp, line])
+        try LineSorter.sorted { keep in
+            try NDJSONLines.read(fd: fd, name: name) { line, number in
+                let record: Record
+                do { record = try MosaicLine.record(from: line, recordedAt: 0) } catch let error as MosaicLine.Unreadable {
+                    throw GeolocateError.unreadableInput(reason: "\(name) line \(number) is not a geolocate record: \(error.reason)")
                 }
+                try keep(line, ExportFormat.isEvent(record), record.fix?.timestamp)
             }
-            try queue.read { db in
-                let rows = try String.fetchCursor(db, sql: "SELECT text FROM lines ORDER BY event DESC, time, line")
-                while let line = try rows.next() {
-                    // Read once already: it is a record.
-                    if let record = try? MosaicLine.record(from: line, recordedAt: 0) { try body(record) }
-                }
-            }
-        } catch let error as DatabaseError {
-            throw GeolocateError.fileNotWritable(path: directory, reason: error.message ?? "\(error.resultCode)")
+        } body: { line in
+            // Read once already: it is a record.
+            if let record = try? MosaicLine.record(from: line, recordedAt: 0) { try body(record) }
         }
     }
 }

@@ -1,21 +1,9 @@
 import Foundation
-import GRDB
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
+import GeolocateSpool
 import NIOSSL
-
-/// The street and house number at a point, as the HTTP geocoder tells them; both `nil` where
-/// it knows none (at sea, in a field).
-package struct StreetAddress: Sendable, Equatable, Codable {
-    package var street: String?
-    package var streetNumber: String?
-
-    package init(street: String? = nil, streetNumber: String? = nil) {
-        self.street = street
-        self.streetNumber = streetNumber
-    }
-}
 
 /// The optional HTTP reverse geocoder (config `geocoder.url`): Nominatim's
 /// `/reverse?format=jsonv2`, for the street and house number the gazetteer does not have.

@@ -2,7 +2,6 @@ import Foundation
 import GeolocateConfig
 import GeolocateModel
 import GeolocateSpool
-import Logging
 import NIOSSL
 
 /// The entry points the commands call: a whole flush, and one record POSTed at once.

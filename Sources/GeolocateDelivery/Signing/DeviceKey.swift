@@ -62,8 +62,8 @@ package struct DeviceKey: Sendable {
                 throw refused("does not exist; make one with: geolocate key init")
             }
             opened = try directory.openFile(name, .read, alsoOwnedBy: signers(of: path))
-        } catch GeolocateError.stateNotWritable(_, let reason) {
-            throw unreadable(reason)
+        } catch let error as GeolocateError where error.isStateNotWritable {
+            throw unreadable(error.reason ?? error.description)
         } catch let error as POSIXError {
             throw error.code == .ENOTDIR ? refused("does not exist; make one with: geolocate key init") : unreadable(ErrorText.posix(error.code.rawValue))
         }

@@ -1,6 +1,5 @@
 import GeolocateConfig
 import GeolocateModel
-import GeolocateSpool
 
 /// `key init`, `key show` and `key rotate`: the device key of the context's configuration and
 /// state directory, each returning what the command prints and saying the rest on the logger.

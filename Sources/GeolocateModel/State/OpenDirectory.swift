@@ -248,8 +248,8 @@ package final class OpenDirectory {
     ///   `.stateUnreadable` when it cannot be read or is larger than `limit`.
     package func read(_ name: String, limit: Int) throws -> Data? {
         let opened: OpenedFile?
-        do { opened = try openFile(name, .read) } catch GeolocateError.stateNotWritable(let path, let reason) {
-            throw GeolocateError.stateUnreadable(path: path, reason: reason)
+        do { opened = try openFile(name, .read) } catch let error as GeolocateError where error.isStateNotWritable {
+            throw GeolocateError.stateUnreadable(path: error.path ?? path(of: name), reason: error.reason ?? error.description)
         }
         guard let opened else { return nil }
         defer { close(opened.descriptor) }

@@ -1,75 +1,179 @@
 /// Every failure a command can end with, each carrying what the user needs to read.
 ///
-/// `exitStatus` gives each case its place in `ExitStatus`, the one table of exit codes;
-/// `description` is the one line for stderr.
-package enum GeolocateError: Error, Equatable, CustomStringConvertible {
+/// A struct over a private code, as async-http-client's `HTTPClientError`: a failure is made
+/// with the static function named for it, compared with `==`, and asked for what a caller
+/// needs (`exitStatus`, `description`, `path`, `reason`, `isSpoolLocked`…); no caller
+/// switches over the codes, so one added breaks none. `exitStatus` gives each its place in
+/// `ExitStatus`, the one table of exit codes; `description` is the one line for stderr.
+package struct GeolocateError: Error, Equatable, CustomStringConvertible {
+    private enum Code: Equatable {
+        case usage(String)
+        case unreadableInput(reason: String)
+        case inputMissing(path: String)
+        case sourceUnavailable(String)
+        case configuration(file: String, line: Int?, reason: String)
+        case permissionDenied(path: String, writing: Bool, uid: UInt32)
+        case stateNotWritable(path: String, reason: String)
+        case stateFileRefused(path: String, reason: String)
+        case stateUnreadable(path: String, reason: String)
+        case spoolDamaged(path: String, reason: String)
+        case spoolChanged(path: String)
+        case spoolLocked(path: String)
+        case uncommitted(path: String, count: Int)
+        case locationRequired(reason: String)
+        case permissionRequired(String)
+        case missingSetting(String)
+        case endpointRefused(String)
+        case outputFailed(reason: String)
+        case fileNotWritable(path: String, reason: String)
+        case outputIsStateFile(path: String, stateFile: String)
+        case outputIsProtected(path: String, what: String)
+        case policyDenied(PolicyResult)
+        case valueNotSet(key: String)
+    }
+
+    private let code: Code
+
+    private init(_ code: Code) {
+        self.code = code
+    }
+
     /// Misuse of the command line or a value that cannot be parsed (exit 64).
-    case usage(String)
+    package static func usage(_ message: String) -> GeolocateError { GeolocateError(.usage(message)) }
+
     /// Input that exists but cannot be read (exit 65).
-    case unreadableInput(reason: String)
+    package static func unreadableInput(reason: String) -> GeolocateError { GeolocateError(.unreadableInput(reason: reason)) }
+
     /// An input file that does not exist (exit 66).
-    case inputMissing(path: String)
+    package static func inputMissing(path: String) -> GeolocateError { GeolocateError(.inputMissing(path: path)) }
+
     /// A source that could not be reached where a location was required (exit 69).
-    case sourceUnavailable(String)
+    package static func sourceUnavailable(_ message: String) -> GeolocateError { GeolocateError(.sourceUnavailable(message)) }
+
     /// A configuration file that is corrupt or invalid, or a value `config set` refuses (exit 78).
-    case configuration(file: String, line: Int?, reason: String)
+    package static func configuration(file: String, line: Int?, reason: String) -> GeolocateError { GeolocateError(.configuration(file: file, line: line, reason: reason)) }
+
     /// A configuration or zones file the system does not let this user read, or the
     /// configuration not write (exit 78): its permissions are what to fix, not its contents,
     /// so the advice names the user (`uid`) and never says to move the file away.
-    case permissionDenied(path: String, writing: Bool, uid: UInt32)
+    package static func permissionDenied(path: String, writing: Bool, uid: UInt32) -> GeolocateError { GeolocateError(.permissionDenied(path: path, writing: writing, uid: uid)) }
+
     /// A state file (last known location) that cannot be written (exit 73, EX_CANTCREAT).
-    case stateNotWritable(path: String, reason: String)
+    package static func stateNotWritable(path: String, reason: String) -> GeolocateError { GeolocateError(.stateNotWritable(path: path, reason: reason)) }
+
     /// Something in the state directory where geolocate expects a file of its own (a symbolic
     /// link, a FIFO or device, a file with other hard links, another user's file): refused,
     /// never followed nor changed (exit 73, SPEC §14).
-    case stateFileRefused(path: String, reason: String)
+    package static func stateFileRefused(path: String, reason: String) -> GeolocateError { GeolocateError(.stateFileRefused(path: path, reason: reason)) }
+
     /// A state file that exists but cannot be read: permissions, a FIFO in its place, a spool
     /// of a newer geolocate (exit 65).
-    case stateUnreadable(path: String, reason: String)
+    package static func stateUnreadable(path: String, reason: String) -> GeolocateError { GeolocateError(.stateUnreadable(path: path, reason: reason)) }
+
     /// The spool is not a SQLite database, or SQLite finds it malformed (exit 65).
-    case spoolDamaged(path: String, reason: String)
+    package static func spoolDamaged(path: String, reason: String) -> GeolocateError { GeolocateError(.spoolDamaged(path: path, reason: reason)) }
+
     /// A read-only read of the spool saw a writer change it twice over; reading again sees
     /// the new state (exit 75).
-    case spoolChanged(path: String)
+    package static func spoolChanged(path: String) -> GeolocateError { GeolocateError(.spoolChanged(path: path)) }
+
     /// Another process held the spool's write lock past the busy timeout; nothing was
     /// written and the same write can be tried again (exit 75, EX_TEMPFAIL).
-    case spoolLocked(path: String)
+    package static func spoolLocked(path: String) -> GeolocateError { GeolocateError(.spoolLocked(path: path)) }
+
     /// A run ended with records it made but could not commit: another process kept the spool
     /// locked (exit 73).
-    case uncommitted(path: String, count: Int)
+    package static func uncommitted(path: String, count: Int) -> GeolocateError { GeolocateError(.uncommitted(path: path, count: count)) }
+
     /// `--require-location` and the record has no location (exit 3).
-    case locationRequired(reason: String)
+    package static func locationRequired(reason: String) -> GeolocateError { GeolocateError(.locationRequired(reason: reason)) }
+
     /// A command that collects nothing without a location permission (exit 78).
-    case permissionRequired(String)
+    package static func permissionRequired(_ message: String) -> GeolocateError { GeolocateError(.permissionRequired(message)) }
+
     /// A setting a command needs is missing, such as an endpoint for flush (exit 78).
-    case missingSetting(String)
+    package static func missingSetting(_ message: String) -> GeolocateError { GeolocateError(.missingSetting(message)) }
+
     /// An endpoint answered that it, or its credentials, are wrong (exit 78).
-    case endpointRefused(String)
+    package static func endpointRefused(_ message: String) -> GeolocateError { GeolocateError(.endpointRefused(message)) }
+
     /// Standard output could not take what the command printed: a full disk, an I/O error
     /// (exit 74, EX_IOERR).
-    case outputFailed(reason: String)
+    package static func outputFailed(reason: String) -> GeolocateError { GeolocateError(.outputFailed(reason: reason)) }
+
     /// A file the user asked for (`export --output`) cannot be written: 73.
-    case fileNotWritable(path: String, reason: String)
+    package static func fileNotWritable(path: String, reason: String) -> GeolocateError { GeolocateError(.fileNotWritable(path: path, reason: reason)) }
+
     /// `export --output` names the spool or another file of the state directory, which the
     /// export would replace: a usage error (exit 64), refused before anything is written.
-    case outputIsStateFile(path: String, stateFile: String)
+    package static func outputIsStateFile(path: String, stateFile: String) -> GeolocateError { GeolocateError(.outputIsStateFile(path: path, stateFile: stateFile)) }
+
     /// `export --output` names a file the export reads or needs (64): `what` says which, such
     /// as "the configuration file".
-    case outputIsProtected(path: String, what: String)
+    package static func outputIsProtected(path: String, what: String) -> GeolocateError { GeolocateError(.outputIsProtected(path: path, what: what)) }
+
     /// `--enforce` and the location policy did not allow (exit 4); the record is still printed.
-    case policyDenied(PolicyResult)
+    package static func policyDenied(_ result: PolicyResult) -> GeolocateError { GeolocateError(.policyDenied(result)) }
+
     /// `config get` of a key the file does not set and that has no built-in value (exit 1).
-    case valueNotSet(key: String)
+    package static func valueNotSet(key: String) -> GeolocateError { GeolocateError(.valueNotSet(key: key)) }
+
+    /// The file the failure is about, when it names one.
+    package var path: String? {
+        switch code {
+        case .inputMissing(let path), .stateNotWritable(let path, _), .stateFileRefused(let path, _), .stateUnreadable(let path, _),
+             .spoolDamaged(let path, _), .spoolChanged(let path), .spoolLocked(let path), .uncommitted(let path, _),
+             .fileNotWritable(let path, _), .outputIsStateFile(let path, _), .outputIsProtected(let path, _),
+             .permissionDenied(let path, _, _):
+            return path
+        case .configuration(let file, _, _):
+            return file
+        default:
+            return nil
+        }
+    }
+
+    /// Why, as the failure carries it apart from its path, when it does.
+    package var reason: String? {
+        switch code {
+        case .unreadableInput(let reason), .stateNotWritable(_, let reason), .stateFileRefused(_, let reason),
+             .stateUnreadable(_, let reason), .spoolDamaged(_, let reason), .configuration(_, _, let reason),
+             .locationRequired(let reason), .outputFailed(let reason), .fileNotWritable(_, let reason):
+            return reason
+        default:
+            return nil
+        }
+    }
+
+    /// Whether a state file could not be written (`stateNotWritable`), which some callers
+    /// carry on after, saying so.
+    package var isStateNotWritable: Bool {
+        if case .stateNotWritable = code { return true }
+        return false
+    }
+
+    /// Whether another process held the spool's lock (`spoolLocked`): the same write can be
+    /// tried again.
+    package var isSpoolLocked: Bool {
+        if case .spoolLocked = code { return true }
+        return false
+    }
+
+    /// Whether the spool is not a database SQLite can read (`spoolDamaged`).
+    package var isSpoolDamaged: Bool {
+        if case .spoolDamaged = code { return true }
+        return false
+    }
 
     /// Whether this is `stateFileRefused`: a file planted in the state directory, which ends
     /// what a missing or unwritable file would only be said for.
     package var isRefusedStateFile: Bool {
-        if case .stateFileRefused = self { return true }
+        if case .stateFileRefused = code { return true }
         return false
     }
 
     package var exitStatus: ExitStatus {
-        switch self {
+        switch code {
         case .usage, .outputIsStateFile, .outputIsProtected: return .usage
         case .unreadableInput, .stateUnreadable, .spoolDamaged: return .dataError
         case .inputMissing: return .noInput
@@ -85,7 +189,7 @@ package enum GeolocateError: Error, Equatable, CustomStringConvertible {
     }
 
     package var description: String {
-        switch self {
+        switch code {
         case .usage(let message):
             return message
         case .unreadableInput(let reason):

@@ -65,8 +65,8 @@ package final class ReadOnlyDatabase: Sendable {
         } catch let error as POSIXError {
             if error.code == .ENOTDIR { return nil }
             throw Failure.unreadable(ErrorText.posix(error.code.rawValue))
-        } catch GeolocateError.stateNotWritable(_, let reason) {
-            throw Failure.unreadable(reason)
+        } catch let error as GeolocateError where error.isStateNotWritable {
+            throw Failure.unreadable(error.reason ?? error.description)
         }
         guard let fd = opened?.descriptor else { return nil }
         // Kept open only to hold the lock of a WAL database; closed on every other way out.

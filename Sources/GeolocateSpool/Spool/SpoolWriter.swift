@@ -36,7 +36,7 @@ package final class SpoolWriter {
                              elapsed: MonotonicClock, logger: Logger? = nil,
                              open: @escaping () throws -> Spool) throws {
         self.init(spool: nil, limits: limits, window: window, elapsed: elapsed, logger: logger, open: open)
-        do { spool = try open() } catch GeolocateError.spoolLocked(let path) { noteLocked(path) }
+        do { spool = try open() } catch let error as GeolocateError where error.isSpoolLocked { noteLocked(error.path ?? "") }
     }
 
     /// A writer to `spool`, already open.
@@ -74,8 +74,8 @@ package final class SpoolWriter {
         if let lastAttempt, elapsed.milliseconds(since: lastAttempt) < window.milliseconds, pending.count < SpoolWriter.largestBatch { return }
         do {
             try commit(now: now)
-        } catch GeolocateError.spoolLocked(let path) {
-            noteLocked(path)
+        } catch let error as GeolocateError where error.isSpoolLocked {
+            noteLocked(error.path ?? "")
         }
     }
 
@@ -95,7 +95,8 @@ package final class SpoolWriter {
         while !pending.isEmpty {
             do {
                 try commit(now: now)
-            } catch GeolocateError.spoolLocked(let path) {
+            } catch let error as GeolocateError where error.isSpoolLocked {
+                let path = error.path ?? ""
                 noteLocked(path)
                 guard !giveUp() else {
                     throw GeolocateError.uncommitted(path: path, count: pending.count)
@@ -121,7 +122,8 @@ package final class SpoolWriter {
             do {
                 expiredNow += try spool.append(batch, now: now, limits: limits)
                 kept += batch.count
-            } catch GeolocateError.stateNotWritable(let path, let reason) {
+            } catch let error as GeolocateError where error.isStateNotWritable {
+                let (path, reason) = (error.path ?? "", error.reason ?? error.description)
                 guard size > 1 else {
                     pending.removeFirst(kept)
                     committed += kept

@@ -70,7 +70,7 @@ package struct LastKnownStore {
                   let contents = try directory.read(name, limit: 64 * 1024) else { return nil }
             data = contents
         } catch let error as GeolocateError {
-            if case .stateFileRefused = error { throw error }
+            if error.isRefusedStateFile { throw error }
             data = Data()
         } catch {
             // The directory cannot be opened: nothing stored that can be read.

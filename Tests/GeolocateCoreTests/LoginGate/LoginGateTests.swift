@@ -11,7 +11,7 @@ import Testing
 /// The login gate's decisions in one process, with the shipped example's config, zones and
 /// kiosk log: what `trigger --pam` exits with and logs, without pam_exec, a binary or syslog.
 /// PAMEndToEndTests keeps what only the process shows (pam_exec, the real syslog, the exit).
-@Suite(.tags(.unit), .timeLimit(.minutes(2)), .enabled(if: geteuid() == 0, "the gate trusts only root's files"))
+@Suite(.tags(.unit), .timeLimit(.minutes(20)), .enabled(if: geteuid() == 0, "the gate trusts only root's files"))
 struct LoginGateTests {
     /// What the gate wrote to its system log.
     final class LogLines: Sendable {
@@ -55,7 +55,11 @@ struct LoginGateTests {
                          sources: sources, mqtt: nil, log: { log.write($0, $1) }, endProcess: endProcess)
     }
 
-    func request(_ replay: String = LoginGateTests.kiosk, now: String? = nil, timeout: Int64? = nil) throws -> LoginGate.Request {
+    /// A login from `replay`, under the longest timeout there is (10 min), so that the deadline
+    /// never ends a test of a decision: in the whole suite a test may wait minutes for a thread
+    /// of the cooperative pool, which the deadline's own thread does not (a replay is read at
+    /// once whatever the timeout).
+    func request(_ replay: String = LoginGateTests.kiosk, now: String? = nil, timeout: Int64 = 600_000) throws -> LoginGate.Request {
         LoginGate.Request(trigger: TriggerRequest(action: "login", timeoutMilliseconds: timeout, now: try now.map(TimeText.milliseconds),
                                                   source: .nmea(path: replay)))
     }
@@ -124,17 +128,25 @@ struct LoginGateTests {
     @Test func aSourceThatNeverAnswersEndsAtTheDeadline() async throws {
         try writeConfig()
         let release = DispatchSemaphore(value: 0)
+        let endedSignal = DispatchSemaphore(value: 0)
         let ended = Mutex<Int32?>(nil)
         // gpsd that never answers: the opener blocks until the test ends.
         let hanging = SourceOpener { _, _, _ in
             release.wait()
             throw SourceError.unavailable("released")
         }
-        let gate = gate(sources: hanging, endProcess: { code in ended.withLock { $0 = code } })
+        let gate = gate(sources: hanging, endProcess: { code in
+            ended.withLock { $0 = code }
+            endedSignal.signal()
+        })
         let request = LoginGate.Request(trigger: TriggerRequest(action: "login", timeoutMilliseconds: 100, source: .defaultGPSD))
         let decision = Task { await gate.decide(request) }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ended.withLock({ $0 }) == nil && ContinuousClock.now < deadline { await Task.yield() }
+        // Waited for off the cooperative pool, which the gate needs to start; long enough for
+        // a pool the whole suite keeps busy (the deadline itself is 100 ms from the start).
+        let signalled = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: endedSignal.wait(timeout: .now() + 900) == .success) }
+        }
+        #expect(signalled)
         #expect(ended.withLock { $0 } == 1)
         #expect(log.all.first?.1.contains("no decision within the action's timeout") == true, "\(log.all)")
         release.signal()

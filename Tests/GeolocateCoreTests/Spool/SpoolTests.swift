@@ -383,7 +383,7 @@ import Testing
         #expect {
             try Spool(stateDirectory: state, clock: SystemClock())
         } throws: { error in
-            guard case GeolocateError.stateNotWritable(let path, let reason) = error else { return false }
+            guard let error = error as? GeolocateError, error.isStateNotWritable, let path = error.path, let reason = error.reason else { return false }
             return path.hasSuffix("spool.sqlite") && reason.contains("not a database")
         }
     }

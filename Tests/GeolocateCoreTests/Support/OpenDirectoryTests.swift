@@ -28,7 +28,7 @@ import Glibc
     }
 
     func refusal(_ body: () throws -> Void) -> String? {
-        do { try body() } catch GeolocateError.stateFileRefused(_, let reason) { return reason } catch { return "other: \(error)" }
+        do { try body() } catch let error as GeolocateError where error.isRefusedStateFile { return error.reason ?? "" } catch { return "other: \(error)" }
         return nil
     }
 

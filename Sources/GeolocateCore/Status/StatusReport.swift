@@ -1,10 +1,8 @@
 import Foundation
-import GRDB
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
-import Logging
 
 /// What `geolocate status` reports (SPEC §12): where state lives, what waits in the spool and
 /// for which endpoint, the last fix, whether gpsd answers, and the geocoder cache.
@@ -143,14 +141,13 @@ package struct StatusReport: Sendable, Encodable {
                 }
             }
         } catch let error as GeolocateError {
-            switch error {
-            case .stateFileRefused:
+            if error.isRefusedStateFile {
                 // Something planted in the state directory is no state of the spool's: said as an error (73).
                 throw error
-            case .spoolDamaged(_, let reason):
-                spoolStatus = SpoolStatus(state: .damaged, problem: reason)
+            } else if error.isSpoolDamaged {
+                spoolStatus = SpoolStatus(state: .damaged, problem: error.reason)
                 for index in endpoints.indices { endpoints[index].pending = nil }
-            default:
+            } else {
                 // A monitoring user may not read the spool: the summary the writers keep says
                 // its counts (SPEC §16).
                 summary = StatusSummary.read(stateDirectory: stateDirectory)
@@ -328,30 +325,5 @@ package struct StatusReport: Sendable, Encodable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-    }
-}
-
-/// gpsd as `status` found it: whether it answered `?POLL;` within 1 s, its device, its fix.
-package struct GPSDHealth: Sendable, Encodable {
-    package var reachable: Bool
-    package var device: String?
-    /// `2D`, `3D`, or `nil` with no fix.
-    package var fixMode: String?
-    package var error: String?
-
-    package init(reachable: Bool, device: String? = nil, fixMode: String? = nil, error: String? = nil) {
-        self.reachable = reachable
-        self.device = device
-        self.fixMode = fixMode
-        self.error = error
-    }
-}
-
-extension GeocoderCache {
-    /// How many answers the cache holds; `nil` when there is no cache (or it cannot be read).
-    /// Read only, creating nothing beside it (`ReadOnlyDatabase`).
-    func entryCount(elapsed: MonotonicClock) -> Int? {
-        guard let database = try? ReadOnlyDatabase.open(path, elapsed: elapsed) else { return nil }
-        return try? database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM cells") }
     }
 }

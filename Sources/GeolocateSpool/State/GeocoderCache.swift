@@ -1,9 +1,6 @@
 import Foundation
 import GRDB
-import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
-import NIOSSL
 import Synchronization
 
 /// The street geocoder's answers and throttle, in SQLite in the state directory
@@ -31,7 +28,7 @@ package final class GeocoderCache: Sendable {
     }
 
     /// The cache key: the point rounded to 4 decimals (about 11 m).
-    static func cell(latitude: Double, longitude: Double) -> String {
+    package static func cell(latitude: Double, longitude: Double) -> String {
         JSONWriter.decimal(latitude, digits: 4) + "," + JSONWriter.decimal(longitude, digits: 4)
     }
 
@@ -39,7 +36,7 @@ package final class GeocoderCache: Sendable {
     /// service now, recording the request time, and returns `nil`.
     /// - Throws: `GeocodingError.throttled` when the last request is within the interval;
     ///   `GeolocateError.stateNotWritable` when the cache cannot be opened or written.
-    func answerOrClaim(_ cell: String, now: Int64, minIntervalMilliseconds: Int64) throws -> StreetAddress? {
+    package func answerOrClaim(_ cell: String, now: Int64, minIntervalMilliseconds: Int64) throws -> StreetAddress? {
         try write { db in
             if let row = try Row.fetchOne(db, sql: "SELECT street, streetNumber FROM cells WHERE cell = ? AND storedAt > ?",
                                           arguments: [cell, now - GeocoderCache.maxAgeMilliseconds]) {
@@ -55,7 +52,7 @@ package final class GeocoderCache: Sendable {
     }
 
     /// Keeps an answer, dropping expired cells and the oldest beyond `maxCells`.
-    func store(_ address: StreetAddress, for cell: String, now: Int64) throws {
+    package func store(_ address: StreetAddress, for cell: String, now: Int64) throws {
         try write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO cells (cell, street, streetNumber, storedAt) VALUES (?, ?, ?, ?)",
                            arguments: [cell, address.street, address.streetNumber, now])
@@ -113,4 +110,13 @@ package final class GeocoderCache: Sendable {
         }
         return migrator
     }()
+}
+
+extension GeocoderCache {
+    /// How many answers the cache holds; `nil` when there is no cache (or it cannot be read).
+    /// Read only, creating nothing beside it (`ReadOnlyDatabase`).
+    package func entryCount(elapsed: MonotonicClock) -> Int? {
+        guard let database = try? ReadOnlyDatabase.open(path, elapsed: elapsed) else { return nil }
+        return try? database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM cells") }
+    }
 }

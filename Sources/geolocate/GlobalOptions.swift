@@ -4,7 +4,6 @@ import GeolocateConfig
 import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
-import GeolocateSpool
 import Logging
 
 /// `--config FILE`, `--state-dir DIR` and `--system`, shared by every command.
@@ -99,80 +98,4 @@ struct GlobalOptions: ParsableArguments {
         if stateDir == "" { throw ValidationError("--state-dir needs a directory") }
         if config == "" { throw ValidationError("--config needs a file") }
     }
-}
-
-/// Where locations come from: `--source`, `--replay` and `--replay-speed`.
-struct SourceOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("gpsd (default), gpsd://HOST:PORT or nmea:FILE.", valueName: "source"),
-            completion: .list(["gpsd", "gpsd://localhost:2947", "nmea:"]), transform: SourceSpecifier.init(parsing:))
-    var source: SourceSpecifier?
-
-    /// Shorthand for `--source nmea:FILE`; `-` reads standard input.
-    @Option(name: .long, help: ArgumentHelp("Replay an NMEA-0183 log (- for stdin).", valueName: "file"),
-            completion: .file(extensions: ["nmea", "log", "txt"]))
-    var replay: String?
-
-    @Option(name: .customLong("replay-speed"), help: ArgumentHelp("asap (default), realtime, or a factor such as 10x.", valueName: "speed"),
-            completion: .list(["asap", "realtime", "10x"]), transform: ReplaySpeed.init(parsing:))
-    var replaySpeed: ReplaySpeed = .asap
-
-    func validate() throws {
-        if source != nil && replay != nil {
-            throw ValidationError("--source and --replay cannot be used together")
-        }
-    }
-
-    /// The source the flags name, if any.
-    var specifier: SourceSpecifier? { replay.map { .nmea(path: $0) } ?? source }
-}
-
-/// `--permission fine|coarse|none`: the permissions granted for one call.
-enum PermissionChoice: String, ExpressibleByArgument, CaseIterable {
-    case fine, coarse, none
-
-    var granted: [Permission] { Permission(rawValue: rawValue).map { [$0] } ?? [] }
-}
-
-extension RecordFormat: ExpressibleByArgument {}
-extension AccuracyLevel: ExpressibleByArgument {}
-
-extension TransmitInterval {
-    /// `--transmit-interval off`, or a duration above 0.
-    init(parsing text: String) throws {
-        self = text == "off" ? .off : .every(milliseconds: try DurationFlag.positive(text, flag: "--transmit-interval"))
-    }
-}
-
-/// The durations flags take, parsed where ArgumentParser reads them. Every duration has a unit
-/// (`1500ms`, `2s`, `30m`, `2h`, `10d`); a bare number other than 0 is refused, as it could be
-/// read as milliseconds or seconds (REFERENCE "Configuration").
-enum DurationFlag {
-    /// A duration above 0: 0 would stop track at once, or flush without a pause.
-    static func positive(_ text: String, flag: String) throws -> Int64 {
-        let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)
-        guard milliseconds > 0 else { throw GeolocateError.usage("\(flag) must be above 0 (such as 30s or 10m)") }
-        return milliseconds
-    }
-
-    /// `--timeout`: 0 (only what gpsd already holds), or 10 ms to 10 minutes: a shorter one is
-    /// a unit mistaken, such as `2ms` meant as seconds.
-    static func queryTimeout(_ text: String) throws -> Int64 {
-        let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)
-        guard milliseconds <= Defaults.maximumQueryTimeoutMilliseconds else {
-            throw GeolocateError.usage("--timeout \(text) is over the \(DurationText.format(Defaults.maximumQueryTimeoutMilliseconds)) a query may take")
-        }
-        guard milliseconds == 0 || milliseconds >= Defaults.minimumTimeoutMilliseconds else {
-            let hint = text.hasSuffix("ms") ? "; did you mean \(text.dropLast(2))s?" : ""
-            throw GeolocateError.usage("--timeout \(text) is under \(DurationText.format(Defaults.minimumTimeoutMilliseconds)), too short for any fix\(hint)")
-        }
-        return milliseconds
-    }
-}
-
-/// `--post URL`: an http or https URL, never quoted with its credentials.
-func checkedPostURL(_ text: String) throws -> String {
-    guard ConfigStore.isHTTPURL(text) else {
-        throw GeolocateError.usage("invalid URL '\(ConfigStore.redactedURL(text))' (use http://HOST[:PORT]/PATH or https://...)")
-    }
-    return text
 }
