@@ -78,6 +78,7 @@ let package = Package(
         .target(
             name: "GeolocateSpool",
             dependencies: [
+                "NMEA",
                 "GeolocateModel",
                 "GeolocateConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -92,6 +93,7 @@ let package = Package(
         .target(
             name: "GeolocateDelivery",
             dependencies: [
+                "NMEA",
                 "GeolocateModel",
                 "GeolocateConfig",
                 "GeolocateSpool",
@@ -110,6 +112,7 @@ let package = Package(
         .target(
             name: "GeolocateCore",
             dependencies: [
+                "NMEA",
                 "GeolocateModel",
                 "GeolocateConfig",
                 "GeolocateSpool",
@@ -122,7 +125,7 @@ let package = Package(
         // The gpsd adapter: the one file that touches libgps's C types.
         .target(
             name: "GPSD",
-            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateCore", "CGPS", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["NMEA", "GeolocateModel", "GeolocateConfig", "GeolocateCore", "CGPS", .product(name: "Logging", package: "swift-log")],
             swiftSettings: ownSwiftSettings
         ),
         // The MQTT adapter: the one file that touches libmosquitto's C types.
@@ -149,13 +152,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "geolocate-bench",
-            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore"],
+            dependencies: ["NMEA", "GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore"],
             swiftSettings: ownSwiftSettings
         ),
         // A runner of inputs in the ordinary build; the libFuzzer target in `make fuzz`.
         .executableTarget(
             name: "geolocate-fuzz",
-            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD"],
+            dependencies: ["NMEA", "GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD"],
             path: "Fuzz",
             exclude: ["corpus"],
             swiftSettings: ownSwiftSettings

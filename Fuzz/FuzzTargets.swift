@@ -5,6 +5,7 @@ import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
+import NMEA
 
 #if canImport(Glibc)
 import Glibc
@@ -67,7 +68,7 @@ enum FuzzTarget: String, CaseIterable {
         close(fds[1])
         let stream = NMEAEpochStream(fileDescriptor: fds[0])
         while let epoch = try? stream.next() {
-            if let fix = epoch.fix { check(fix) }
+            if let fix = epoch.fix { check(Fix(fix, provider: .nmeaReplay)) }
         }
     }
 

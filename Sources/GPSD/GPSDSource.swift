@@ -5,6 +5,7 @@ import GeolocateCore
 import GeolocateModel
 import Logging
 import Synchronization
+import NMEA
 
 #if canImport(Glibc)
 import Glibc

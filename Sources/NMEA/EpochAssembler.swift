@@ -5,7 +5,7 @@ public struct Epoch: Sendable, Equatable {
     /// Milliseconds since 1970 when the date is known (from RMC/ZDA, or carried from an earlier epoch).
     public var timestamp: Int64?
     /// The fix, when the receiver reported a valid 2D or 3D position and the date is known.
-    public var fix: Fix?
+    public var fix: NMEAFix?
     /// True when the epoch had a valid position but no date was known yet, so no fix was made.
     public var undated: Bool
 }
@@ -18,19 +18,15 @@ public struct Epoch: Sendable, Equatable {
 /// `GeoidModel` when GGA leaves it empty), mode from GGA (altitude present → 3D) and else
 /// from GSA, while GSA mode 1 means no fix, DOPs from GSA/GGA,
 /// sigmas from GST, speed and course from RMC/VTG. GGA quality 0, RMC/GLL status V and FAA
-/// mode N mean no fix; manual input and simulator output are fixes that say so (`Fix.Quality`),
+/// mode N mean no fix; manual input and simulator output are fixes that say so (`FixQuality`),
 /// as gpsd 3.22 reports them.
 public struct EpochAssembler {
     private var current = Accumulator()
     private var lastDate: CivilDate?
     private var lastDateTimeOfDay = 0
-    private var lastStatedMode: Fix.Mode?
+    private var lastStatedMode: FixMode?
     private var sky = SkyView()
-    private let provider: Fix.Provider
-
-    public init(provider: Fix.Provider = .nmeaReplay) {
-        self.provider = provider
-    }
+    public init() {}
 
     /// Adds one sentence; when it starts a new epoch, puts the previous one in `completed` and
     /// returns true.
@@ -111,12 +107,11 @@ public struct EpochAssembler {
         if mode == .threeD {
             vertical = FixLimits.errorFigure(current.sigmaAltitude) ?? FixLimits.errorFigure(current.vdop).map(Accuracy.vertical(vdop:))
         }
-        result.fix = Fix.checked(
+        result.fix = NMEAFix.checked(
             timestamp: timestamp, latitude: latitude, longitude: longitude, mode: mode,
             altitudeHAE: altitudeHAE, altitudeMSL: mode == .threeD ? current.altitudeMSL : nil,
             speed: current.speedKnots.map { $0 * Accuracy.metresPerSecondPerKnot },
-            course: current.course, horizontalAccuracy: horizontal, verticalAccuracy: vertical,
-            provider: provider)
+            course: current.course, horizontalAccuracy: horizontal, verticalAccuracy: vertical)
         result.fix?.satellites = sky.summary(at: time, ggaUsed: current.ggaSatellites)
         result.fix?.quality = current.unmeasured ?? current.ggaQuality ?? current.letterQuality ?? .gps
         return result
@@ -131,7 +126,7 @@ private struct Accumulator {
     var longitude: Double?
     /// The fix state the last position sentence reported: nil = none seen.
     var positionValid: Bool?
-    var ggaMode: Fix.Mode?
+    var ggaMode: FixMode?
     var ggaSaidNoFix = false
     /// The last GGA had a fix quality but fewer than 3 satellites used.
     var ggaFewSatellites = false
@@ -148,18 +143,18 @@ private struct Accumulator {
     var speedKnots: Double?
     var course: Double?
     /// The weightiest word of the epoch that the receiver did not measure the position: GGA
-    /// quality 6, 7 or 8, mode letter E, M or S (`Fix.Quality.weightier`). It outweighs the
+    /// quality 6, 7 or 8, mode letter E, M or S (`FixQuality.weightier`). It outweighs the
     /// measured kinds, which a receiver may state in the same epoch.
-    var unmeasured: Fix.Quality?
+    var unmeasured: FixQuality?
     /// The kind of fix GGA's quality said, which is the most detailed word (RTK, DGPS).
-    var ggaQuality: Fix.Quality?
+    var ggaQuality: FixQuality?
     /// The kind the last mode letter (RMC, GLL, GNS) said.
-    var letterQuality: Fix.Quality?
+    var letterQuality: FixQuality?
 
     /// The mode GGA or GSA stated in this epoch, if either did.
     ///
     /// gpsd 3.22 lets a GGA with altitude make a 3D fix even when GSA says 2D.
-    var statedMode: Fix.Mode? {
+    var statedMode: FixMode? {
         if let ggaMode { return ggaMode }
         switch gsaFixType {
         case 2: return .twoD
@@ -170,7 +165,7 @@ private struct Accumulator {
 
     /// The fix mode the epoch supports, or nil for no fix. Epochs whose GGA and GSA fell in
     /// a neighbouring epoch keep the mode last stated, as gpsd's cumulative state does.
-    func mode(carried: Fix.Mode?) -> Fix.Mode? {
+    func mode(carried: FixMode?) -> FixMode? {
         guard positionValid == true, !ggaSaidNoFix, gsaFixType != 1 else { return nil }
         if ggaFewSatellites && gsaFixType == nil { return nil }
         return statedMode ?? carried ?? .twoD
@@ -178,9 +173,9 @@ private struct Accumulator {
 
     /// Keeps what a mode letter (RMC, GLL, GNS) said of the fix: the last measured kind, or
     /// an unmeasured one (E, M, S), which outweighs every measured word of the epoch.
-    private mutating func noteLetter(_ kind: Fix.Quality?) {
+    private mutating func noteLetter(_ kind: FixQuality?) {
         guard let kind else { return }
-        if kind.isMeasured { letterQuality = kind } else { unmeasured = Fix.Quality.weightier(unmeasured, kind) }
+        if kind.isMeasured { letterQuality = kind } else { unmeasured = FixQuality.weightier(unmeasured, kind) }
     }
 
     @inline(__always)
@@ -196,8 +191,8 @@ private struct Accumulator {
                 return
             }
             ggaSaidNoFix = false
-            let kind = Fix.Quality(ggaQuality: quality)
-            if let kind, !kind.isMeasured { unmeasured = Fix.Quality.weightier(unmeasured, kind) } else { ggaQuality = kind }
+            let kind = FixQuality(ggaQuality: quality)
+            if let kind, !kind.isMeasured { unmeasured = FixQuality.weightier(unmeasured, kind) } else { ggaQuality = kind }
             // gpsd 3.22 (processGGA): fewer than 3 satellites used, an empty field counting as
             // 0, is no fix whatever the quality says, unless a GSA of the epoch states a mode.
             ggaFewSatellites = (satellites ?? 0) < 3
@@ -220,7 +215,7 @@ private struct Accumulator {
             // gpsd 3.22 (processRMC): status V sets no fix, even after a GGA of the same epoch,
             // whatever the mode letter says.
             if !valid { positionValid = false }
-            if ok { noteLetter(faaMode.flatMap(Fix.Quality.init(modeLetter:))) }
+            if ok { noteLetter(faaMode.flatMap(FixQuality.init(modeLetter:))) }
             setPosition(latitude, longitude, valid: ok)
             if ok {
                 if let speed { speedKnots = speed }
@@ -228,7 +223,7 @@ private struct Accumulator {
             }
         case let .gll(_, valid, latitude, longitude, faaMode):
             let ok = valid && faaMode != 0x4E
-            if ok { noteLetter(faaMode.flatMap(Fix.Quality.init(modeLetter:))) }
+            if ok { noteLetter(faaMode.flatMap(FixQuality.init(modeLetter:))) }
             setPosition(latitude, longitude, valid: ok)
         case let .gsa(fixType, _, hdop, vdop, _):
             guard let fixType, (1...3).contains(fixType) else { return }

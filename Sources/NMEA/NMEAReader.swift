@@ -372,11 +372,11 @@ public final class NMEAEpochStream {
     /// - Parameter idleMilliseconds: see `NMEAReader.init`: `next()` throws `NMEAReader.Idle`
     ///   after this long without input (or, on `monotonicMilliseconds`, without an epoch), and
     ///   can be called again.
-    public init(fileDescriptor fd: Int32, provider: Fix.Provider = .nmeaReplay, idleMilliseconds: Int32? = nil,
+    public init(fileDescriptor fd: Int32, idleMilliseconds: Int32? = nil,
                 monotonicMilliseconds: (() -> Int64)? = nil) {
         reader = NMEAReader(fileDescriptor: fd, idleMilliseconds: idleMilliseconds,
                             maximumBytesPerCall: NMEAEpochStream.maximumBytesPerEpoch, monotonicMilliseconds: monotonicMilliseconds)
-        assembler = EpochAssembler(provider: provider)
+        assembler = EpochAssembler()
     }
 
     /// What the stream contained so far.

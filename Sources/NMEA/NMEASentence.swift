@@ -12,7 +12,7 @@ public enum NMEASentence: Sendable, Equatable {
     case gll(time: Int?, valid: Bool, latitude: Double?, longitude: Double?, faaMode: UInt8?)
     /// GNS: like GGA, with per-constellation mode letters.
     case gns(time: Int?, latitude: Double?, longitude: Double?, hasFix: Bool, satellites: Int?,
-             hdop: Double?, altitudeMSL: Double?, geoidSeparation: Double?, quality: Fix.Quality?)
+             hdop: Double?, altitudeMSL: Double?, geoidSeparation: Double?, quality: FixQuality?)
     /// GSA: fix type (1 none, 2 = 2D, 3 = 3D), DOPs and the satellites used.
     case gsa(fixType: Int?, pdop: Double?, hdop: Double?, vdop: Double?, used: SatellitesUsed)
     /// GST: 1-sigma errors of latitude, longitude and altitude, in metres.
@@ -96,15 +96,15 @@ public enum NMEASentence: Sendable, Equatable {
             let modes = f.next()
             var hasFix = false
             // The best kind a system measured, and the weightiest unmeasured one (E, M, S).
-            var measured: Fix.Quality?, unmeasured: Fix.Quality?
+            var measured: FixQuality?, unmeasured: FixQuality?
             if let modes {
                 for i in modes where body[i] != 0x4E {
                     hasFix = true
-                    guard let kind = Fix.Quality(modeLetter: body[i]) else { continue }
+                    guard let kind = FixQuality(modeLetter: body[i]) else { continue }
                     if kind.isMeasured {
-                        measured = Fix.Quality.weightier(measured, kind)
+                        measured = FixQuality.weightier(measured, kind)
                     } else {
-                        unmeasured = Fix.Quality.weightier(unmeasured, kind)
+                        unmeasured = FixQuality.weightier(unmeasured, kind)
                     }
                 }
             }

@@ -10,6 +10,7 @@ import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
+import NMEA
 
 /// What every measurement here is timed with.
 let clock = SystemMonotonicClock()

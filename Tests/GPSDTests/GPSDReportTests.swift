@@ -1,3 +1,4 @@
+import GeolocateModel
 @testable import GPSD
 import NMEA
 import Testing

@@ -12,7 +12,7 @@ import Testing
     /// One epoch's fix from a GGA and an RMC that agree on a valid position at 2026-11-22T12:00:00Z.
     func fix(gga: String = "GPGGA,120000,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,",
              rmc: String = "GPRMC,120000,A,4807.038,N,01131.000,E,022.4,084.4,221126,,,A",
-             extra: [String] = []) throws -> Fix? {
+             extra: [String] = []) throws -> NMEAFix? {
         try NMEATestInput.epochs(log([gga, rmc] + extra)).first?.fix
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
+import NMEA
 
 /// Reads `policy.zones`: a GeoJSON FeatureCollection (RFC 7946) of named zones.
 enum ZoneFile {

@@ -3,6 +3,7 @@ import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
 import Logging
+import NMEA
 
 /// The report the next one is compared with: the last record with a location made on this
 /// device, kept in the state directory.

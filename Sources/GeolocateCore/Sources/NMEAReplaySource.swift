@@ -2,6 +2,7 @@ import GeolocateConfig
 import GeolocateDelivery
 import GeolocateModel
 import Logging
+import NMEA
 
 #if canImport(Glibc)
 import Glibc
@@ -139,7 +140,7 @@ package final class NMEAReplaySource: LocationSource {
         self.speed = speed
         self.idleMilliseconds = idleMilliseconds
         self.arrivalClock = isatty(fd) == 1 ? arrivalClock : nil
-        stream = NMEAEpochStream(fileDescriptor: fd, provider: .nmeaReplay, idleMilliseconds: idleMilliseconds,
+        stream = NMEAEpochStream(fileDescriptor: fd, idleMilliseconds: idleMilliseconds,
                                  monotonicMilliseconds: { Int64(pacingClock.nowSeconds * 1000) })
     }
 
@@ -233,7 +234,7 @@ package final class NMEAReplaySource: LocationSource {
     /// the next ones, are still to be read, not late.
     package func finishPending() -> Fix? {
         guard case .asap = speed, inputIsIdle, lookahead.isEmpty else { return nil }
-        return stream.finishEpoch()?.fix
+        return stream.finishEpoch()?.fix.map { Fix($0, provider: .nmeaReplay) }
     }
 
     /// Waits up to `timeoutMilliseconds` of log time for the next fix.
@@ -274,7 +275,7 @@ package final class NMEAReplaySource: LocationSource {
                 return .timedOut
             }
             elapsed = max(elapsed, next.elapsed)
-            if let fix = next.epoch.fix { return .fix(fix) }
+            if let fix = next.epoch.fix { return .fix(Fix(fix, provider: .nmeaReplay)) }
         }
     }
 
@@ -298,7 +299,7 @@ package final class NMEAReplaySource: LocationSource {
             guard let read else { throw SourceError.unavailable("\(name): the receiver hung up (end of input)") }
             inputIsIdle = false
             elapsed = read.elapsed
-            if let fix = read.epoch.fix { return .fix(arrived(fix, clock: clock)) }
+            if let fix = read.epoch.fix { return .fix(arrived(Fix(fix, provider: .nmeaReplay), clock: clock)) }
         }
         return .timedOut
     }

@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NMEA
 
 /// One POST of a batch.
 package struct DeliveryRequest: Sendable {

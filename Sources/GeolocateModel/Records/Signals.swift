@@ -1,3 +1,5 @@
+import NMEA
+
 /// What a record says to a risk engine beyond where the device is (SPEC §10.1): impossible
 /// travel, a country change, a stale, inaccurate, replayed or spoofed fix.
 ///

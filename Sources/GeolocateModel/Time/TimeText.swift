@@ -1,3 +1,5 @@
+import NMEA
+
 /// Parses `--now` values and writes times for messages.
 ///
 /// ISO 8601 is read strictly (RFC 3339's profile): `2026-11-22T05:00:00Z`, fractional seconds

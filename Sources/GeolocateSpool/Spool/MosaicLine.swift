@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GeolocateConfig
 import GeolocateModel
+import NMEA
 
 /// A record as its Mosaic JSON line (SPEC §3.1): how schema version 1 of the spool kept it,
 /// and what `track --stdout` hands to `export --input`.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GeolocateConfig
 import GeolocateModel
+import NMEA
 
 /// How a record is stored in the spool: one typed column per field (schema version 2).
 ///

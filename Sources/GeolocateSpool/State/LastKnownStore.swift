@@ -1,6 +1,7 @@
 import Foundation
 import GeolocateModel
 import Logging
+import NMEA
 
 /// The last fix geolocate itself saw, kept in the state directory across commands.
 ///

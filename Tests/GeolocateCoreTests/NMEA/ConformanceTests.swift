@@ -5,6 +5,7 @@ import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
 import Testing
+import NMEA
 
 /// Replays every log of the gpsd corpus and compares our fixes with gpsd 3.22's, epoch by
 /// epoch, in both directions, for every log on its own:
@@ -169,7 +170,7 @@ import Testing
         try #require(fd >= 0)
         defer { close(fd) }
         let stream = NMEAEpochStream(fileDescriptor: fd)
-        var ours: [Int64: Fix] = [:]
+        var ours: [Int64: NMEAFix] = [:]
         while let epoch = try stream.next() {
             if let fix = epoch.fix { ours[fix.timestamp] = fix }
         }

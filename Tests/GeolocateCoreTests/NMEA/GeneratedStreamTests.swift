@@ -5,6 +5,7 @@ import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
 import Testing
+import NMEA
 
 /// A long, deliberately broken stream from `../shared/tools/nmea-gen.py`, checked against the
 /// generator's own truth file: every clean epoch's fix must come out exactly, no-fix tunnels
@@ -19,7 +20,7 @@ import Testing
         let fd = open(generated.log, O_RDONLY)
         defer { close(fd) }
         let stream = NMEAEpochStream(fileDescriptor: fd)
-        var fixes: [Int64: Fix] = [:]
+        var fixes: [Int64: NMEAFix] = [:]
         while let epoch = try stream.next() {
             if let fix = epoch.fix { fixes[fix.timestamp] = fix }
         }

@@ -6,6 +6,7 @@ import Foundation
 @testable import GeolocateSpool
 import Logging
 import Testing
+import NMEA
 
 /// The rules of SPEC §10.1, one by one, on records made by hand.
 @Suite(.tags(.unit), .timeLimit(.minutes(20))) struct SignalDetectorTests {

@@ -9,6 +9,7 @@ import class GRDB.DatabaseQueue
 import class GRDB.Row
 import struct GRDB.DatabaseValue
 import Testing
+import NMEA
 
 /// The SQLite spool on real files: appends, dedupe, retention, group commit, concurrent writers.
 @Suite(.tags(.unit), .timeLimit(.minutes(20))) struct SpoolTests {
