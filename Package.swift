@@ -176,7 +176,9 @@ let package = Package(
         .testTarget(
             name: "GeolocateIntegrationTests",
             dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz"],
-            exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/spoof-nmea.py", "Support/pam-harness.sh", "Support/jws-tool.py", "Golden"],
+            exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/fake-mqtt.py", "Support/spoof-nmea.py", "Support/pty-nmea.py",
+                      "Support/fresh-nmea.py", "Support/pam-harness.sh", "Support/device-harness.sh", "Support/jws-tool.py",
+                      "Support/verify-kit-test.py", "Golden"],
             swiftSettings: ownSwiftSettings
         ),
     ]

@@ -13,39 +13,6 @@ import Glibc
 @Suite(.tags(.integration), .timeLimit(.minutes(20))) struct ConfigEndToEndTests {
     let geolocate = GeolocateProcess()
 
-    @Test func setGetUnsetRoundTrip() throws {
-        #expect(try geolocate.run(["config", "set", "actions.checkout.mode", "last-known:30"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "actions.checkout.timeout", "2s"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "permissions", "fine,coarse"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "triggerActionQueryTimeout", "2500"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "source", "gpsd://127.0.0.1:2948"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "defaultInterval", "force-last-known"]).status == 0)
-        // Stored in its one spelling: N minutes of last-known:N written with its unit.
-        #expect(try geolocate.run(["config", "get", "actions.checkout.mode"]).stdout == "last-known:30m\n")
-        #expect(try geolocate.run(["config", "get", "triggerActionQueryTimeout"]).stdout == "2500\n")
-        let permissions = try geolocate.run(["config", "get", "permissions"]).stdout
-        #expect(permissions.contains("\"fine\"") && permissions.contains("\"coarse\""))
-
-        let attributes = try FileManager.default.attributesOfItem(atPath: geolocate.configPath)
-        #expect((attributes[.posixPermissions] as? Int) == 0o600)
-
-        #expect(try geolocate.run(["config", "unset", "actions.checkout.mode"]).status == 0)
-        #expect(try geolocate.run(["config", "get", "actions.checkout.mode"]).stdout == "force-current\n")  // built-in table
-        #expect(try geolocate.run(["config", "get", "actions.checkout.timeout"]).stdout == "2s\n")
-        #expect(try geolocate.run(["config", "validate"]).status == 0)
-        #expect(try geolocate.run(["config", "path"]).stdout == geolocate.configPath + "\n")
-
-        // Built-in values where the help names them; an empty list on one line; a key with
-        // no value at all says so (before: exit 1 and nothing on either stream).
-        #expect(try geolocate.run(["config", "get", "actions.foo.mode"]).stdout == "default\n")
-        #expect(try geolocate.run(["config", "get", "endpoints.b.batchSize"]).stdout == "500\n")
-        #expect(try geolocate.run(["config", "get", "endpoints.b.format"]).stdout == "openlocate\n")
-        #expect(try geolocate.run(["config", "set", "permissions", "none"]).status == 0)
-        #expect(try geolocate.run(["config", "get", "permissions"]).stdout == "[]\n")
-        let unset = try geolocate.run(["config", "get", "endpoints.b.url"])
-        #expect(unset.status == 1 && unset.stderr.contains("endpoints.b.url is not set"), "\(unset.stderr)")
-    }
-
     /// A group of keys (an endpoint, an action, `privacy`) is unset whole; a key that names
     /// no group is still refused.
     /// After `--` every word is a value, a negative number too: a user name may be -5, and a
@@ -60,38 +27,6 @@ import Glibc
         // A range that starts above 0 is told as it is, never "use 0 or more".
         let lifetime = try geolocate.run(["config", "set", "signing.tokenLifetime", "--", "-1s"])
         #expect(lifetime.status == 64 && lifetime.stderr.contains("(use a duration from 10s to 1h"), "\(lifetime.stderr)")
-    }
-
-    @Test func unsetRemovesAGroupOfKeys() throws {
-        for (key, value) in [("endpoints.p.url", "http://127.0.0.1:9/in"), ("endpoints.p.batchSize", "10"),
-                             ("endpoints.p.headers.X-Key", "k"), ("endpoints.q.url", "http://127.0.0.1:9/q"),
-                             ("privacy.precision", "CITY"), ("actions.login.mode", "disabled")] {
-            try #require(try geolocate.run(["config", "set", key, value]).status == 0)
-        }
-        for group in ["endpoints.p", "privacy", "actions.login"] {
-            let result = try geolocate.run(["config", "unset", group])
-            #expect(result.status == 0, "\(group): \(result.stderr)")
-        }
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: geolocate.configPath))) as? [String: Any])
-        #expect((document["endpoints"] as? [String: Any])?.keys.sorted() == ["q"])
-        #expect(document["privacy"] == nil)
-        #expect(document["actions"] == nil)
-        #expect(try geolocate.run(["config", "unset", "endpoints.q.nonsense"]).status == 64)
-        #expect(try geolocate.run(["config", "unset", "nonsense"]).status == 64)
-    }
-
-    @Test func refusedValuesNameTheValidOnes() throws {
-        let mode = try geolocate.run(["config", "set", "actions.login.mode", "sometimes"])
-        #expect(mode.status == 64)
-        #expect(mode.stderr.contains("force-current"))
-        let permission = try geolocate.run(["config", "set", "permissions", "precise"])
-        #expect(permission.status == 64)
-        #expect(permission.stderr.contains("fine, coarse, none"))
-        let key = try geolocate.run(["config", "set", "colour", "blue"])
-        #expect(key.status == 64)
-        #expect(key.stderr.contains("unknown key 'colour'") && key.stderr.contains("geolocate config keys lists them"))
-        #expect(!key.stderr.contains("actions.NAME.mode"), "a pointer, not the list of every key")
-        #expect(!FileManager.default.fileExists(atPath: geolocate.configPath))
     }
 
     @Test func corruptFileIsNeverOverwritten() throws {
@@ -112,15 +47,6 @@ import Glibc
         #expect(try geolocate.run(["config", "reset"]).status == 0)
         #expect(try String(contentsOfFile: geolocate.configPath + ".bak", encoding: .utf8) == corrupt)
         #expect(try geolocate.run(["config", "validate"]).status == 0)
-    }
-
-    @Test func invalidValueInFileNamesKeyAndLine() throws {
-        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        try "{\n  \"defaultInterval\": \"force-current\",\n  \"actions\": {\n    \"login\": { \"timeout\": \"soon\" }\n  }\n}\n"
-            .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
-        let result = try geolocate.run(["config", "validate"])
-        #expect(result.status == 78)
-        #expect(result.stderr.contains(":4:") && result.stderr.contains("actions.login.timeout"), "\(result.stderr)")
     }
 
     /// A key given twice is refused at any depth: Foundation kept the first copy
@@ -144,73 +70,6 @@ import Glibc
         #expect(try String(contentsOfFile: geolocate.configPath, encoding: .utf8) == content, "never written over")
     }
 
-    @Test func privacyKeysAreValidatedWithTheirDefaults() throws {
-        #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "GPS_LOCATION\n")
-        #expect(try geolocate.run(["config", "get", "privacy.countryCodeReplacement"]).stdout == "XB\n")
-        #expect(try geolocate.run(["config", "get", "privacy.accuracyThreshold"]).stdout == "50\n")
-        let refused = try geolocate.run(["config", "set", "privacy.precision", "town"])
-        #expect(refused.status == 64)
-        #expect(refused.stderr.contains("NONE, COUNTRY, DISTRICT, CITY, STREET, STREET_NUMBER, GPS_LOCATION"), "\(refused.stderr)")
-        #expect(try geolocate.run(["config", "set", "privacy.countryCodeReplacement", "X1"]).status == 64)
-        #expect(try geolocate.run(["config", "set", "privacy.locationAttributeFilter", "city,colour"]).status == 64)
-        #expect(try geolocate.run(["config", "set", "geocoder.url", "nominatim"]).status == 64)
-        #expect(try geolocate.run(["config", "set", "privacy.precision", "street_number"]).status == 0)
-        #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "STREET_NUMBER\n")
-        #expect(try geolocate.run(["config", "set", "privacy.locationAttributeFilter", "coordinates, city"]).status == 0)
-        let filter = try geolocate.run(["config", "get", "privacy.locationAttributeFilter"]).stdout
-        #expect(filter.contains("\"latitude\"") && filter.contains("\"longitude\"") && filter.contains("\"city\"") && !filter.contains("\"altitude\""))
-        // The group: the file's values over the built-in defaults (before: "unknown key").
-        let group = try geolocate.run(["config", "get", "privacy"])
-        let members = try JSONSerialization.jsonObject(with: Data(group.stdout.utf8)) as? [String: Any]
-        #expect(members?["precision"] as? String == "STREET_NUMBER", "\(group.stdout) \(group.stderr)")
-        #expect(members?["accuracyThreshold"] as? Double == 50 && members?["countryCodeReplacement"] as? String == "XB")
-        // A hand-edited file with a bad value is refused with its line.
-        try "{\n  \"privacy\": {\n    \"precision\": \"TOWN\"\n  }\n}\n".write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
-        let invalid = try geolocate.run(["config", "validate"])
-        #expect(invalid.status == 78 && invalid.stderr.contains(":3:"), "\(invalid.stderr)")
-    }
-
-    @Test func theExampleConfigurationIsValidAndRedacted() throws {
-        let validated = try geolocate.run(["config", "validate", "--config", "Examples/config.json"])
-        #expect(validated.status == 0, "\(validated.stderr)")
-        let settings = try ConfigStore(path: GeolocateProcess.projectRoot.appendingPathComponent("Examples/config.json").path).settings()
-        #expect(settings.endpoints.map(\.name) == ["audit", "primary"])
-        #expect(settings.endpoints.last?.format == .openlocate && settings.endpoints.first?.format == .mosaicNDJSON)
-        #expect(settings[ConfigKey.transmissionInterval] == 900_000)
-        #expect(!settings.fields.deviceModel)
-        #expect(settings.privacy.precision == .city && settings.privacy.attributeFilter.contains(.district))
-        #expect(settings[ConfigKey.geocoderURL] == "http://localhost:8088" && settings[ConfigKey.geocoderMinInterval] == 60_000)
-        let shown = try geolocate.run(["config", "show", "--config", "Examples/config.json"])
-        #expect(!shown.stdout.contains("replace-me"))
-    }
-
-    /// A6: integer keys refuse fractions and values out of range, naming the range; a file
-    /// holding one is refused (78) by config validate and by every command.
-    @Test(arguments: [
-        ("spool.maxRecords", "0.5", "1 to 1000000000"), ("spool.maxRecords", "0", "1 to 1000000000"),
-        ("spool.maxRecords", "1e12", "1 to 1000000000"), ("spool.maxRecords", "many", "1 to 1000000000"),
-        ("endpoints.primary.batchSize", "2.5", "1 to 100000"), ("endpoints.primary.batchSize", "100001", "1 to 100000"),
-        ("triggerActionQueryTimeout", "1500.5", "10 to 600000"), ("triggerActionQueryTimeout", "0", "10 to 600000"),
-        ("triggerActionQueryTimeout", "11m", "10 to 600000"), ("triggerActionQueryTimeout", "9", "10 to 600000"),
-        ("visits.radius", "1e308", "1 to 20000000"), ("privacy.accuracyThreshold", "0", "0.01 to 20000000"),
-        ("visits.radius", "0x1p8", "1 to 20000000"), ("spool.maxRetention", "0x10d", "such as 1500ms"),
-    ])
-    func integerKeysRefuseFractionsAndOutOfRange(_ key: String, _ value: String, _ range: String) throws {
-        let refused = try geolocate.run(["config", "set", key, value])
-        #expect(refused.status == 64, "\(key) \(value): \(refused.stderr)")
-        #expect(refused.stderr.contains(key) && refused.stderr.contains(range), "\(refused.stderr)")
-        #expect(refused.stderr.split(separator: "\n").count == 1)
-        #expect(!FileManager.default.fileExists(atPath: geolocate.configPath))
-    }
-
-    @Test func integerKeysInRangeAreStoredAsWholeNumbers() throws {
-        #expect(try geolocate.run(["config", "set", "spool.maxRecords", "1000"]).status == 0)
-        #expect(try geolocate.run(["config", "get", "spool.maxRecords"]).stdout == "1000\n")
-        #expect(try geolocate.run(["config", "set", "triggerActionQueryTimeout", "2s"]).status == 0)
-        #expect(try geolocate.run(["config", "get", "triggerActionQueryTimeout"]).stdout == "2000\n")
-        #expect(try geolocate.run(["config", "set", "endpoints.primary.batchSize", "100000"]).status == 0)
-    }
-
     @Test(arguments: [
         #"{"spool": {"maxRecords": 0.5}}"#, #"{"spool": {"maxRecords": 0}}"#,
         #"{"endpoints": {"primary": {"url": "http://127.0.0.1:9/x", "batchSize": 1.5}}}"#,
@@ -227,43 +86,6 @@ import Glibc
             #expect(result.stderr.contains(geolocate.configPath + ":1:"), "\(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1)
         }
-    }
-
-    /// D16: an invalid mode in config names the valid modes.
-    @Test(arguments: ["last-known:soon", "last-known:", "sometimes"])
-    func anInvalidModeNamesTheValidOnes(_ mode: String) throws {
-        let result = try geolocate.run(["config", "set", "defaultInterval", mode])
-        #expect(result.status == 64)
-        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
-        for valid in ["default", "disabled", "force-current", "force-last-known", "last-known:N", "90s", "30m", "2h"] {
-            #expect(result.stderr.contains(valid), "\(valid) missing from \(result.stderr)")
-        }
-    }
-
-    /// C10: lastKnownMaxAge, top level and per action, a duration like the other duration keys.
-    @Test func lastKnownMaxAgeIsADuration() throws {
-        #expect(try geolocate.run(["config", "get", "lastKnownMaxAge"]).status == 1)  // unset: unlimited
-        #expect(try geolocate.run(["config", "set", "lastKnownMaxAge", "30m"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "actions.login.lastKnownMaxAge", "90s"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "actions.checkout.lastKnownMaxAge", "2h"]).status == 0)
-        #expect(try geolocate.run(["config", "get", "lastKnownMaxAge"]).stdout == "30m\n")
-        #expect(try geolocate.run(["config", "get", "actions.login.lastKnownMaxAge"]).stdout == "90s\n")
-        #expect(try geolocate.run(["config", "validate"]).status == 0)
-        let refused = try geolocate.run(["config", "set", "lastKnownMaxAge", "soon"])
-        #expect(refused.status == 64 && refused.stderr.contains("lastKnownMaxAge"), "\(refused.stderr)")
-        let settings = try ConfigStore(path: geolocate.configPath).settings()
-        #expect(settings[ConfigKey.lastKnownMaxAge] == 1_800_000)
-        #expect(settings[ConfigKey.actionLastKnownMaxAge, name: "login"] == 90_000)
-        #expect(settings[ConfigKey.actionLastKnownMaxAge, name: "checkout"] == 7_200_000)
-        #expect(settings[ConfigKey.actionLastKnownMaxAge, name: "logout"] == nil)
-        #expect(try geolocate.run(["config", "unset", "actions.login.lastKnownMaxAge"]).status == 0)
-        #expect(try ConfigStore(path: geolocate.configPath).settings()[ConfigKey.actionLastKnownMaxAge, name: "login"] == nil)
-        // Hand-edited: a bad value is refused with its line.
-        try "{\n  \"actions\": {\n    \"login\": { \"lastKnownMaxAge\": \"later\" }\n  }\n}\n"
-            .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
-        let invalid = try geolocate.run(["config", "validate"])
-        #expect(invalid.status == 78 && invalid.stderr.contains(":3:") && invalid.stderr.contains("actions.login.lastKnownMaxAge"),
-                "\(invalid.stderr)")
     }
 
     /// A header value with a stray CR, or a header name that is no token, is refused without
@@ -320,43 +142,6 @@ import Glibc
             .write(to: URL(fileURLWithPath: geolocate.configPath))
         let validate = try geolocate.run(["config", "validate"])
         #expect(validate.status == 78 && validate.stderr.contains("X-Key"), "\(validate.stderr)")
-    }
-
-    /// SPEC §7: a symlinked config file is written through the link (before, `set` replaced
-    /// the link with a private copy), and an existing file keeps its mode (0644 became 0600).
-    @Test func setWritesThroughASymlinkAndKeepsTheMode() throws {
-        let managed = geolocate.home.appendingPathComponent("managed")
-        try FileManager.default.createDirectory(at: managed, withIntermediateDirectories: true)
-        let target = managed.appendingPathComponent("config.json").path
-        try "{}\n".write(toFile: target, atomically: true, encoding: .utf8)
-        #expect(chmod(target, 0o644) == 0)
-        #expect(symlink("managed/config.json", geolocate.configPath) == 0)
-
-        let set = try geolocate.run(["config", "set", "privacy.precision", "CITY"])
-        #expect(set.status == 0, "\(set.stderr)")
-        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
-        #expect(try String(contentsOfFile: target, encoding: .utf8).contains("CITY"))
-        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
-        #expect(try geolocate.run(["config", "get", "privacy.precision"]).stdout == "CITY\n")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: managed.path) == ["config.json"], "no temporary file left")
-
-        // A plain 0644 file stays 0644; unset writes the same way.
-        let plain = geolocate.home.appendingPathComponent("plain.json").path
-        try "{}\n".write(toFile: plain, atomically: true, encoding: .utf8)
-        #expect(chmod(plain, 0o644) == 0)
-        #expect(try geolocate.run(["config", "set", "permissions", "fine", "--config", plain]).status == 0)
-        #expect(try geolocate.run(["config", "unset", "privacy", "--config", geolocate.configPath]).status == 0)
-        #expect(try FileManager.default.attributesOfItem(atPath: plain)[.posixPermissions] as? Int == 0o644)
-        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
-        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
-
-        // reset keeps the old file beside the target and the link in place.
-        let reset = try geolocate.run(["config", "reset"])
-        #expect(reset.status == 0 && reset.stderr.contains(target + ".bak"), "\(reset.stderr)")
-        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: geolocate.configPath) == "managed/config.json")
-        #expect(FileManager.default.fileExists(atPath: target + ".bak"))
-        #expect(try String(contentsOfFile: target, encoding: .utf8) == "{}\n")
-        #expect(try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int == 0o644)
     }
 
     /// Keys are dotted, so a dot in an endpoint, action or header name made a key no command
@@ -424,26 +209,6 @@ import Glibc
         let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
         let withUnit = try geolocate.run(command + ["90s", "--replay", kiosk, "--permission", "fine"] + (command[0] == "track" ? ["--count", "1"] : []))
         #expect(withUnit.status == 0, "\(withUnit.stderr)")
-    }
-
-    /// `config show --all` is the configuration the commands use: every key, the file's values
-    /// over the built-in ones; `config keys --markdown` is the table docs/REFERENCE.md carries.
-    @Test func showAllAndTheKeysTable() throws {
-        #expect(try geolocate.run(["config", "set", "spool.maxRecords", "5000"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "endpoints.a.url", "https://u:pw@example.org/in"]).status == 0)
-        let shown = try geolocate.run(["config", "show", "--all"])
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
-        #expect((document["spool"] as? [String: Any])?["maxRecords"] as? Int == 5000)
-        #expect((document["spool"] as? [String: Any])?["maxRetention"] as? String == "10d")
-        #expect(document["transmissionInterval"] as? String == "6h" && document["triggerActionQueryTimeout"] as? Int == 1500)
-        let endpoint = try #require((document["endpoints"] as? [String: Any])?["a"] as? [String: Any])
-        #expect(endpoint["batchSize"] as? Int == 500 && endpoint["format"] as? String == "openlocate")
-        #expect(!shown.stdout.contains("pw@"))
-
-        let table = try geolocate.run(["config", "keys", "--markdown"]).stdout
-        let reference = try String(contentsOf: GeolocateProcess.projectRoot.appendingPathComponent("docs/REFERENCE.md"), encoding: .utf8)
-        #expect(reference.contains("<!-- config-keys:begin -->\n" + table + "<!-- config-keys:end -->"),
-                "docs/REFERENCE.md's table of keys is not current: run make docs")
     }
 
     /// Found by the hostile pass: a source's credentials never reach a message, a host with
