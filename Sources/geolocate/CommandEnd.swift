@@ -10,10 +10,10 @@ struct CommandEnd: Error {
         self.status = status
     }
 
-    /// A failure, said on stderr as one line (SPEC §8), and its status.
-    static func reporting(_ error: GeolocateError) -> CommandEnd {
+    /// A failure, said on stderr as one line (SPEC §8), and its status (else `status`).
+    static func reporting(_ error: GeolocateError, as status: ExitStatus? = nil) -> CommandEnd {
         StandardError.write("geolocate: \(error.description)")
-        return CommandEnd(error.exitStatus)
+        return CommandEnd(status ?? error.exitStatus)
     }
 
     /// The one place a command's end becomes the process's exit code: every code is one of

@@ -28,7 +28,7 @@ struct KeyCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                try FileHandleOutput.stdout(try DeviceKey.initialize(in: try globalOptions.context(), replacing: forceNew) + "\n")
+                try DeviceKey.initialize(in: try globalOptions.context(), replacing: forceNew) { try FileHandleOutput.stdout($0 + "\n") }
             }
         }
     }
@@ -65,7 +65,7 @@ struct KeyCommand: ParsableCommand {
         @OptionGroup var globalOptions: GlobalOptions
 
         func run() throws {
-            try runReportingErrors { try FileHandleOutput.stdout(try DeviceKey.rotate(in: try globalOptions.context()) + "\n") }
+            try runReportingErrors { try DeviceKey.rotate(in: try globalOptions.context()) { try FileHandleOutput.stdout($0 + "\n") } }
         }
     }
 }

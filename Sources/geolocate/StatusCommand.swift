@@ -72,7 +72,12 @@ struct StatusCommand: ParsableCommand {
             GPSDSource.probe(host: host, port: port, timeoutMilliseconds: Int(Defaults.gpsdResponseTimeoutMilliseconds),
                              logger: logger, clock: options.clock, elapsed: options.elapsed)
         }
-        if let report = output.report { try FileHandleOutput.stdout(report + "\n") }
+        do {
+            if let report = output.report { try FileHandleOutput.stdout(report + "\n") }
+        } catch let error as GeolocateError {
+            // 74, one line; under --check a plugin whose line could not be printed is UNKNOWN.
+            throw CommandEnd.reporting(error, as: check ? .checkUnknown : error.exitStatus)
+        }
         if let problem = output.problem { StandardError.write("geolocate: \(problem)") }
         if output.exitStatus != .success { throw CommandEnd(output.exitStatus) }
     }

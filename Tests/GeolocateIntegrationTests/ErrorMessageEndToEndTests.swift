@@ -63,6 +63,13 @@ import Glibc
         let pending = try geolocate.run(["flush", "--dry-run", "--json"])
         #expect(pending.status == 0 || pending.status == 75, "\(pending.stderr)")
         #expect(pending.stdout.contains("\"pending\":1") || pending.stdout.contains("\"pending\" : 1"), "\(pending.stdout)")
+        // Found by a hostile pass: status said "Error: …" and exited 1 (WARNING to a monitor);
+        // key init said its note before the error.
+        for (arguments, status) in [(["status"], Int32(74)), (["status", "--json"], 74), (["status", "--check"], 3), (["key", "init"], 74)] {
+            let result = try toFull(arguments)
+            #expect(result.status == status, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr == "geolocate: cannot write to standard output: no space left on device\n", "\(arguments): \(result.stderr)")
+        }
     }
 
     /// A reader that went away before trigger printed: exit 74 with one line, and the record

@@ -17,7 +17,6 @@ package enum Delivery {
                               transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil) async throws -> FlushReport {
         let (settings, stateDirectory, clock, elapsed, logger) = (context.settings, context.stateDirectory, context.clock, context.elapsed, context.logger)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
-        for name in names ?? [] { _ = try settings.endpoint(named: name, configPath: context.configPath) }
         // Without endpoints there may still be records `trigger --post URL` left for their URL.
         let hasWork = try !settings.endpoints.isEmpty
             || (names == nil && !Spool(stateDirectory: stateDirectory, clock: clock).postDestinations().isEmpty)
@@ -25,6 +24,7 @@ package enum Delivery {
             throw GeolocateError.missingSetting(
                 "no endpoint is configured in \(context.configPath); add one with: geolocate config set endpoints.NAME.url https://HOST/PATH")
         }
+        for name in names ?? [] { _ = try settings.endpoint(named: name, configPath: context.configPath) }
         // Flushes take turns: a second one then finds the first one's records delivered.
         let lockPath = StateFile.flushLock.path(in: stateDirectory)
         guard let lock = try waitForTurn ? FileLock(path: lockPath) : FileLock.ifFree(path: lockPath) else {
@@ -194,9 +194,14 @@ package enum Delivery {
 
 extension Settings {
     /// The configured endpoint `name`.
-    /// - Throws: `GeolocateError.missingSetting` naming the configured ones (78).
+    /// - Throws: `GeolocateError.missingSetting` naming the configured ones, or saying how to
+    ///   add one when there are none (78).
     package func endpoint(named name: String, configPath: String) throws -> Endpoint {
         guard let endpoint = endpoints.first(where: { $0.name == name }) else {
+            guard !endpoints.isEmpty else {
+                throw GeolocateError.missingSetting(
+                    "no endpoint named '\(name)': none is configured in \(configPath); add one with: geolocate config set endpoints.\(name).url https://HOST/PATH")
+            }
             throw GeolocateError.missingSetting(
                 "no endpoint named '\(name)' in \(configPath) (configured: \(endpoints.map(\.name).joined(separator: ", ")))")
         }

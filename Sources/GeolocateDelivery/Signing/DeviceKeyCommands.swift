@@ -10,16 +10,18 @@ extension DeviceKey {
         path(settings: context.settings, environment: context.environment, stateDirectory: context.stateDirectory)
     }
 
-    /// `key init`: makes the key (an existing one is kept unless `replacing`) and returns
-    /// the JWK Set a server enrols.
-    /// - Throws: `GeolocateError` when a key exists and `replacing` is false, or it cannot be written.
-    package static func initialize(in context: CommandContext, replacing: Bool) throws -> String {
+    /// `key init`: makes the key (an existing one is kept unless `replacing`), writes the JWK
+    /// Set a server enrols to `write`, then says on the logger what it made (after, so that a
+    /// failed write is the one line said).
+    /// - Throws: `GeolocateError` when a key exists and `replacing` is false, or it cannot be
+    ///   written; what `write` throws.
+    package static func initialize(in context: CommandContext, replacing: Bool, write: (String) throws -> Void) throws {
         let path = path(in: context)
         let issuer = try DeviceInfo.deviceID(stateDirectory: context.stateDirectory)
         let key = DeviceKey(privateKey: .init())
         try changing(path) { try key.save(to: path, replacing: replacing) }
+        try write(key.jwkSet(issuer: issuer))
         context.logger.notice("made the device key \(path) (kid \(key.keyID))")
-        return key.jwkSet(issuer: issuer)
     }
 
     /// `key show`: the device id and the signing key (retired ones too with `all`) as one
@@ -30,11 +32,12 @@ extension DeviceKey {
         return key.jwkSet(issuer: try DeviceInfo.deviceID(stateDirectory: context.stateDirectory), includingRetired: all) + "\n"
     }
 
-    /// `key rotate`: a new key, and the statement the old key signs for it (a JWS).
+    /// `key rotate`: a new key, and the statement the old key signs for it (a JWS) written to
+    /// `write`, then the note on the logger.
     ///
     /// Read, signed and written under the key's lock: a rotation at the same time waits, then
     /// rotates the key this one made.
-    package static func rotate(in context: CommandContext) throws -> String {
+    package static func rotate(in context: CommandContext, write: (String) throws -> Void) throws {
         let path = path(in: context)
         let issuer = try DeviceInfo.deviceID(stateDirectory: context.stateDirectory)
         let logger = context.logger
@@ -48,7 +51,7 @@ extension DeviceKey {
             }
             return (old, new, statement)
         }
+        try write(statement)
         logger.notice("the device key \(path) is new (kid \(new.keyID)); the old one (kid \(old.keyID)) signs no more (key show --all lists it)")
-        return statement
     }
 }

@@ -48,6 +48,21 @@ import Testing
             _ = try await Delivery.flushCommand(context(), FlushRequest(), mqtt: nil) { _ in }
         } throws: { ($0 as? GeolocateError)?.exitStatus == .configuration }
     }
+
+    /// Found by a hostile pass: with none configured, a name said where to add one, not
+    /// "(configured: )".
+    @Test func anEndpointNamedWhereNoneIsConfiguredSaysHowToAddOne() async {
+        await #expect {
+            _ = try await Delivery.flushCommand(context(), FlushRequest(endpoints: ["nosuch"]), mqtt: nil) { _ in }
+        } throws: { ($0 as? GeolocateError)?.description.hasPrefix("no endpoint is configured in /nonexistent/config.json; add one") == true }
+        #expect {
+            _ = try Settings().endpoint(named: "nosuch", configPath: "/c.json")
+        } throws: { error in
+            let error = error as? GeolocateError
+            return error?.exitStatus == .configuration && error?.description.contains("none is configured in /c.json") == true
+                && error?.description.contains("configured: )") == false
+        }
+    }
 }
 
 /// The table of exit codes against SPEC §8's numbers, written out here rather than read from
