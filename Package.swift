@@ -18,8 +18,9 @@ let package = Package(
     // Every version exact, so each build resolves the same packages: a new release changes
     // nothing until this list does. Package.resolved is not committed (the package mirror of
     // the build machines has commit ids of its own), so this list is what holds a build.
-    // swift-argument-parser above all: usage errors are made from its error values, and tests
-    // pin their text (Geolocate.main). swift-nio and swift-nio-ssl are here because
+    // swift-argument-parser above all: tests pin the text of the usage errors it words itself
+    // (a missing value, an unknown option); the values it refuses are worded by our own
+    // parsing functions (RefusedValue). swift-nio and swift-nio-ssl are here because
     // GeolocateDelivery and GeolocateCore import them. The 17 other packages, which async-http-client and GRDB
     // need in turn, are held by the ranges those pinned releases declare, not exactly: the
     // build machines' mirror has one version of each (only swift-nio and swift-crypto have

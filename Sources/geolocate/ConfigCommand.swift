@@ -77,17 +77,41 @@ struct ConfigCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
             abstract: "Validate and store one value.",
+            // One value, though the parser holds it as the words no option took (`words`).
+            usage: "geolocate config set <key> <value> [--config <file>] [--state-dir <dir>] [--system]",
             discussion: "A list value is a comma list (fine,coarse) or a JSON array; none or an empty string is the empty list.")
         @Argument(help: "Dotted key, such as permissions or actions.checkout.mode.", completion: ConfigCommand.keys)
         var key: String
-        @Argument(help: "The value, with a unit for a duration (30s, 6h).",
+        /// The value, whatever it starts with: `-1m` is a value its key's check refuses as
+        /// negative. The parser reads a single argument that starts with `-` as options, so
+        /// the value is what no option took (`.allUnrecognized`), one word.
+        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The value, with a unit for a duration (30s, 6h).", valueName: "value"),
                   completion: .custom { words, index, _ in index > 0 && index <= words.count ? ConfigKey.choices(forKey: words[index - 1]) : [] })
-        var value: String
+        var words: [String] = []
         @OptionGroup var globalOptions: GlobalOptions
+
+        /// The words given for the value, without the `--` that may come before it.
+        var values: [String] {
+            guard let terminator = words.firstIndex(of: "--") else { return words }
+            var values = words
+            values.remove(at: terminator)
+            return values
+        }
+
+        func validate() throws {
+            guard !values.isEmpty else { throw ValidationError("Missing expected argument '<value>'") }
+            let extra = values.dropFirst()
+            if let option = extra.first(where: { $0.hasPrefix("-") }) {
+                throw ValidationError("Unknown option '\(option)'" + Suggestion.didYouMean(option, among: ["--config", "--state-dir", "--system"]))
+            }
+            if !extra.isEmpty {
+                throw ValidationError("\(extra.count) unexpected argument\(extra.count == 1 ? "" : "s"): " + extra.map { "'\($0)'" }.joined(separator: ", "))
+            }
+        }
 
         func run() throws {
             try runReportingErrors {
-                try globalOptions.configStore.set(key, to: value)
+                try globalOptions.configStore.set(key, to: values[0])
             }
         }
     }

@@ -29,10 +29,10 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"))
     var format: ExportFormat
 
-    @Option(name: .long, help: ArgumentHelp("Fixes from this time: ISO 8601, epoch ms, or 24h ago.", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Fixes from this time: ISO 8601, epoch ms, or 24h ago.", valueName: "time"))
     var since: String?
 
-    @Option(name: .long, help: ArgumentHelp("Fixes up to this time (the same forms).", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Fixes up to this time (the same forms).", valueName: "time"))
     var until: String?
 
     @Option(name: .long, help: ArgumentHelp("Read NDJSON records from this file (- for stdin).", valueName: "file"), completion: .file(extensions: ["ndjson", "json"]))
@@ -60,4 +60,9 @@ struct ExportCommand: ParsableCommand {
     }
 }
 
-extension ExportFormat: ExpressibleByArgument {}
+extension ExportFormat: ExpressibleByArgument {
+    package init?(argument: String) {
+        guard let format = RefusedValue.choice(argument, ExportFormat.init(rawValue:)) else { return nil }
+        self = format
+    }
+}

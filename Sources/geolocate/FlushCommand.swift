@@ -26,7 +26,8 @@ struct FlushCommand: AsyncParsableCommand {
     @Option(name: .customLong("endpoint"), help: ArgumentHelp("Flush only this endpoint (repeatable).", valueName: "name"))
     var endpoints: [String] = []
 
-    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Records per request, 1 to 100000 (default: batchSize).", valueName: "n"))
+    @Option(name: .customLong("batch-size"), parsing: .unconditional,
+            help: ArgumentHelp("Records per request, 1 to 100000 (default: batchSize).", valueName: "n"), transform: RefusedValue.number("--batch-size"))
     var batchSize: Int?
 
     @Flag(name: .customLong("dry-run"), help: "Send nothing; report what is pending.")

@@ -41,7 +41,7 @@ struct Geolocate: AsyncParsableCommand {
             StandardError.write("geolocate: argument \(index) is not valid UTF-8 text; nothing was done")
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
-        let arguments = Geolocate.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
+        let arguments = Array(CommandLine.arguments.dropFirst())
         let command: ParsableCommand.Type
         switch Geolocate.command(named: arguments) {
         case .found(let found): command = found
@@ -73,10 +73,10 @@ struct Geolocate: AsyncParsableCommand {
             }
             // A monitoring plugin's usage error is UNKNOWN (3), said in its one line on stdout.
             if command == StatusCommand.self, arguments.contains("--check"), code == .validationFailure {
-                try? FileHandleOutput.stdout(StatusReport.unknownLine(usageMessage(for: error, in: command), stateDirectory: nil) + "\n")
+                try? FileHandleOutput.stdout(StatusReport.unknownLine(usageMessage(for: error, arguments: arguments), stateDirectory: nil) + "\n")
                 CommandEnd.exit(.checkUnknown)
             }
-            let sentence = code == .validationFailure ? usageMessage(for: error, in: command) : ""
+            let sentence = code == .validationFailure ? usageMessage(for: error, arguments: arguments) : ""
             guard !sentence.isEmpty else {
                 let short = message(for: error)
                 StandardError.write(lines: full.replacingOccurrences(of: short, with: StandardError.oneLine(short)) + "\n")
@@ -99,39 +99,7 @@ extension Geolocate {
 
     /// The `--config`, `--state-dir` and `--system` a parsed command was given.
     static func globalOptions(of command: ParsableCommand) -> GlobalOptions? {
-        Mirror(reflecting: command).children.lazy.compactMap { ($0.value as? OptionGroup<GlobalOptions>)?.wrappedValue }.first
-    }
-
-    /// `--timeout -1` as `--timeout=-1`, and `config set KEY -1m` as `config set KEY -- -1m`:
-    /// the parser takes a word starting with `-` for a flag and says "Missing value", where
-    /// the value's own check says it is negative.
-    static func joiningNegativeValues(_ arguments: [String]) -> [String] {
-        func isNegativeNumber(_ word: String) -> Bool {
-            guard word.hasPrefix("-"), let next = word.dropFirst().first else { return false }
-            return next.isNumber || next == "."
-        }
-        var joined: [String] = []
-        var index = arguments.startIndex
-        while index < arguments.endIndex {
-            let argument = arguments[index]
-            // Everything after "--" is a positional value, as the user said.
-            if argument == "--" {
-                joined += arguments[index...]
-                break
-            }
-            if argument.hasPrefix("--"), !argument.contains("="), index + 1 < arguments.endIndex, isNegativeNumber(arguments[index + 1]) {
-                joined.append("\(argument)=\(arguments[index + 1])")
-                index += 2
-                continue
-            }
-            // A negative positional value: after "--" when no option follows it.
-            if isNegativeNumber(argument), !arguments.contains("--"), !arguments[index...].dropFirst().contains(where: { $0.hasPrefix("-") }) {
-                joined.append("--")
-            }
-            joined.append(argument)
-            index += 1
-        }
-        return joined
+        (command as? TakesGlobalOptions)?.globalOptions
     }
 
     /// The command the arguments name, or why they name none.
@@ -178,24 +146,33 @@ extension Geolocate {
         return nil
     }
 
-    /// The one sentence of a usage error: for a flag's value that was refused, ours (see
+    /// The one sentence of a usage error: for a value our parsing refused, ours (see
     /// `RefusedValue`); for any other, the parser's own (an unknown option and its suggestion,
     /// a missing value) or the `ValidationError` our `validate()` threw.
-    static func usageMessage(for error: any Error, in command: ParsableCommand.Type) -> String {
-        guard let refused = RefusedValue(error) else { return message(for: error) }
-        // "--format: " unless the sentence names its flag already ("--timeout 5ms is under
-        // 10ms"); every positional argument is a string, which the parser never refuses.
-        func naming(_ text: String) -> String {
-            guard let flag = refused.flag, !text.hasPrefix(flag) else { return text }
-            return "\(flag): \(text)"
-        }
-        guard let reason = refused.reason else {
-            let values = RefusedValue.allValues(of: refused.flag, in: command)
-            guard !values.isEmpty else { return naming("'\(refused.value)' is not a value it takes") }
-            return naming("'\(refused.value)' is not one of \(values.joined(separator: ", "))"
-                          + Suggestion.didYouMean(refused.value, among: values))
-        }
-        // Our reasons quote the value themselves, redacted where it holds a secret (`--post`).
-        return naming((reason as? LocalizedError)?.errorDescription ?? String(describing: reason))
+    static func usageMessage(for error: any Error, arguments: [String]) -> String {
+        if let refused = RefusedValue.recorded { return refused.sentence(in: arguments) }
+        return message(for: error)
     }
 }
+
+/// A command that takes `--config`, `--state-dir` and `--system`.
+protocol TakesGlobalOptions {
+    var globalOptions: GlobalOptions { get }
+}
+
+extension TriggerCommand: TakesGlobalOptions {}
+extension TrackCommand: TakesGlobalOptions {}
+extension FlushCommand: TakesGlobalOptions {}
+extension StatusCommand: TakesGlobalOptions {}
+extension ExportCommand: TakesGlobalOptions {}
+extension ConfigCommand.Show: TakesGlobalOptions {}
+extension ConfigCommand.Get: TakesGlobalOptions {}
+extension ConfigCommand.Set: TakesGlobalOptions {}
+extension ConfigCommand.Unset: TakesGlobalOptions {}
+extension ConfigCommand.PathCommand: TakesGlobalOptions {}
+extension ConfigCommand.Validate: TakesGlobalOptions {}
+extension ConfigCommand.Reset: TakesGlobalOptions {}
+extension KeyCommand.Init: TakesGlobalOptions {}
+extension KeyCommand.Show: TakesGlobalOptions {}
+extension KeyCommand.Rotate: TakesGlobalOptions {}
+extension StateCommand.Forget: TakesGlobalOptions {}

@@ -7,4 +7,9 @@ enum PermissionChoice: String, ExpressibleByArgument, CaseIterable {
     case fine, coarse, none
 
     var granted: [Permission] { Permission(rawValue: rawValue).map { [$0] } ?? [] }
+
+    init?(argument: String) {
+        guard let choice = RefusedValue.choice(argument, PermissionChoice.init(rawValue:)) else { return nil }
+        self = choice
+    }
 }

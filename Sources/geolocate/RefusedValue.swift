@@ -1,62 +1,93 @@
 import ArgumentParser
 import Foundation
-import GeolocateConfig
-import GeolocateCore
-import GeolocateDelivery
+import GeolocateModel
+import Synchronization
 
-/// A value the argument parser refused for a flag or argument: the flag as its synopsis
-/// writes it (`--format`), the value typed, and the error our parsing function threw, if any
-/// (none for a value outside an enumeration's cases).
+/// A value the argument parser refused, as our own parsing function refused it: the value
+/// typed, our reason, or the values an enumeration takes; kept by that function as it refuses,
+/// so the usage error is made of these (SPEC §8) and not of the parser's English.
 ///
-/// swift-argument-parser keeps its errors internal (`CommandError`, `ParserError` in 1.8.2)
-/// and words them in English we would otherwise have to take apart; the values it stores are
-/// read here by reflection instead, so a change of its wording cannot reach our messages.
-/// Package.swift pins its version exactly; should a new version store them differently, this
-/// is nil, the parser's own sentence is printed, and UsageErrorEndToEndTests fail on that bump.
-struct RefusedValue {
-    var flag: String?
+/// swift-argument-parser's public API says only that a value was invalid; its error values
+/// are internal. Each parsing function a flag or argument uses (`RefusedValue.checking` for a
+/// transform, `RefusedValue.choice` for an enumeration's `init?(argument:)`) records what it
+/// refused here; the flag as typed is found in the arguments (`flag(in:)`). The parser stops
+/// at the first value it cannot take, so one record is enough.
+struct RefusedValue: Sendable {
     var value: String
-    var reason: (any Error)?
+    /// The names of the flag that refused it (`["-w", "--warning"]`), where its parsing
+    /// function knows them; empty for an enumeration, which any flag may take.
+    var names: [String]
+    /// Our sentence, quoting the value itself where it may (a URL is quoted redacted).
+    var reason: String?
+    /// The values an enumeration takes, when `reason` is nil.
+    var values: [String]
 
-    /// The refused value in `error`, nil for every other error.
-    init?(_ error: any Error) {
-        // A `CommandError` holds the `ParserError` beside the command stack.
-        let wrapped = Mirror(reflecting: error).children.first { $0.label == "parserError" }?.value ?? error
-        // `unableToParseValue(InputOrigin, Name?, String, forKey: InputKey, originalError: Error?)`
-        guard let failure = Mirror(reflecting: wrapped).children.first, failure.label == "unableToParseValue" else { return nil }
-        let fields = Array(Mirror(reflecting: failure.value).children)
-        guard fields.count == 5, let value = fields[2].value as? String else { return nil }
-        self.value = value
-        reason = fields[4].value as? any Error
-        flag = Mirror(reflecting: fields[1].value).children.first.flatMap { RefusedValue.synopsis(of: $0.value) }
-    }
+    private static let last = Mutex<RefusedValue?>(nil)
 
-    /// `--name`, `-n` or `-name` for the parser's `Name` (`.long`, `.short`, `.longWithSingleDash`).
-    private static func synopsis(of name: Any) -> String? {
-        guard let (label, value) = Mirror(reflecting: name).children.first.map({ ($0.label, $0.value) }) else { return nil }
-        switch label {
-        case "long": return (value as? String).map { "--\($0)" }
-        case "longWithSingleDash": return (value as? String).map { "-\($0)" }
-        case "short":
-            // `.short(Character, allowingJoined: Bool)`
-            return (Mirror(reflecting: value).children.first?.value as? Character).map { "-\($0)" }
-        default: return nil
-        }
-    }
+    /// The value refused while the arguments were parsed, nil if none was.
+    static var recorded: RefusedValue? { last.withLock { $0 } }
 
-    /// The values `flag` of `command` takes, from the parser's description of the command
-    /// (its `ToolInfoV0` JSON, as `--experimental-dump-help` prints it: `command.arguments`,
-    /// each with `names` and `allValues`); empty if it lists none.
-    static func allValues(of flag: String?, in command: ParsableCommand.Type) -> [String] {
-        guard let flag,
-              let info = try? JSONSerialization.jsonObject(with: Data(command._dumpHelp().utf8)) as? [String: Any],
-              let arguments = (info["command"] as? [String: Any])?["arguments"] as? [[String: Any]] else { return [] }
-        let argument = arguments.first { argument in
-            (argument["names"] as? [[String: Any]] ?? []).contains { name in
-                guard let kind = name["kind"] as? String, let text = name["name"] as? String else { return false }
-                return (kind == "long" ? "--" : "-") + text == flag
+    /// `parse` as the transform of the flag named `names`, recording the value it refuses and why.
+    static func checking<Value>(_ names: String..., parse: @escaping @Sendable (String) throws -> Value) -> @Sendable (String) throws -> Value {
+        { text in
+            do {
+                return try parse(text)
+            } catch {
+                let reason = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+                last.withLock { $0 = RefusedValue(value: text, names: names, reason: reason, values: []) }
+                throw error
             }
         }
-        return argument?["allValues"] as? [String] ?? []
+    }
+
+    /// The transform of a number flag named `names`: the parser's own reading of a number,
+    /// recording a value it refuses.
+    static func number<Number: ExpressibleByArgument>(_ names: String...) -> @Sendable (String) throws -> Number {
+        { text in
+            guard let number = Number(argument: text) else {
+                last.withLock { $0 = RefusedValue(value: text, names: names, reason: nil, values: []) }
+                throw ValidationError("'\(text)' is not a value it takes")
+            }
+            return number
+        }
+    }
+
+    /// The case `parse` finds for `argument`, else nil, recorded as refused with the values of `Choice`.
+    static func choice<Choice: ExpressibleByArgument>(_ argument: String, _ parse: (String) -> Choice?) -> Choice? {
+        guard let value = parse(argument) else {
+            last.withLock { $0 = RefusedValue(value: argument, names: [], reason: nil, values: Choice.allValueStrings) }
+            return nil
+        }
+        return value
+    }
+
+    /// The flag the value was given to, as typed (`--timeout`, `-w`), nil for a positional
+    /// argument: the word before the value, or the name before `=` in `--timeout=1.5`; one of
+    /// `names` where they are known.
+    func flag(in arguments: [String]) -> String? {
+        func isFlag(_ word: Substring) -> Bool { word.hasPrefix("-") && word != "--" && (names.isEmpty || names.contains(String(word))) }
+        for (index, word) in arguments.enumerated() {
+            if word == "--" { return nil }
+            if let equals = word.firstIndex(of: "="), isFlag(word[..<equals]), word[word.index(after: equals)...] == value {
+                return String(word[..<equals])
+            }
+            if word == value, index > 0, isFlag(arguments[index - 1][...]) {
+                return arguments[index - 1]
+            }
+        }
+        return nil
+    }
+
+    /// The one sentence: `--format: 'xml' is not one of mosaic, …` (a reason that names its
+    /// flag already, `--timeout 5ms is under 10ms`, is not prefixed again).
+    func sentence(in arguments: [String]) -> String {
+        let flag = flag(in: arguments)
+        func naming(_ text: String) -> String {
+            guard let flag, !text.hasPrefix(flag) else { return text }
+            return "\(flag): \(text)"
+        }
+        if let reason { return naming(reason) }
+        guard !values.isEmpty else { return naming("'\(value)' is not a value it takes") }
+        return naming("'\(value)' is not one of \(values.joined(separator: ", "))" + Suggestion.didYouMean(value, among: values))
     }
 }

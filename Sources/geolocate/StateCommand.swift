@@ -20,6 +20,11 @@ struct StateCommand: ParsableCommand {
     /// What `state forget` can drop.
     enum Forgettable: String, ExpressibleByArgument, CaseIterable {
         case previous
+
+        init?(argument: String) {
+            guard let what = RefusedValue.choice(argument, Forgettable.init(rawValue:)) else { return nil }
+            self = what
+        }
     }
 
     struct Forget: ParsableCommand {

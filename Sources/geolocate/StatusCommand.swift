@@ -37,15 +37,15 @@ struct StatusCommand: ParsableCommand {
     var check = false
 
     /// `-w/--warning`, as monitoring plugins name it; a duration with a unit.
-    @Option(name: [.customShort("w"), .long], help: ArgumentHelp(
+    @Option(name: [.customShort("w"), .long], parsing: .unconditional, help: ArgumentHelp(
         "--check: WARNING past this age (default \(DurationText.format(StatusReport.warningAgeMs))).", valueName: "age"),
-            transform: { try DurationFlag.positive($0, flag: "--warning") })
+            transform: RefusedValue.checking("-w", "--warning") { try DurationFlag.positive($0, flag: "--warning") })
     var warning: Int64?
 
     /// `-c/--critical`; must be above `--warning`.
-    @Option(name: [.customShort("c"), .long], help: ArgumentHelp(
+    @Option(name: [.customShort("c"), .long], parsing: .unconditional, help: ArgumentHelp(
         "--check: CRITICAL past this age (default \(DurationText.format(StatusReport.criticalAgeMs))).", valueName: "age"),
-            transform: { try DurationFlag.positive($0, flag: "--critical") })
+            transform: RefusedValue.checking("-c", "--critical") { try DurationFlag.positive($0, flag: "--critical") })
     var critical: Int64?
 
     @OptionGroup var globalOptions: GlobalOptions

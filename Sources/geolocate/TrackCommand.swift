@@ -26,28 +26,30 @@ struct TrackCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp(
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
         "Emit after this long, with a unit: \(TrackPolicy.intervalRangeText) (\(DurationText.format(TrackPolicy.defaultIntervalMilliseconds))).",
         valueName: "duration"),
-            transform: { try DurationText.milliseconds($0, bareUnit: .refused) })
+            transform: RefusedValue.checking("--interval") { try DurationText.milliseconds($0, bareUnit: .refused) })
     var interval: Int64?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Emit after moving this far: \(TrackPolicy.distanceRangeText) (\(Int(TrackPolicy.defaultDistanceMetres))).", valueName: "metres"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "Emit after moving this far: \(TrackPolicy.distanceRangeText) (\(Int(TrackPolicy.defaultDistanceMetres))).", valueName: "metres"),
+            transform: RefusedValue.number("--distance"))
     var distance: Double?
 
     @Option(name: .long, help: ArgumentHelp("Drop fixes less accurate than this.", valueName: "level"))
     var accuracy: AccuracyLevel = .best
 
     @Option(name: .long, help: ArgumentHelp("Collect only in this local time window.", valueName: "HH:MM-HH:MM"),
-            transform: CollectionWindow.init(parsing:))
+            transform: RefusedValue.checking("--window", parse: CollectionWindow.init(parsing:)))
     var window: CollectionWindow?
 
-    @Option(name: .long, help: ArgumentHelp("Stop after this many records.", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop after this many records.", valueName: "n"),
+            transform: RefusedValue.number("--count"))
     var count: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Stop after this long, with a unit: 10m, 2h.", valueName: "duration"),
-            transform: { try DurationFlag.positive($0, flag: "--duration") })
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop after this long, with a unit: 10m, 2h.", valueName: "duration"),
+            transform: RefusedValue.checking("--duration") { try DurationFlag.positive($0, flag: "--duration") })
     var duration: Int64?
 
     @Flag(name: .long, help: "Also print each record as a JSON line.")
@@ -68,8 +70,9 @@ struct TrackCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Log diagnostics on stderr (counts, lines rejected).")
     var verbose = false
 
-    @Option(name: .customLong("transmit-interval"), help: ArgumentHelp(
-        "Flush this often, with a unit: 30m, 6h; or off.", valueName: "duration"), transform: TransmitInterval.init(parsing:))
+    @Option(name: .customLong("transmit-interval"), parsing: .unconditional, help: ArgumentHelp(
+        "Flush this often, with a unit: 30m, 6h; or off.", valueName: "duration"),
+            transform: RefusedValue.checking("--transmit-interval", parse: TransmitInterval.init(parsing:)))
     var transmitInterval: TransmitInterval?
 
     @OptionGroup var sourceOptions: SourceOptions
@@ -122,6 +125,16 @@ extension TransmitInterval {
     }
 }
 
-extension RecordFormat: ExpressibleByArgument {}
+extension RecordFormat: ExpressibleByArgument {
+    package init?(argument: String) {
+        guard let format = RefusedValue.choice(argument, RecordFormat.init(rawValue:)) else { return nil }
+        self = format
+    }
+}
 
-extension AccuracyLevel: ExpressibleByArgument {}
+extension AccuracyLevel: ExpressibleByArgument {
+    package init?(argument: String) {
+        guard let level = RefusedValue.choice(argument, AccuracyLevel.init(rawValue:)) else { return nil }
+        self = level
+    }
+}

@@ -23,13 +23,14 @@ struct TriggerCommand: AsyncParsableCommand {
     @Argument(help: "The risk event: login, transaction, logout, ...")
     var action: String
 
-    @Option(name: .long, help: ArgumentHelp("default, disabled, force-current, force-last-known or last-known:N (N minutes, or 90s, 2h).", valueName: "mode"),
-            completion: .list(CollectionMode.spellings), transform: CollectionMode.init(parsing:))
+    @Option(name: .long, parsing: .unconditional,
+            help: ArgumentHelp("default, disabled, force-current, force-last-known or last-known:N (N minutes, or 90s, 2h).", valueName: "mode"),
+            completion: .list(CollectionMode.spellings), transform: RefusedValue.checking("--mode", parse: CollectionMode.init(parsing:)))
     var mode: CollectionMode = .default
 
-    @Option(name: .long, help: ArgumentHelp(
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
         "Query timeout, with a unit: 1500ms, 2s (max \(DurationText.format(Defaults.maximumQueryTimeoutMilliseconds))).", valueName: "duration"),
-            transform: DurationFlag.queryTimeout)
+            transform: RefusedValue.checking("--timeout", parse: DurationFlag.queryTimeout))
     var timeout: Int64?
 
     @OptionGroup var sourceOptions: SourceOptions
@@ -47,8 +48,8 @@ struct TriggerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Granted (else config).", valueName: "permission"))
     var permission: PermissionChoice?
 
-    @Option(name: .long, help: ArgumentHelp("Take this time as now: ISO 8601 or epoch ms.", valueName: "time"),
-            transform: TimeText.milliseconds)
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Take this time as now: ISO 8601 or epoch ms.", valueName: "time"),
+            transform: RefusedValue.checking("--now", parse: TimeText.milliseconds))
     var now: Int64?
 
     @Flag(name: .customLong("require-location"), help: "Exit 3 when the record has no location.")
@@ -67,7 +68,7 @@ struct TriggerCommand: AsyncParsableCommand {
     var verbose = false
 
     @Option(name: .long, help: ArgumentHelp("Also POST the record here (spooled if that fails).", valueName: "url"),
-            transform: checkedPostURL)
+            transform: RefusedValue.checking("--post", parse: checkedPostURL))
     var post: String?
 
     @Option(name: .long, help: ArgumentHelp("Also send it to this configured endpoint.", valueName: "name"))
@@ -118,6 +119,11 @@ struct TriggerCommand: AsyncParsableCommand {
 }
 
 extension TriggerFormat: ExpressibleByArgument {
+    package init?(argument: String) {
+        guard let format = RefusedValue.choice(argument, TriggerFormat.init(name:)) else { return nil }
+        self = format
+    }
+
     package var defaultValueDescription: String { name }
 
     package static var allValueStrings: [String] { allNames }

@@ -8,7 +8,7 @@ package enum TriggerFormat: Equatable, Sendable {
     case record(RecordFormat)
     case jwt
 
-    package init?(argument: String) {
+    package init?(name argument: String) {
         if argument == "jwt" {
             self = .jwt
         } else if let format = RecordFormat(rawValue: argument) {

@@ -79,7 +79,7 @@ import Testing
 
     @Test func formatNamesAreTheRecordFormatsAndJWT() {
         #expect(TriggerFormat.allNames == RecordFormat.allCases.map(\.rawValue) + ["jwt"])
-        for name in TriggerFormat.allNames { #expect(TriggerFormat(argument: name)?.name == name) }
-        #expect(TriggerFormat(argument: "JWT") == nil)
+        for name in TriggerFormat.allNames { #expect(TriggerFormat(name: name)?.name == name) }
+        #expect(TriggerFormat(name: "JWT") == nil)
     }
 }

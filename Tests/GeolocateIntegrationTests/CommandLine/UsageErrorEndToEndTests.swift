@@ -34,6 +34,21 @@ import Testing
         (["config", "set", "permissions"], "Missing expected argument '<value>' (see 'geolocate config set --help')"),
         // Ours, before the parser: a word where a subcommand belongs.
         (["config", "sett"], "unknown subcommand 'sett'; did you mean 'set'? (see 'geolocate config --help')"),
+        // A flag that takes a number takes a negative one, for its own check to refuse.
+        (["status", "-w", "-1h"], "-w: invalid duration '-1h': it is negative (use 0 or more, such as 1500ms or 2s) (see 'geolocate status --help')"),
+        (["trigger", "login", "--timeout", "-5s"],
+         "--timeout: invalid duration '-5s': it is negative (use 0 or more, such as 1500ms or 2s) (see 'geolocate trigger --help')"),
+        (["track", "--count", "abc"], "--count: 'abc' is not a value it takes (see 'geolocate track --help')"),
+        // The flag the refused value was given to, not another flag with the same value.
+        (["track", "--count", "0", "--duration", "0"], "--duration must be above 0 (such as 30s or 10m) (see 'geolocate track --help')"),
+        (["status", "--warning", "1h", "-c", "1.5"],
+         "-c: invalid duration '1.5': say its unit, such as 1.5s (see 'geolocate status --help')"),
+        // A positional value outside its enumeration.
+        (["state", "forget", "prev"], "'prev' is not one of previous (see 'geolocate state forget --help')"),
+        // config set's value is one word, whatever it starts with (CommandLineEndToEndTests: -1m).
+        (["config", "set", "permissions", "fine", "coarse"], "1 unexpected argument: 'coarse' (see 'geolocate config set --help')"),
+        (["config", "set", "permissions", "fine", "--confg", "x"],
+         "Unknown option '--confg'; did you mean '--config'? (see 'geolocate config set --help')"),
     ])
     func aUsageErrorIsOneLineOfOurs(_ arguments: [String], _ message: String) throws {
         let result = try geolocate.run(arguments)
