@@ -28,6 +28,8 @@ package struct Trigger {
     /// - Throws: `GeolocateError` for input that cannot be opened (missing replay file: 66).
     package func run(_ request: TriggerRequest) async throws -> Record {
         let stateDirectory = context.stateDirectory
+        // One deadline for the query and the previous report's lock (SPEC §10.1).
+        let deadline = Deadline(milliseconds: resolveTimeout(request.timeoutMilliseconds, action: request.action), clock: elapsed)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         // A bad zones file is refused before anything is collected.
         let policy = try LocationPolicy.applies(to: request.action, flag: request.policy, settings: settings)
@@ -36,7 +38,7 @@ package struct Trigger {
         collected.subject = request.subject
         var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: policy,
                                       replay: collected.fix?.isReplayed ?? false, reports: .eachRecord,
-                                      clock: clock, elapsed: elapsed, logger: logger)
+                                      clock: clock, elapsed: elapsed, logger: logger, actionDeadline: deadline)
         let record = try await pipeline.make(collected)
         StatusSummaryWriter(context).refresh()
         return record

@@ -38,8 +38,10 @@ package struct RecordPipeline {
     /// The pipeline of `settings`, keeping its previous report in `stateDirectory`.
     /// - Parameter replay: whether the records come from a replayed log, whose reports are
     ///   kept apart from live ones (a test log must never make a real login look like a jump).
+    /// - Parameter actionDeadline: how long the previous report's lock is waited for (`SignalDetector.actionDeadline`).
     package init(settings: Settings, environment: [String: String], stateDirectory: String, policy: LocationPolicy?,
-                 replay: Bool, reports: Reports, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
+                 replay: Bool, reports: Reports, clock: WallClock, elapsed: MonotonicClock, logger: Logger,
+                 actionDeadline: Deadline? = nil) {
         privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory,
                                 clock: clock, elapsed: elapsed, logger: logger)
         output = OutputPolicy(settings: settings)
@@ -50,6 +52,7 @@ package struct RecordPipeline {
         if showsSignals || policy != nil {
             signals = SignalDetector(settings: settings, stateDirectory: stateDirectory, replay: replay,
                                      clockSynchronized: replay ? nil : clock.isSynchronized, clock: elapsed, logger: logger)
+            signals?.actionDeadline = actionDeadline
         }
     }
 

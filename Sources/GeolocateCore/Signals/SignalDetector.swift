@@ -80,9 +80,13 @@ package struct SignalDetector {
     /// under a policy nothing can be decided without it (SPEC §10.1).
     package private(set) var unreadable: String?
 
-    /// How long a report waits for another process's lock on the file before it goes without
-    /// it: signals never delay a record noticeably.
+    /// How long a report waits at least for another process's lock on the file before it goes
+    /// without it: signals never delay a record noticeably.
     static let lockPatienceMilliseconds = 200
+    /// The action's own deadline (trigger's query timeout, from its start): the lock is waited
+    /// for until it passes, and at least `lockPatienceMilliseconds`, so two logins at one
+    /// moment both read the report (SPEC §10.1: one deadline for lock, query and decision).
+    package var actionDeadline: Deadline?
 
     package init(settings: Settings, stateDirectory: String, replay: Bool, clockSynchronized: Bool?, clock: MonotonicClock,
                  logger: Logger) {
@@ -319,12 +323,13 @@ package struct SignalDetector {
         }
     }
 
-    /// The report's directory and, when it can be had within `lockPatienceMilliseconds`, its
+    /// The report's directory and, when it can be had within the action's deadline, its
     /// lock. A lock held by another process for longer leaves the report unread
     /// (`unreadable`); a lock file that cannot be made leaves it unlocked; something planted
     /// sets `refusal`.
     private mutating func reportAccess() -> ReportAccess {
-        let deadline = Deadline(milliseconds: SignalDetector.lockPatienceMilliseconds, clock: clock)
+        let patience = max(Int64(SignalDetector.lockPatienceMilliseconds), actionDeadline?.remainingMilliseconds ?? 0)
+        let deadline = Deadline(milliseconds: patience, clock: clock)
         let lockName = StateFile.previousReportLock.rawValue
         do {
             // Opened once: each try for the lock opens only the lock file.

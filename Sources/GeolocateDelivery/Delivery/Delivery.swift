@@ -99,9 +99,17 @@ package enum Delivery {
         case .endpoint(let name):
             endpoint = try settings.endpoint(named: name, configPath: context.configPath)
         }
+        // The record's own device id first: a state directory that cannot be used must not stop
+        // the send of a record already made (the spool says its own failure below).
+        var deviceID = record.device?.id
+        if deviceID == nil {
+            do { deviceID = try DeviceInfo.deviceID(stateDirectory: stateDirectory) } catch {
+                logger.warning("\(ErrorText.plain(error)); the record is sent without a device id")
+            }
+        }
+        var sender = Sender(deviceID: deviceID, trackerID: settings[ConfigKey.owntracksTrackerID])
         let policy = OutputPolicy(settings: settings)
         let record = policy.applied(to: record)
-        var sender = try Sender(settings: settings, stateDirectory: stateDirectory)
         // A key that cannot sign leaves the record in the spool, and its problem is the
         // endpoint's last error, where status shows it (the gate's decision stands).
         var signerProblem: GeolocateError?

@@ -206,7 +206,7 @@ package struct GeolocateError: Error, Equatable, CustomStringConvertible {
                 ? "cannot write \(path): permission denied (make it and its directory writable by UID \(uid), the user running geolocate)"
                 : "cannot read \(path): permission denied (make it readable by UID \(uid), the user running geolocate)"
         case .stateNotWritable(let path, let reason):
-            return "cannot write state file \(path): \(reason) (check GEOLOCATE_STATE_DIR)"
+            return "cannot write state file \(path): \(reason) (check --state-dir or GEOLOCATE_STATE_DIR)"
         case .stateFileRefused(let path, let reason):
             return "refusing \(path): \(reason); geolocate never follows a link or uses another user's file where it keeps its own (remove it)"
         case .stateUnreadable(let path, let reason):

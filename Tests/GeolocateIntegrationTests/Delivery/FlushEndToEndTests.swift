@@ -577,6 +577,26 @@ import Glibc
         #expect(try spooledCount() == 121)
     }
 
+    /// A state directory that cannot be used (a file named by --state-dir) does not stop the
+    /// POST of a record already printed: it is sent, without a device id of the install, and
+    /// what could not be kept is said. Before, the sender's device id was read from the
+    /// state directory first, and nothing was sent (exit 73 with the server up).
+    @Test func aPostIsSentWhenTheStateDirectoryCannotBeUsed() throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        let file = geolocate.home.appendingPathComponent("a-file").path
+        try "not a directory\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let posted = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                        "--state-dir", file, "--post", collector.url("/hook")])
+        #expect(posted.status == 0, "\(posted.stderr)")
+        let id = try #require(try posted.json()["id"] as? String)
+        #expect(collector.acceptedIDs("/hook") == [id])
+        #expect(collector.requests("/hook").count == 1)
+        #expect(posted.stderr.contains("\(file): not a directory (check --state-dir or GEOLOCATE_STATE_DIR)"), "\(posted.stderr)")
+        #expect(posted.stderr.contains("the record is sent without a device id"), "\(posted.stderr)")
+    }
+
     /// A record `trigger --post URL` could not send is spooled with its URL, and the next
     /// flush sends it there, as --post does, even with no endpoint configured.
     @Test func aFailedPostIsDeliveredToItsURLLater() throws {

@@ -153,6 +153,28 @@ import Glibc
         #expect(result.stderr.contains("previous-report.lock is held by another process"), "\(result.stderr)")
     }
 
+    /// SPEC §10.1: a lock held for less than the action's own deadline is waited for, so two
+    /// logins at one moment both read the report: the jump is found, not "cannot be read"
+    /// (before, the report was given up after 200 ms and the login refused as undetermined).
+    @Test func aPreviousReportLockedBrieflyIsWaitedFor() throws {
+        #expect(try enforce(GeolocateProcess.example("kiosk-gnss.nmea")).status == 0)
+        let lock = geolocate.stateDirectory + "/previous-report.lock"
+        let marker = geolocate.home.appendingPathComponent("locked").path
+        let released = geolocate.home.appendingPathComponent("released").path
+        // Holds the lock for a second, then writes when it lets go (ns since the epoch).
+        let holder = try ProcessGroup.spawn(["flock", lock, "sh", "-c", "touch \"$0\" && sleep 1 && date +%s%N > \"$1\"", marker, released],
+                                            outputPath: geolocate.home.appendingPathComponent("flock.out").path)
+        defer { ProcessGroup.stop(holder) }
+        #expect(waitUntil(.seconds(10)) { FileManager.default.fileExists(atPath: marker) }, "flock never took the lock")
+        let started = Date().timeIntervalSince1970
+        let result = try enforce(try dublin("211126", "143400"), ["--timeout", "10s"])
+        let releasedAt = Double(try String(contentsOfFile: released, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))! / 1e9
+        #expect(releasedAt > started, "the lock was let go before the login began: nothing was waited for")
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect((Self.record(result)["signals"] as? [String: Any])?["jumped"] as? Bool == true, "\(result.stdout)")
+        #expect((Self.policy(result)["reason"] as? String)?.hasPrefix("the previous report cannot be read") == false, "\(result.stdout)")
+    }
+
     /// SPEC §3: a gpsd that answers ?POLL; with a fix 25 hours old (or dated by a week
     /// rollover) and streams nothing: the fix is the last known location of unknown age
     /// (ageMs null), never current, and the policy is undetermined. Before, it was current,
