@@ -29,65 +29,6 @@ import Glibc
         #expect(lifetime.status == 64 && lifetime.stderr.contains("(use a duration from 10s to 1h"), "\(lifetime.stderr)")
     }
 
-    @Test func corruptFileIsNeverOverwritten() throws {
-        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        let corrupt = "{\n  \"permissions\": [\"fine\"],\n  \"actions\": {\n    \"login\": { \"mode\": force }\n  }\n}\n"
-        try corrupt.write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
-
-        for arguments in [["config", "set", "permissions", "coarse"], ["config", "validate"], ["config", "show"],
-                          ["trigger", "login", "--replay", "Examples/nmea/kiosk-gnss.nmea"]] {
-            let result = try geolocate.run(arguments)
-            #expect(result.status == 78, "\(arguments)")
-            #expect(result.stdout.isEmpty)
-            #expect(result.stderr.contains(geolocate.configPath + ":4"), "\(result.stderr)")
-            #expect(result.stderr.split(separator: "\n").count == 1)
-        }
-        #expect(try String(contentsOfFile: geolocate.configPath, encoding: .utf8) == corrupt)
-
-        #expect(try geolocate.run(["config", "reset"]).status == 0)
-        #expect(try String(contentsOfFile: geolocate.configPath + ".bak", encoding: .utf8) == corrupt)
-        #expect(try geolocate.run(["config", "validate"]).status == 0)
-    }
-
-    /// A key given twice is refused at any depth: Foundation kept the first copy
-    /// (GPS_LOCATION, fine) where jq and Python keep the last (CITY, none), and
-    /// `config validate` said ok.
-    @Test(arguments: [
-        ("{\"privacy\": {\"precision\": \"GPS_LOCATION\",\n  \"precision\": \"CITY\"}}\n", "privacy.precision", 2),
-        ("{\"permissions\": [\"fine\"],\n\n \"permissions\": []}\n", "permissions", 3),
-        ("{\"endpoints\": {\"p\": {\"url\": \"http://127.0.0.1:9/in\", \"headers\": {\"X-Key\": \"a\", \"X-Key\": \"b\"}}}}\n", "endpoints.p.headers.X-Key", 1),
-    ])
-    func aDuplicateKeyIsRefusedWithItsPathAndLine(_ content: String, _ key: String, _ line: Int) throws {
-        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        try content.write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
-        for arguments in [["config", "validate"], ["config", "show"], ["config", "set", "privacy.precision", "CITY"],
-                          ["trigger", "login", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")]] {
-            let result = try geolocate.run(arguments)
-            #expect(result.status == 78 && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
-            #expect(result.stderr.split(separator: "\n").count == 1)
-            #expect(result.stderr.contains("\(geolocate.configPath):\(line): duplicate key '\(key)'"), "\(result.stderr)")
-        }
-        #expect(try String(contentsOfFile: geolocate.configPath, encoding: .utf8) == content, "never written over")
-    }
-
-    @Test(arguments: [
-        #"{"spool": {"maxRecords": 0.5}}"#, #"{"spool": {"maxRecords": 0}}"#,
-        #"{"endpoints": {"primary": {"url": "http://127.0.0.1:9/x", "batchSize": 1.5}}}"#,
-        #"{"triggerActionQueryTimeout": 1e300}"#, #"{"lastKnownMaxAge": 1e300}"#,
-        #"{"visits": {"radius": 1e308}}"#,
-    ])
-    func anOutOfRangeNumberInTheFileIsAConfigurationError(_ text: String) throws {
-        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        try text.write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
-        for arguments in [["config", "validate"], ["trigger", "login", "--replay", "Examples/nmea/kiosk-gnss.nmea"]] {
-            let result = try geolocate.run(arguments)
-            #expect(result.status == 78, "\(arguments) with \(text): \(result.stderr)")
-            #expect(result.stdout.isEmpty)
-            #expect(result.stderr.contains(geolocate.configPath + ":1:"), "\(result.stderr)")
-            #expect(result.stderr.split(separator: "\n").count == 1)
-        }
-    }
-
     /// A header value with a stray CR, or a header name that is no token, is refused without
     /// echoing the secret; get redacts as show does.
     @Test func headersAreCheckedAndSecretsRedacted() throws {

@@ -6,7 +6,8 @@ import Testing
 /// endpoint format. What differs between runs is masked (record ids, the device id), and
 /// what differs between machines is turned off (`fields.osVersion`, `fields.deviceModel`:
 /// a VM has no DMI model). `GEOLOCATE_UPDATE_GOLDEN=1` rewrites the files; review the diff
-/// before committing it.
+/// before committing it. `trigger --format` and `track` lines are compared in process
+/// (GoldenOutputReplayTests), against the same files.
 @Suite(.tags(.integration), .timeLimit(.minutes(20))) struct GoldenOutputTests {
     let geolocate = GeolocateProcess()
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
@@ -40,23 +41,6 @@ import Testing
         for field in ["osVersion", "deviceModel"] {
             #expect(try geolocate.run(["config", "set", "fields.\(field)", "false"]).status == 0)
         }
-    }
-
-    @Test(arguments: ["mosaic", "veridium", "openlocate"])
-    func triggerFormats(_ format: String) throws {
-        try withoutMachineFields()
-        let result = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s",
-                                        "--permission", "fine", "--format", format])
-        #expect(result.status == 0, "\(result.stderr)")
-        try expectGolden("trigger-\(format).json", result.stdout)
-    }
-
-    @Test func trackLines() throws {
-        try withoutMachineFields()
-        let result = try geolocate.run(["track", "--replay", drive, "--stdout", "--no-spool", "--permission", "fine",
-                                        "--count", "5", "--every-fix"])
-        #expect(result.status == 0, "\(result.stderr)")
-        try expectGolden("track-mosaic.ndjson", result.stdout)
     }
 
     @Test(arguments: ["openlocate", "mosaic-ndjson", "mosaic"])

@@ -6,8 +6,9 @@ import Logging
 
 /// `geolocate config …` in this process: each subcommand as the command line runs it (the
 /// one `ConfigStore` call, its output and its `GeolocateError` as one stderr line and exit
-/// status), on a configuration file in a directory of its own. The command line adds only the
-/// parsing, which `ConfigEndToEndTests` keeps testing through the binary.
+/// status), on a configuration file in a directory of its own (or `InProcessTrigger`'s, which
+/// runs it). The command line adds only the parsing, which `ConfigEndToEndTests` keeps
+/// testing through the binary.
 struct InProcessConfig {
     struct Result {
         var status: Int32
@@ -15,20 +16,23 @@ struct InProcessConfig {
         var stderr: String
     }
 
-    let home = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)")
-    var configPath: String { home.appendingPathComponent("config.json").path }
+    let home: URL
+    let configPath: String
 
-    init() {
+    init(home: URL = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)"), configPath: String? = nil) {
+        self.home = home
+        self.configPath = configPath ?? home.appendingPathComponent("config.json").path
         try? FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
     }
 
     /// Runs `arguments` (`["config", "set", KEY, VALUE]`, with `--config FILE` and
-    /// `--show-secrets`/`--all` where the subcommand takes them).
+    /// `--show-secrets`/`--all` where the subcommand takes them; a relative `--config` is from
+    /// the project root, where the integration tests run the binary).
     func run(_ arguments: [String]) -> Result {
         var words = arguments
         var path = configPath
         if let index = words.firstIndex(of: "--config"), index + 1 < words.count {
-            path = words[index + 1]
+            path = InProcessTrigger.fromProjectRoot(words[index + 1])
             words.removeSubrange(index...index + 1)
         }
         let flags = Set(words.filter { $0.hasPrefix("--") })
@@ -36,8 +40,9 @@ struct InProcessConfig {
         precondition(words.first == "config", "only config commands run in process: \(arguments)")
         let store = ConfigStore(path: path)
         var notes = ""
-        var logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        logger.logLevel = .critical
+        // `config validate` logs as the command line does (`DiagnosticLog.logger()`).
+        let lines = InProcessTrigger.Lines()
+        let logger = Logger(label: "test") { _ in lines }
         do {
             switch words.dropFirst().first {
             case "set": try store.set(words[2], to: words[3]); return Result(status: 0, stdout: "", stderr: "")
@@ -50,7 +55,7 @@ struct InProcessConfig {
                 return Result(status: 0, stdout: shown.prettyPrinted() + "\n", stderr: "")
             case "validate":
                 let line = try store.validate(clock: SystemClock(), elapsed: SystemMonotonicClock(), logger: logger)
-                return Result(status: 0, stdout: line + "\n", stderr: "")
+                return Result(status: 0, stdout: line + "\n", stderr: lines.text)
             case "reset":
                 if let backup = try store.reset() { notes = "geolocate: the previous configuration was kept as \(backup)\n" }
                 return Result(status: 0, stdout: "", stderr: notes)
@@ -62,7 +67,7 @@ struct InProcessConfig {
                 preconditionFailure("no such config subcommand: \(arguments)")
             }
         } catch let error as GeolocateError {
-            return Result(status: error.exitStatus.rawValue, stdout: "", stderr: "geolocate: \(ErrorText.oneLine(error.description))\n")
+            return Result(status: error.exitStatus.rawValue, stdout: "", stderr: lines.text + "geolocate: \(ErrorText.oneLine(error.description))\n")
         } catch {
             return Result(status: -1, stdout: "", stderr: "not a GeolocateError: \(error)\n")
         }

@@ -54,12 +54,6 @@ import Testing
         #expect(try track().first?["isCharging"] as? Bool == true)
     }
 
-    @Test func aDeviceWithoutThemHasNoKeys() throws {
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        let record = try #require(try track().first)
-        for key in ["isCharging", "wifiSsid", "wifiBssid", "carrierName"] { #expect(record[key] == nil, "\(key)") }
-    }
-
     @Test func eachBehindItsFieldsFlag() throws {
         try makeDevice()
         for key in ["isCharging", "wifiSsid", "carrierName"] {

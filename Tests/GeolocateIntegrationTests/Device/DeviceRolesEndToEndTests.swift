@@ -225,45 +225,6 @@ struct DeviceRolesEndToEndTests {
         #expect(usage.status == 64, "without --check a usage error is 64: \(usage)")
     }
 
-    @Test func noPermissionIsItsOwnReason() throws {
-        let geolocate = GeolocateProcess()
-        let zones = geolocate.home.appendingPathComponent("zones.geojson").path
-        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: GeolocateProcess.projectRoot.appendingPathComponent("Examples/pam/zones.geojson").path, toPath: zones)
-        #expect(try geolocate.run(["config", "set", "policy.zones", zones]).status == 0)
-        let result = try geolocate.run(["trigger", "login", "--policy", "--replay", GeolocateProcess.example("kiosk-gnss.nmea")])
-        let policy = try result.json()["policy"] as? [String: Any]
-        #expect(policy?["reason"] as? String == "no location permission is granted (geolocate config set permissions fine)"
-                && policy?["decision"] as? String == "undetermined", "\(result)")
-    }
-
-    @Test func configValidateWarnsOfInlineSecretsItsGroupMayRead() throws {
-        let geolocate = GeolocateProcess()
-        #expect(try geolocate.run(["config", "set", "endpoints.risk.url", "https://user:pw@risk.example/in"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "endpoints.risk.headers.Authorization", "Bearer abc"]).status == 0)
-        let secret = geolocate.home.appendingPathComponent("token").path
-        try "Bearer def\n".write(toFile: secret, atomically: true, encoding: .utf8)
-        #expect(try geolocate.run(["config", "set", "endpoints.fleet.url", "https://fleet.example/in"]).status == 0)
-        #expect(try geolocate.run(["config", "set", "endpoints.fleet.headers.Authorization", "file:\(secret)"]).status == 0)
-        let private_ = try geolocate.run(["config", "validate"])
-        #expect(private_.status == 0 && private_.stderr.isEmpty, "a 0600 config keeps its secrets to its owner: \(private_)")
-        chmod(geolocate.configPath, 0o640)
-        let shared = try geolocate.run(["config", "validate"])
-        #expect(shared.status == 0 && shared.stderr.contains("mode 640")
-                && shared.stderr.contains("endpoints.risk.headers.Authorization, endpoints.risk.url")
-                && !shared.stderr.contains("fleet") && !shared.stderr.contains("abc") && !shared.stderr.contains("pw@"), "\(shared)")
-    }
-
-    @Test func endpointActionsAreActionNames() throws {
-        let geolocate = GeolocateProcess()
-        #expect(try geolocate.run(["config", "set", "endpoints.risk.actions", "login,checkout"]).status == 0)
-        #expect(try geolocate.run(["config", "get", "endpoints.risk.actions"]).stdout.contains("checkout"))
-        for bad in ["", "log.in", "login,bad name"] {
-            let refused = try geolocate.run(["config", "set", "endpoints.risk.actions", bad])
-            #expect(refused.status == 64 && refused.stderr.contains("endpoints.risk.actions"), "\(bad): \(refused)")
-        }
-    }
-
     /// What users read agrees with the package: units run the installed program as the
     /// installed user, no example takes a packaged unit's name, and nothing cites the contract
     /// behind this repository, which users do not have.

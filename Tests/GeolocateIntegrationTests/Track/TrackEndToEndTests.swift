@@ -11,6 +11,7 @@ import Glibc
 #endif
 
 /// `geolocate track` as a process: signals, concurrent processes on one spool, gpsd outages.
+/// What a replay alone shows runs in process (TrackReplayTests).
 @Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct TrackEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
@@ -31,31 +32,6 @@ import Glibc
 
     func spooledIDs() throws -> [String] {
         ids(try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).mosaicLines())
-    }
-
-    @Test func stdoutAndSpoolCarryTheSameRecords() throws {
-        let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout", "--permission", "fine"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let printed = ids(result.stdout.split(separator: "\n").map(String.init))
-        #expect(printed.count == 120)
-        #expect(try spooledIDs() == printed)
-        #expect(result.stderr.isEmpty)
-    }
-
-    /// A state directory that cannot be made (a file stands in its place): track exits 73, the
-    /// error names the path; trigger still prints its record and warns (its exit 0 means "a
-    /// record was produced").
-    @Test func anUnwritableStateDirectoryIs73ForTrack() throws {
-        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        #expect(FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8)))
-        let track = try geolocate.run(["track", "--replay", drive, "--permission", "fine"])
-        #expect(track.status == 73)
-        #expect(track.stderr.contains(geolocate.stateDirectory) && track.stderr.split(separator: "\n").count == 1, "\(track.stderr)")
-        #expect(track.stdout.isEmpty)
-        let trigger = try geolocate.run(["trigger", "login", "--replay", drive, "--permission", "fine", "--timeout", "10s"])
-        #expect(trigger.status == 0)
-        #expect((try trigger.json()["location"] as? [String: Any])?["latitude"] as? String == "53.3613367")
-        #expect(trigger.stderr.contains("cannot write state file"))
     }
 
     /// SIGTERM, SIGINT and SIGHUP (the terminal or ssh session closed) alike: every record
@@ -373,15 +349,6 @@ import Glibc
         #expect(try spooledIDs() == printed)
     }
 
-    /// `--stdout --no-spool` needs no state: a state directory that cannot be made is a warning.
-    @Test func noSpoolRunsWithoutAWritableStateDirectory() throws {
-        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
-        #expect(FileManager.default.createFile(atPath: geolocate.stateDirectory, contents: Data("not a directory".utf8)))
-        let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout", "--no-spool", "--permission", "fine"])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(ids(result.stdout.split(separator: "\n").map(String.init)).count == 120)
-        #expect(result.stderr.contains("warning"), "\(result.stderr)")
-    }
 }
 
 /// A separate process (python3's sqlite3) holding `BEGIN EXCLUSIVE` on a spool until released.
