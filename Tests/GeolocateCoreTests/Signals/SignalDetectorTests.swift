@@ -5,6 +5,7 @@ import Foundation
 @testable import GeolocateModel
 @testable import GeolocateSpool
 import Logging
+import Synchronization
 import Testing
 import NMEA
 
@@ -59,6 +60,84 @@ import NMEA
         }
         #expect(report(53.3498, -6.2603, after: 4_000)?.jumped == false)
         #expect(report(53.3498, -6.2603, after: 4_001)?.previous?.recordTimestamp == start + 4_000_000)
+    }
+
+    /// A clock that another holder's lock is released on: after `sleeps` sleeps, `release` runs.
+    final class ReleasingClock: MonotonicClock, @unchecked Sendable {
+        let manual = ManualMonotonicClock()
+        private let sleeps = Mutex(0)
+        let releaseAfter: Int
+        let release: @Sendable () -> Void
+
+        init(releaseAfter: Int, release: @escaping @Sendable () -> Void) {
+            self.releaseAfter = releaseAfter
+            self.release = release
+        }
+
+        var nowSeconds: Double { manual.nowSeconds }
+
+        func sleep(seconds: Double) {
+            manual.sleep(seconds: seconds)
+            if sleeps.withLock({ $0 += 1; return $0 }) == releaseAfter { release() }
+        }
+    }
+
+    /// The previous report's lock as another holder keeps it.
+    final class HeldLock: Sendable {
+        private let lock: Mutex<FileLock?>
+        init(_ lock: sending FileLock) { self.lock = Mutex(lock) }
+        func release() { lock.withLock { $0 = nil } }
+        var isHeld: Bool { lock.withLock { $0 != nil } }
+    }
+
+    func lockedState() throws -> (state: String, lock: HeldLock) {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("signals-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        // flock locks belong to the open file: a second open in this process is another holder.
+        let held = try #require(try FileLock.ifFree(path: state + "/" + StateFile.previousReportLock.rawValue))
+        return (state, HeldLock(held))
+    }
+
+    func login(_ detector: inout SignalDetector) -> Record {
+        var record = Record(action: "login", triggeredAt: start, requestedMode: "default", collectionMode: "force-current",
+                            fix: fix(45.764, 4.8357, at: start, receivedAt: start), permissions: [.fine], origin: .current,
+                            fallbackReason: nil, errorCode: .none)
+        detector.annotateAndSave(&record, country: nil, now: start)
+        return record
+    }
+
+    /// SPEC §10.1, one deadline for lock, query and decision: the previous report's lock,
+    /// held by another, is waited for until the action's deadline passes (200 ms at least, and
+    /// without one), then the report is unread (the policy is undetermined), never skipped.
+    @Test(arguments: [(Int64?.none, 0.2), (50, 0.2), (3_000, 3.0)])
+    func aHeldLockIsWaitedForUntilTheActionsDeadline(_ deadline: Int64?, _ waited: Double) throws {
+        let (state, lock) = try lockedState()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let clock = ManualMonotonicClock()
+        var detector = SignalDetector(settings: Settings(), stateDirectory: state, replay: false, clockSynchronized: true,
+                                      clock: clock, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        detector.actionDeadline = deadline.map { Deadline(milliseconds: $0, clock: clock) }
+        let before = clock.nowSeconds
+        _ = login(&detector)
+        let spent = clock.nowSeconds - before
+        #expect(detector.unreadable?.contains("is held by another process") == true, "\(String(describing: detector.unreadable))")
+        #expect(spent > waited - 0.001 && spent < waited + 0.05, "waited \(spent) s")
+        lock.release()
+    }
+
+    /// A lock let go before the deadline is taken, and the report read and written.
+    @Test func aLockLetGoWithinTheDeadlineIsTaken() throws {
+        let (state, lock) = try lockedState()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        // 5 ms a try: let go after a second, past the 200 ms that used to be all it waited.
+        let clock = ReleasingClock(releaseAfter: 200) { lock.release() }
+        var detector = SignalDetector(settings: Settings(), stateDirectory: state, replay: false, clockSynchronized: true,
+                                      clock: clock, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        detector.actionDeadline = Deadline(milliseconds: 3_000, clock: clock)
+        _ = login(&detector)
+        #expect(detector.unreadable == nil, "\(String(describing: detector.unreadable))")
+        #expect(!lock.isHeld)
+        #expect(FileManager.default.fileExists(atPath: state + "/" + StateFile.previousReport.rawValue))
     }
 
     @Test func geodesicDistanceMatchesVincentysPublishedExample() {

@@ -152,7 +152,7 @@ struct InProcessTrigger {
                 case "--now": request.now = try TimeText.milliseconds(try value())
                 case "--format":
                     let name = try value()
-                    guard let format = TriggerFormat(argument: name) else { throw Failure(message: "no format \(name)") }
+                    guard let format = TriggerFormat(name: name) else { throw Failure(message: "no format \(name)") }
                     output.format = format
                 case "--endpoint": output.endpoint = try value()
                 case "--config": config = try value()
