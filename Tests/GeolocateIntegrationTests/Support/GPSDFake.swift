@@ -10,11 +10,13 @@ import Glibc
 /// The one server whose port is not held for it (`Loopback.Reservation`) until it listens:
 /// with the port held while gpsd started (SO_REUSEADDR, as the broker's is), geolocate's
 /// satellites matched no SKY gpspipe printed (3 used where gpspipe saw 12) in every run of
-/// SignalsGPSDTests, which without the hold fails only now and then, as it did before this
-/// harness (1 run in 4 alone: a race between the satellites geolocate takes and the SKYs
-/// gpspipe prints, not understood yet). So a free
-/// port is picked and released just before gpsfake starts, a window in which another
-/// process could take it.
+/// SignalsGPSDTests. The race behind it is understood: gpsd answers `?POLL;` with the
+/// skyview it is still filling, one GSV sentence (four satellites) at a time, so a fix can
+/// carry the first 4 or 8 satellites of the SKY gpspipe prints next; geolocate now drops a
+/// view of fewer than 4 used satellites (asking again) and SignalsGPSDTests accepts the views
+/// on the way to a SKY (`summaries(ofViewsFilling:)`). The hold only changed how often the
+/// trigger met a view half filled. A free port is still picked and released just before
+/// gpsfake starts, a window in which another process could take it.
 ///
 /// Call `stop()` in every outcome (`defer`): it ends gpsfake and its gpsd by process group
 /// and removes the control socket gpsfake leaves in /tmp.
