@@ -36,9 +36,8 @@ package struct Trigger {
             ? LocationPolicy(settings: settings) : nil
         var collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory, policy: policy) }
         collected.subject = request.subject
-        var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: policy,
-                                      replay: collected.fix?.isReplayed ?? false, reports: .eachRecord,
-                                      clock: clock, elapsed: elapsed, logger: logger, actionDeadline: deadline)
+        var pipeline = RecordPipeline(context, policy: policy, replay: collected.fix?.isReplayed ?? false, reports: .eachRecord,
+                                      actionDeadline: deadline)
         let record = try await pipeline.make(collected)
         StatusSummaryWriter(context).refresh()
         return record

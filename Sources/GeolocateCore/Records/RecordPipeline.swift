@@ -35,14 +35,13 @@ package struct RecordPipeline {
     /// When a report is made (`PreviousReport.madeAt`), so of two processes' reports the later wins.
     private let clock: WallClock
 
-    /// The pipeline of `settings`, keeping its previous report in `stateDirectory`.
+    /// The pipeline of the command's settings, keeping its previous report in its state directory.
     /// - Parameter replay: whether the records come from a replayed log, whose reports are
     ///   kept apart from live ones (a test log must never make a real login look like a jump).
     /// - Parameter actionDeadline: how long the previous report's lock is waited for (`SignalDetector.actionDeadline`).
-    package init(settings: Settings, environment: [String: String], stateDirectory: String, policy: LocationPolicy?,
-                 replay: Bool, reports: Reports, clock: WallClock, elapsed: MonotonicClock, logger: Logger,
-                 actionDeadline: Deadline? = nil) {
-        privacy = RecordPrivacy(settings: settings, environment: environment, stateDirectory: stateDirectory,
+    package init(_ context: CommandContext, policy: LocationPolicy?, replay: Bool, reports: Reports, actionDeadline: Deadline? = nil) {
+        let (settings, stateDirectory, clock, elapsed, logger) = (context.settings, context.stateDirectory, context.clock, context.elapsed, context.logger)
+        privacy = RecordPrivacy(settings: settings, environment: context.environment, stateDirectory: stateDirectory,
                                 clock: clock, elapsed: elapsed, logger: logger)
         output = OutputPolicy(settings: settings)
         self.policy = policy

@@ -91,7 +91,7 @@ package struct Tracker {
             }
         }
         var run = Run(tracker: self, request: request, permissions: permissions, device: device, writer: writer,
-                      pipeline: pipeline(stateDirectory: stateDirectory, source: specifier),
+                      pipeline: pipeline(source: specifier),
                       lastKnown: LastKnownStore(stateDirectory: stateDirectory, kind: specifier.isReplay ? .replay : .live, logger: logger),
                       context: DeviceContextReader(environment: environment, fields: settings.fields, clock: elapsed))
         defer { logger.debug("track: \(run.summary)") }
@@ -134,9 +134,8 @@ package struct Tracker {
 
     /// The run's record pipeline, whose signals compare the first record with the report the
     /// state directory keeps.
-    private func pipeline(stateDirectory: String, source: SourceSpecifier) -> RecordPipeline {
-        var pipeline = RecordPipeline(settings: settings, environment: environment, stateDirectory: stateDirectory, policy: nil,
-                                      replay: source.isReplay, reports: .byCaller, clock: clock, elapsed: elapsed, logger: logger)
+    private func pipeline(source: SourceSpecifier) -> RecordPipeline {
+        var pipeline = RecordPipeline(context, policy: nil, replay: source.isReplay, reports: .byCaller)
         pipeline.loadPreviousReport()
         return pipeline
     }
