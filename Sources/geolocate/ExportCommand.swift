@@ -43,6 +43,11 @@ struct ExportCommand: ParsableCommand {
 
     @OptionGroup var globalOptions: GlobalOptions
 
+    func validate() throws {
+        if output == "" { throw ValidationError("--output needs a file name (leave it out to write to stdout)") }
+        if input == "" { throw ValidationError("--input needs a file name, or - for stdin") }
+    }
+
     func run() throws {
         try runReportingErrors {
             // A user with no files of their own reads the system's; its spool needs root or geolocate.

@@ -21,7 +21,10 @@ enum ZoneFile {
         case .failure(.unreadable(let code)) where code == EACCES || code == EPERM:
             throw GeolocateError.permissionDenied(path: path, writing: false, uid: geteuid())
         case .failure(let failure):
-            throw GeolocateError.configuration(file: path, line: nil, reason: "the policy.zones file \(failure.text(limit: maximumBytes))")
+            // A file that is not there cannot be fixed or moved away: say how to name one.
+            let advice = failure == .missing ? "write it, or set another: geolocate config set policy.zones FILE" : nil
+            throw GeolocateError.configuration(file: path, line: nil, reason: "the policy.zones file \(failure.text(limit: maximumBytes))",
+                                               advice: advice)
         }
     }
 

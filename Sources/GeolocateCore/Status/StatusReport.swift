@@ -95,7 +95,8 @@ package struct StatusReport: Sendable, Encodable {
     /// the geocoder cache as they are; a missing directory or spool is reported, not made, and
     /// a damaged or unreadable spool is a `SpoolStatus.state`, not a failure.
     /// `probe` asks gpsd (`GPSDSource.probe`) when it is the source.
-    /// - Throws: `GeolocateError` when the configured source cannot be read.
+    /// - Throws: `GeolocateError` when the configured source cannot be read; `.stateUnreadable`
+    ///   when the state directory is a file.
     package static func gather(_ context: CommandContext, probe: (_ host: String, _ port: Int) -> GPSDHealth) throws -> StatusReport {
         let (settings, configPath, environment) = (context.settings, context.configPath, context.environment)
         let (clock, elapsed, logger) = (context.clock, context.elapsed, context.logger)
@@ -104,6 +105,10 @@ package struct StatusReport: Sendable, Encodable {
         let source = try settings.resolvedSource(flag: nil, environment: environment)
         var directory = stat()
         let directoryExists = stat(stateDirectory, &directory) == 0
+        // A file named as the state directory holds no state: said, not reported as empty.
+        if directoryExists, directory.st_mode & S_IFMT != S_IFDIR {
+            throw GeolocateError.stateUnreadable(path: stateDirectory, reason: "it is not a directory (check --state-dir or GEOLOCATE_STATE_DIR)")
+        }
         var spoolStatus = SpoolStatus.absent
         let configured = settings.endpoints
         var endpoints = configured.map {

@@ -36,22 +36,25 @@ extension DeviceKey {
     /// `write`, then the note on the logger.
     ///
     /// Read, signed and written under the key's lock: a rotation at the same time waits, then
-    /// rotates the key this one made.
+    /// rotates the key this one made. The statement is written before the new key is kept: a
+    /// stdout that fails leaves the old key in place, where the statement would otherwise be
+    /// lost with the key changed (a hostile pass); a key that then cannot be kept is an error,
+    /// and the old key stays.
     package static func rotate(in context: CommandContext, write: (String) throws -> Void) throws {
         let path = path(in: context)
         let issuer = try DeviceInfo.deviceID(stateDirectory: context.stateDirectory)
         let logger = context.logger
-        let (old, new, statement) = try changing(path) {
+        let (old, new) = try changing(path) {
             let old = try load(from: path)
             let (new, forgotten) = old.rotated()
             let statement = try KeyRotation(old: old, new: new, issuer: issuer, issuedAt: context.clock.nowMilliseconds / 1000).compact()
+            try write(statement)
             try new.save(to: path, replacing: true)
             if forgotten > 0 {
                 logger.warning("the oldest retired key is no longer listed: a key file keeps \(maximumRetired) retired keys")
             }
-            return (old, new, statement)
+            return (old, new)
         }
-        try write(statement)
         logger.notice("the device key \(path) is new (kid \(new.keyID)); the old one (kid \(old.keyID)) signs no more (key show --all lists it)")
     }
 }

@@ -11,7 +11,7 @@ package struct GeolocateError: Error, Equatable, CustomStringConvertible {
         case unreadableInput(reason: String)
         case inputMissing(path: String)
         case sourceUnavailable(String)
-        case configuration(file: String, line: Int?, reason: String)
+        case configuration(file: String, line: Int?, reason: String, advice: String?)
         case permissionDenied(path: String, writing: Bool, uid: UInt32)
         case stateNotWritable(path: String, reason: String)
         case stateFileRefused(path: String, reason: String)
@@ -51,7 +51,11 @@ package struct GeolocateError: Error, Equatable, CustomStringConvertible {
     package static func sourceUnavailable(_ message: String) -> GeolocateError { GeolocateError(.sourceUnavailable(message)) }
 
     /// A configuration file that is corrupt or invalid, or a value `config set` refuses (exit 78).
-    package static func configuration(file: String, line: Int?, reason: String) -> GeolocateError { GeolocateError(.configuration(file: file, line: line, reason: reason)) }
+    /// `advice` replaces "fix the file, or move it away to start over" where that is wrong (a
+    /// file that does not exist).
+    package static func configuration(file: String, line: Int?, reason: String, advice: String? = nil) -> GeolocateError {
+        GeolocateError(.configuration(file: file, line: line, reason: reason, advice: advice))
+    }
 
     /// A configuration or zones file the system does not let this user read, or the
     /// configuration not write (exit 78): its permissions are what to fix, not its contents,
@@ -126,7 +130,7 @@ package struct GeolocateError: Error, Equatable, CustomStringConvertible {
              .fileNotWritable(let path, _), .outputIsStateFile(let path, _), .outputIsProtected(let path, _),
              .permissionDenied(let path, _, _):
             return path
-        case .configuration(let file, _, _):
+        case .configuration(let file, _, _, _):
             return file
         default:
             return nil
@@ -137,7 +141,7 @@ package struct GeolocateError: Error, Equatable, CustomStringConvertible {
     package var reason: String? {
         switch code {
         case .unreadableInput(let reason), .stateNotWritable(_, let reason), .stateFileRefused(_, let reason),
-             .stateUnreadable(_, let reason), .spoolDamaged(_, let reason), .configuration(_, _, let reason),
+             .stateUnreadable(_, let reason), .spoolDamaged(_, let reason), .configuration(_, _, let reason, _),
              .locationRequired(let reason), .outputFailed(let reason), .fileNotWritable(_, let reason):
             return reason
         default:
@@ -195,12 +199,12 @@ package struct GeolocateError: Error, Equatable, CustomStringConvertible {
         case .unreadableInput(let reason):
             return "cannot read input: \(reason)"
         case .inputMissing(let path):
-            return "input file not found: \(path) (check the path of the replay)"
+            return "input file not found: \(path) (check the path)"
         case .sourceUnavailable(let message):
             return message
-        case .configuration(let file, let line, let reason):
+        case .configuration(let file, let line, let reason, let advice):
             let place = line.map { "\(file):\($0)" } ?? file
-            return "\(place): \(reason) (fix the file, or move it away to start over)"
+            return "\(place): \(reason) (\(advice ?? "fix the file, or move it away to start over"))"
         case .permissionDenied(let path, let writing, let uid):
             return writing
                 ? "cannot write \(path): permission denied (make it and its directory writable by UID \(uid), the user running geolocate)"

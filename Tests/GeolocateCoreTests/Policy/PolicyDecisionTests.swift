@@ -203,6 +203,10 @@ import Glibc
             #expect(result.status == 78, "\(kind): \(result.stderr)")
             #expect(result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1)
             #expect(result.stderr.contains(path) && result.stderr.contains(message), "\(kind): \(result.stderr)")
+            // A file that is not there cannot be fixed or moved away (a hostile pass): how to name one.
+            let advice = kind == "missing" ? "(write it, or set another: geolocate config set policy.zones FILE)"
+                : "(fix the file, or move it away to start over)"
+            #expect(result.stderr.hasSuffix(advice + "\n"), "\(kind): \(result.stderr)")
         }
         // Without a policy, trigger does not read the zones.
         #expect(await geolocate.run(["trigger", "login", "--replay", fix, "--permission", "fine"]).status == 0)

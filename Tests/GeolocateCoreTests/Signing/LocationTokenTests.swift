@@ -5,6 +5,7 @@ import Foundation
 @testable import GeolocateDelivery
 @testable import GeolocateModel
 @testable import GeolocateSpool
+import Logging
 import Testing
 
 /// The JWS framing and the token's bytes, against RFC 8037's worked example and a golden token.
@@ -12,6 +13,27 @@ import Testing
     /// RFC 8037 Appendix A.1: the Ed25519 key of RFC 8032's first test vector.
     static var rfcKey: Curve25519.Signing.PrivateKey {
         get throws { try Curve25519.Signing.PrivateKey(rawRepresentation: Data(base64URL: "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A") ?? Data()) }
+    }
+
+    /// Found by a hostile pass: `key rotate` with a stdout that fails had already replaced the
+    /// key, and the statement a server needs to follow it was lost. Now the old key stays until
+    /// the statement is out.
+    @Test func aRotationWhoseStatementCannotBeWrittenKeepsTheOldKey() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("rotate-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let context = CommandContext(settings: Settings(), configPath: home + "/config.json", environment: [:], stateDirectory: home + "/state",
+                                     clock: FixedClock(1_795_000_000_000), elapsed: ManualMonotonicClock(),
+                                     logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try DeviceKey.initialize(in: context, replacing: false) { _ in }
+        let before = try DeviceKey.show(in: context, pem: false, all: true)
+        #expect(throws: GeolocateError.self) {
+            try DeviceKey.rotate(in: context) { _ in throw GeolocateError.outputFailed(reason: "stdout: no space left on device") }
+        }
+        #expect(try DeviceKey.show(in: context, pem: false, all: true) == before, "the key changed though its statement was lost")
+        var statement = ""
+        try DeviceKey.rotate(in: context) { statement = $0 }
+        #expect(statement.split(separator: ".").count == 3)
+        #expect(try DeviceKey.show(in: context, pem: false, all: true) != before)
     }
 
     @Test func theThumbprintIsRFC8037s() throws {

@@ -43,6 +43,22 @@ import Testing
         #expect(text.report?.contains("does not exist yet") == true)
     }
 
+    /// Found by a hostile pass: a file named as the state directory was reported as an empty
+    /// state directory (OK to a monitor); it is said, UNKNOWN under --check.
+    @Test func aFileNamedAsTheStateDirectoryIsSaid() throws {
+        try FileManager.default.createDirectory(atPath: (state as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try "not a directory\n".write(toFile: state, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let line = "cannot read state file \(state): it is not a directory (check --state-dir or GEOLOCATE_STATE_DIR)"
+        let check = StatusReport.command(.check(.init()), context: .success(context()), stateDirectory: state, probe: unreachable)
+        #expect(check.exitStatus == .checkUnknown)
+        #expect(check.report == "GEOLOCATE UNKNOWN - \(line) (state \(state))")
+        for form in [StatusForm.text, .json] {
+            let shown = StatusReport.command(form, context: .success(context()), stateDirectory: state, probe: unreachable)
+            #expect(shown.exitStatus == .dataError && shown.report == nil && shown.problem == line, "\(shown)")
+        }
+    }
+
     @Test func flushWithoutEndpointsIsAConfigurationError() async {
         await #expect {
             _ = try await Delivery.flushCommand(context(), FlushRequest(), mqtt: nil) { _ in }

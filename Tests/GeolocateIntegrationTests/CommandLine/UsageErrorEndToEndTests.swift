@@ -43,6 +43,8 @@ import Testing
         (["track", "--count", "0", "--duration", "0"], "--duration must be above 0 (such as 30s or 10m) (see 'geolocate track --help')"),
         (["status", "--warning", "1h", "-c", "1.5"],
          "-c: invalid duration '1.5': say its unit, such as 1.5s (see 'geolocate status --help')"),
+        // An empty file name is a usage error, not a file that cannot be written (73).
+        (["export", "--format", "csv", "--output", ""], "--output needs a file name (leave it out to write to stdout) (see 'geolocate export --help')"),
         // A positional value outside its enumeration.
         (["state", "forget", "prev"], "'prev' is not one of previous (see 'geolocate state forget --help')"),
         // config set's value is one word, whatever it starts with (CommandLineEndToEndTests: -1m).
