@@ -54,7 +54,7 @@ package struct Tracker {
     static let finalCommitDeadline: Duration = .milliseconds(500)
     /// How long a spool write waits on another process's lock before track keeps the
     /// records in memory and carries on.
-    static let spoolBusyTimeout: TimeInterval = 0.05
+    static let spoolBusyTimeout: Duration = .milliseconds(50)
 
     /// Runs until the source ends, a limit is reached or a stop is requested.
     /// - Throws: `GeolocateError` for a missing permission (78), a replay file that cannot be

@@ -13,8 +13,16 @@ extension Int64 {
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded down.
+    /// Whole milliseconds, rounded down: the unit of every span a record or setting holds.
     package var milliseconds: Int64 {
         components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
+
+    /// Whole microseconds, rounded down: what `usleep` takes.
+    package var microseconds: Int64 {
+        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
+    }
+
+    /// Seconds, as GRDB's busy timeout and `nowSeconds` readings take them.
+    package var seconds: Double { Double(microseconds) / 1_000_000 }
 }

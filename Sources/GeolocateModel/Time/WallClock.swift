@@ -69,11 +69,17 @@ package struct FixedClock: WallClock {
 package protocol MonotonicClock: Sendable {
     /// Seconds since a fixed but arbitrary point; never goes back.
     var nowSeconds: Double { get }
-    /// Waits `seconds` (at most an hour at a time).
-    func sleep(seconds: Double)
+    /// Waits `duration` (at most an hour at a time).
+    func sleep(for duration: Duration)
 }
 
 extension MonotonicClock {
+    /// Waits `seconds` of this clock's time: a wait until a `nowSeconds` reading.
+    package func sleep(seconds: Double) {
+        guard seconds > 0 else { return }
+        sleep(for: .microseconds(Int64(min(seconds, 3600) * 1_000_000)))
+    }
+
     /// Milliseconds since `start` (a `nowSeconds` reading), rounded down.
     package func milliseconds(since start: Double) -> Int64 { Int64(max(0, nowSeconds - start) * 1000) }
 }
@@ -88,9 +94,10 @@ package struct SystemMonotonicClock: MonotonicClock {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    package func sleep(seconds: Double) {
-        guard seconds > 0 else { return }
-        usleep(useconds_t(min(seconds, 3600) * 1_000_000))
+    package func sleep(for duration: Duration) {
+        let microseconds = min(duration, .seconds(3600)).microseconds
+        guard microseconds > 0 else { return }
+        usleep(useconds_t(microseconds))
     }
 }
 

@@ -163,7 +163,7 @@ package final class ReadOnlyDatabase: Sendable {
         while fcntl(fd, setOFDLock, &lock) != 0 {
             guard errno == EAGAIN || errno == EACCES || errno == EINTR else { throw Failure.unreadable(ErrorText.posix(errno)) }
             guard elapsed.milliseconds(since: start) < 2000 else { throw Failure.unreadable("it stayed locked by another process for 2 s") }
-            elapsed.sleep(seconds: 0.01)
+            elapsed.sleep(for: .milliseconds(10))
         }
     }
 }

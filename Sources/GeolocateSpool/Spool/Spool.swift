@@ -49,7 +49,7 @@ package final class Spool: Sendable {
     ///   time of the upgrade as when they were spooled.
     /// - Throws: `GeolocateError.stateNotWritable` when it cannot be opened or is not a
     ///   database; `.spoolLocked` (75) when another process holds it locked past `busyTimeout`.
-    package init(stateDirectory: String, busyTimeout: TimeInterval = 30, clock: WallClock) throws {
+    package init(stateDirectory: String, busyTimeout: Duration = .seconds(30), clock: WallClock) throws {
         path = StateFile.spool.path(in: stateDirectory)
         do {
             guard let directory = try OpenDirectory.open(stateDirectory, create: true) else { throw POSIXError(.ENOENT) }
@@ -61,7 +61,7 @@ package final class Spool: Sendable {
             if let opened = try directory.openFile(StateFile.spool.rawValue, .readWrite, create: true) { close(opened.descriptor) }
             try directory.check(StateFile.spool.companionNames)
             var configuration = Configuration()
-            configuration.busyMode = .timeout(busyTimeout)
+            configuration.busyMode = .timeout(busyTimeout.seconds)
             configuration.prepareDatabase { db in
                 // The directory's owner may write the file: no function of its schema runs
                 // unless SQLite deems it harmless (and no trigger or view is accepted, below).
@@ -101,18 +101,18 @@ package final class Spool: Sendable {
     /// How long opening the spool waits for `spool.lock` at the least: another process holds
     /// it only while it opens and migrates the spool (a fraction of a second for a new one),
     /// so track's short busy timeout alone would make two starting at once look locked.
-    static let minimumLockPatience: TimeInterval = 5
+    static let minimumLockPatience: Duration = .seconds(5)
 
     /// `spool.lock`, waited for at most `patience` seconds: whoever holds it (the service
     /// user, who owns the directory, may hold it for ever) cannot stall a command for ever.
     /// - Throws: `GeolocateError.spoolLocked` (75) when it is still held then.
-    private static func lock(in directory: OpenDirectory, patience: TimeInterval) throws -> FileLock {
+    private static func lock(in directory: OpenDirectory, patience: Duration) throws -> FileLock {
         let clock = SystemMonotonicClock()
-        let deadline = Deadline(milliseconds: Int64(patience * 1000), clock: clock)
+        let deadline = Deadline(milliseconds: patience.milliseconds, clock: clock)
         while true {
             if let lock = try FileLock.ifFree(StateFile.spoolLock.rawValue, in: directory) { return lock }
             if deadline.hasPassed { throw GeolocateError.spoolLocked(path: directory.path(of: StateFile.spoolLock.rawValue)) }
-            clock.sleep(seconds: 0.01)
+            clock.sleep(for: .milliseconds(10))
         }
     }
 

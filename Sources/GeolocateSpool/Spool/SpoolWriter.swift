@@ -101,7 +101,7 @@ package final class SpoolWriter {
                 guard !giveUp() else {
                     throw GeolocateError.uncommitted(path: path, count: pending.count)
                 }
-                elapsed.sleep(seconds: 0.05)
+                elapsed.sleep(for: .milliseconds(50))
             }
         }
     }

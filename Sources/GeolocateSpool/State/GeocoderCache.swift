@@ -20,7 +20,7 @@ package final class GeocoderCache: Sendable {
     /// The cache keeps at most this many cells, dropping the oldest.
     static let maxCells = 10_000
     /// How long a lookup waits for another process's transaction: a record must not stall.
-    static let busyTimeout: TimeInterval = 2
+    static let busyTimeout: Duration = .seconds(2)
 
     package init(stateDirectory: String) {
         path = StateFile.geocoderCache.path(in: stateDirectory)
@@ -90,7 +90,7 @@ package final class GeocoderCache: Sendable {
             if let opened = try directory.openFile(StateFile.geocoderCache.rawValue, .readWrite, create: true) { close(opened.descriptor) }
             try directory.check(StateFile.geocoderCache.companionNames)
             var configuration = Configuration()
-            configuration.busyMode = .timeout(GeocoderCache.busyTimeout)
+            configuration.busyMode = .timeout(GeocoderCache.busyTimeout.seconds)
             let opened = try DatabaseQueue(path: NoFollowDatabase.uri(StateFile.geocoderCache.rawValue, in: directory),
                                            configuration: configuration)
             try GeocoderCache.migrator.migrate(opened)

@@ -11,7 +11,7 @@ final class ManualMonotonicClock: MonotonicClock, Sendable {
 
     var nowSeconds: Double { seconds.withLock { $0 } }
 
-    func sleep(seconds: Double) { advance(seconds: max(0, seconds)) }
+    func sleep(for duration: Duration) { advance(seconds: max(0, duration.seconds)) }
 
     func advance(seconds: Double) { self.seconds.withLock { $0 += seconds } }
 }
