@@ -28,8 +28,11 @@ package struct Trigger {
     /// - Throws: `GeolocateError` for input that cannot be opened (missing replay file: 66).
     package func run(_ request: TriggerRequest) async throws -> Record {
         let stateDirectory = context.stateDirectory
-        // One deadline for the query and the previous report's lock (SPEC §10.1).
-        let deadline = Deadline(milliseconds: resolveTimeout(request.timeoutMilliseconds, action: request.action), clock: elapsed)
+        // Under a policy, one deadline for the query and the previous report's lock (SPEC §10.1),
+        // from when the action began (the gate's start), so the lock is never waited for past
+        // it; without one, signals never delay a record (the detector's 200 ms).
+        let timeout = resolveTimeout(request.timeoutMilliseconds, action: request.action)
+        let deadline = Deadline(milliseconds: timeout - elapsed.milliseconds(since: request.startedAt ?? elapsed.nowSeconds), clock: elapsed)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
         // A bad zones file is refused before anything is collected.
         let policy = try LocationPolicy.applies(to: request.action, flag: request.policy, settings: settings)
@@ -37,7 +40,7 @@ package struct Trigger {
         var collected = try await SourceThread.run { try self.collect(request, stateDirectory: stateDirectory, policy: policy) }
         collected.subject = request.subject
         var pipeline = RecordPipeline(context, policy: policy, replay: collected.fix?.isReplayed ?? false, reports: .eachRecord,
-                                      actionDeadline: deadline)
+                                      actionDeadline: policy == nil ? nil : deadline)
         let record = try await pipeline.make(collected)
         StatusSummaryWriter(context).refresh()
         return record

@@ -15,6 +15,10 @@ package struct TriggerRequest: Sendable {
     package var policy: Bool
     /// `--pam`: who the login hook runs for, carried in the record.
     package var subject: Subject?
+    /// When the action began (a `nowSeconds` reading of the command's monotonic clock): the
+    /// gate's start, so its query and the previous report's lock end by its own deadline;
+    /// `nil` for when the trigger begins.
+    package var startedAt: Double?
 
     package init(action: String, mode: CollectionMode = .default, timeoutMilliseconds: Int64? = nil,
                  permission: [Permission]? = nil, now: Int64? = nil, source: SourceSpecifier? = nil,

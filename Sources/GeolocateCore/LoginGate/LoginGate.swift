@@ -122,6 +122,7 @@ package struct LoginGate: Sendable {
         var collection = request.trigger
         collection.policy = true
         collection.subject = hook.subject
+        collection.startedAt = started
         let record: Record
         do {
             record = try await trigger.run(collection)
@@ -174,7 +175,7 @@ package struct LoginGate: Sendable {
                     logger.warning("record \(record.id) was not sent (\(why)); it is in the spool for the next flush")
                 }
             } else if !settings.endpoints.isEmpty {
-                let spool = try Spool(stateDirectory: context.stateDirectory, busyTimeout: 1, clock: clock)
+                let spool = try Spool(stateDirectory: context.stateDirectory, busyTimeout: .seconds(1), clock: clock)
                 _ = try spool.enqueue(SpoolEntry(OutputPolicy(settings: settings).applied(to: record)),
                                       now: clock.nowMilliseconds, limits: settings.spoolLimits)
                 StatusSummaryWriter(context).refresh(through: spool)

@@ -80,12 +80,13 @@ package struct SignalDetector {
     /// under a policy nothing can be decided without it (SPEC §10.1).
     package private(set) var unreadable: String?
 
-    /// How long a report waits at least for another process's lock on the file before it goes
-    /// without it: signals never delay a record noticeably.
+    /// How long a report waits for another process's lock on the file before it goes without
+    /// it, where no action's deadline says (track): signals never delay a record noticeably.
     static let lockPatienceMilliseconds = 200
-    /// The action's own deadline (trigger's query timeout, from its start): the lock is waited
-    /// for until it passes, and at least `lockPatienceMilliseconds`, so two logins at one
-    /// moment both read the report (SPEC §10.1: one deadline for lock, query and decision).
+    /// The action's own deadline (trigger's query timeout, from the action's start): the lock
+    /// is waited for until it passes, so two logins at one moment both read the report, and
+    /// never past it, so the gate's bound holds (SPEC §10.1: one deadline for lock, query and
+    /// decision).
     package var actionDeadline: Deadline?
 
     package init(settings: Settings, stateDirectory: String, replay: Bool, clockSynchronized: Bool?, clock: MonotonicClock,
@@ -279,7 +280,8 @@ package struct SignalDetector {
     /// then undetermined (the pipeline reads `unreadable`), otherwise signals go without it.
     private mutating func noteUnreadable(_ why: String) {
         unreadable = why
-        warnOnce("\(why); signals compare with the previous report of this process only")
+        // Named with its file: under a policy the decision's line says only that it cannot be read.
+        warnOnce("\(why); signals go without the stored previous report")
     }
 
     /// The directory that keeps the report: the state directory, or for root in a state
@@ -328,8 +330,7 @@ package struct SignalDetector {
     /// (`unreadable`); a lock file that cannot be made leaves it unlocked; something planted
     /// sets `refusal`.
     private mutating func reportAccess() -> ReportAccess {
-        let patience = max(Int64(SignalDetector.lockPatienceMilliseconds), actionDeadline?.remainingMilliseconds ?? 0)
-        let deadline = Deadline(milliseconds: patience, clock: clock)
+        let deadline = actionDeadline ?? Deadline(milliseconds: SignalDetector.lockPatienceMilliseconds, clock: clock)
         let lockName = StateFile.previousReportLock.rawValue
         do {
             // Opened once: each try for the lock opens only the lock file.
@@ -347,7 +348,7 @@ package struct SignalDetector {
                     noteUnreadable("\(directory.path(of: lockName)) is held by another process")
                     return .none
                 }
-                clock.sleep(seconds: 0.005)
+                clock.sleep(for: .milliseconds(5))
             }
         } catch let error as GeolocateError where error.isRefusedStateFile {
             refusal = error

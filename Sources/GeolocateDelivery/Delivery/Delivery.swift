@@ -78,7 +78,7 @@ package enum Delivery {
 
     /// How long `trigger --post` waits for another process's lock on the spool: a login hook
     /// must not stall; the record is sent anyway.
-    package static let postSpoolBusyTimeout: TimeInterval = 1
+    package static let postSpoolBusyTimeout: Duration = .seconds(1)
 
     /// POSTs `record` once, spooled first for the next flush to the same destination (a URL is
     /// remembered with the record) and taken out again when the POST delivered it: a record
@@ -104,7 +104,7 @@ package enum Delivery {
         var deviceID = record.device?.id
         if deviceID == nil {
             do { deviceID = try DeviceInfo.deviceID(stateDirectory: stateDirectory) } catch {
-                logger.warning("\(ErrorText.plain(error)); the record is sent without a device id")
+                logger.warning("\(ErrorText.plain(error)); the record goes without a device id")
             }
         }
         var sender = Sender(deviceID: deviceID, trackerID: settings[ConfigKey.owntracksTrackerID])
@@ -195,7 +195,11 @@ package enum Delivery {
                 logger.debug("\(error)")
             }
         }
-        if let notSpooled { throw notSpooled }
+        if let notSpooled {
+            // Neither sent nor kept: both are said, the send's reason first.
+            logger.warning("the record was not delivered to \(endpoint.redactedURL): \(failure)")
+            throw notSpooled
+        }
         return .spooled(reason: failure)
     }
 }

@@ -129,4 +129,50 @@ import Testing
         #expect(result.status == 64 && result.stdout.isEmpty, "\(result)")
         #expect(result.stderr.contains("--now cannot be used with a jwt endpoint (risk)"), "\(result.stderr)")
     }
+
+    /// Holds the previous report's lock as another process would: flock locks belong to the
+    /// open file, so this process's own open is another holder.
+    func holdingTheReportsLock() throws -> FileLock {
+        try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)
+        return try #require(try FileLock.ifFree(path: geolocate.stateDirectory + "/" + StateFile.previousReportLock.rawValue))
+    }
+
+    /// SPEC §10.2: a lock held past the deadline leaves the decision undetermined; the warning
+    /// beside it names the lock and says what signals do (a hostile pass found it said they
+    /// "compare with the previous report of this process only", which a trigger has none of).
+    @Test func aLockHeldPastTheDeadlineIsUndetermined() async throws {
+        let lock = try holdingTheReportsLock()
+        let result = await enforce(InProcessTrigger.example("kiosk-gnss.nmea"), ["--timeout", "300ms"])
+        withExtendedLifetime(lock) {}
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect((Self.policy(result)["reason"] as? String)?.hasPrefix("the previous report cannot be read") == true, "\(result.stdout)")
+        #expect(result.stderr.contains("previous-report.lock is held by another process; signals go without the stored previous report"),
+                "\(result.stderr)")
+    }
+
+    /// SPEC §10.1 "signals never fail or delay a record": without a policy a locked report is
+    /// waited for 200 ms, not the query timeout (10 s here), and the record is made without it,
+    /// said in a warning; under a policy the lock is waited for the whole timeout. Measured on
+    /// a clock the test moves: a wall-clock bound would measure the shared test pool.
+    @Test func withoutAPolicyALockedReportStillMakesTheRecord() async throws {
+        let lock = try holdingTheReportsLock()
+        let clock = ManualMonotonicClock()
+        var trigger = geolocate
+        trigger.elapsed = clock
+        var before = clock.nowSeconds
+        let result = await trigger.run(["trigger", "login", "--replay", InProcessTrigger.example("kiosk-gnss.nmea"),
+                                        "--permission", "fine", "--timeout", "10s"])
+        let waitedPlain = clock.nowSeconds - before
+        before = clock.nowSeconds
+        let enforced = await trigger.run(["trigger", "login", "--replay", InProcessTrigger.example("kiosk-gnss.nmea"),
+                                          "--permission", "fine", "--timeout", "10s", "--enforce"])
+        let waitedEnforced = clock.nowSeconds - before
+        withExtendedLifetime(lock) {}
+        #expect(waitedPlain > 0.199 && waitedPlain < 0.3, "waited \(waitedPlain) s without a policy")
+        #expect(waitedEnforced > 9.9 && waitedEnforced < 10.1, "waited \(waitedEnforced) s under a policy")
+        #expect(enforced.status == 4, "\(enforced.stderr)")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(Self.record(result)["location"] != nil)
+        #expect(result.stderr.contains("is held by another process; signals go without the stored previous report"), "\(result.stderr)")
+    }
 }

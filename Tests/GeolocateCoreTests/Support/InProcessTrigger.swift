@@ -61,6 +61,8 @@ struct InProcessTrigger {
     }
 
     let home: URL
+    /// The commands' monotonic clock: the system's, or one a test moves (waits then take no time).
+    var elapsed: MonotonicClock = SystemMonotonicClock()
     var configPath: String { home.appendingPathComponent("config.json").path }
     var stateDirectory: String { home.appendingPathComponent("state").path }
 
@@ -113,7 +115,7 @@ struct InProcessTrigger {
         let path = config.map(Self.fromProjectRoot) ?? configPath
         let logger = Logger(label: "test") { _ in lines }
         return CommandContext(settings: readingConfig ? try ConfigStore(path: path).settings() : Settings(), configPath: path,
-                              environment: environment, clock: SystemClock(), elapsed: SystemMonotonicClock(), logger: logger)
+                              environment: environment, clock: SystemClock(), elapsed: elapsed, logger: logger)
     }
 
     /// The flags of `arguments` from `index`, each handed to `take` with a function giving its value.

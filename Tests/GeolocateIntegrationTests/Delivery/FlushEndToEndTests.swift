@@ -594,7 +594,13 @@ import Glibc
         #expect(collector.acceptedIDs("/hook") == [id])
         #expect(collector.requests("/hook").count == 1)
         #expect(posted.stderr.contains("\(file): not a directory (check --state-dir or GEOLOCATE_STATE_DIR)"), "\(posted.stderr)")
-        #expect(posted.stderr.contains("the record is sent without a device id"), "\(posted.stderr)")
+        #expect(posted.stderr.contains("the record goes without a device id"), "\(posted.stderr)")
+        // Refused as well: neither sent nor kept, and both are said (a hostile pass: only the spool was).
+        try collector.script(["/hook": ["default": ["status": 500]]])
+        let refused = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--permission", "fine",
+                                         "--state-dir", file, "--post", collector.url("/hook")])
+        #expect(refused.status == 73, "\(refused.stderr)")
+        #expect(refused.stderr.contains("the record was not delivered to \(collector.url("/hook")): HTTP 500"), "\(refused.stderr)")
     }
 
     /// A record `trigger --post URL` could not send is spooled with its URL, and the next
