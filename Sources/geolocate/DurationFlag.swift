@@ -10,6 +10,8 @@ import GeolocateModel
 enum DurationFlag {
     /// A duration above 0: 0 would stop track at once, or flush without a pause.
     static func positive(_ text: String, flag: String) throws -> Int64 {
+        // Not "negative (use 0 or more)": 0 is refused too.
+        if text.hasPrefix("-") { throw GeolocateError.usage("\(flag) must be above 0 (such as 30s or 10m)") }
         let milliseconds = try DurationText.milliseconds(text, bareUnit: .refused)
         guard milliseconds > 0 else { throw GeolocateError.usage("\(flag) must be above 0 (such as 30s or 10m)") }
         return milliseconds

@@ -26,14 +26,23 @@ struct ExportCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Output format.", valueName: "format"))
     var format: ExportFormat
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Fixes from this time: ISO 8601, epoch ms, or 24h ago.", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Fixes from this time: ISO 8601, epoch ms, or 24h ago.", valueName: "time"),
+            transform: RefusedValue.checking("--since", parse: ExportCommand.checkedTime))
     var since: String?
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Fixes up to this time (the same forms).", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Fixes up to this time (the same forms).", valueName: "time"),
+            transform: RefusedValue.checking("--until", parse: ExportCommand.checkedTime))
     var until: String?
+
+    /// A window bound as typed, checked for its form where the flag is read (an age is taken
+    /// back from the time the export runs, later).
+    @Sendable static func checkedTime(_ text: String) throws -> String {
+        _ = try Exporter.time(text, now: 0)
+        return text
+    }
 
     @Option(name: .long, help: ArgumentHelp("Read NDJSON records from this file (- for stdin).", valueName: "file"), completion: .file(extensions: ["ndjson", "json"]))
     var input: String?

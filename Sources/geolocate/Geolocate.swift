@@ -37,11 +37,20 @@ struct Geolocate: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         // Swift repairs invalid UTF-8 in arguments with U+FFFD: a nonce, an audience or a path
         // would silently become another one.
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        // The login gate's own arguments are the administrator's pam.d line: a mistake there
+        // (help or the version asked, which would exit 0 and let the login through) is decided
+        // by policy.onError, silently, with its syslog line (SPEC §14).
+        let isGate = arguments.first == "trigger" && arguments.contains("--pam")
+        func refuseGateLine(_ reason: String) -> Never {
+            CommandEnd.exit(LoginGate.refusingLine(StandardError.oneLine(reason), arguments: arguments,
+                                                   callers: ProcessInfo.processInfo.environment).exitStatus)
+        }
         for index in 1..<Int(CommandLine.argc) where CommandLine.unsafeArgv[index].map({ String(validatingCString: $0) == nil }) ?? false {
+            if isGate { refuseGateLine("argument \(index) is not valid UTF-8 text") }
             StandardError.write("geolocate: argument \(index) is not valid UTF-8 text; nothing was done")
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
-        let arguments = Array(CommandLine.arguments.dropFirst())
         let command: ParsableCommand.Type
         switch Geolocate.command(named: arguments) {
         case .found(let found): command = found
@@ -64,13 +73,8 @@ struct Geolocate: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             let full = fullMessage(for: error)
+            if isGate { refuseGateLine(code == .success ? "--help or --version, which decide nothing" : message(for: error)) }
             guard code != .success, !full.isEmpty else { exit(withError: error) }
-            // The login gate's own arguments are the administrator's pam.d line: a mistake
-            // there is decided by policy.onError, silently, with its syslog line (SPEC §14).
-            if command == TriggerCommand.self, arguments.contains("--pam") {
-                let line = StandardError.oneLine(message(for: error))
-                CommandEnd.exit(LoginGate.refusingLine(line, arguments: arguments, callers: ProcessInfo.processInfo.environment).exitStatus)
-            }
             // A monitoring plugin's usage error is UNKNOWN (3), said in its one line on stdout.
             if command == StatusCommand.self, arguments.contains("--check"), code == .validationFailure {
                 try? FileHandleOutput.stdout(StatusReport.unknownLine(usageMessage(for: error, arguments: arguments), stateDirectory: nil) + "\n")

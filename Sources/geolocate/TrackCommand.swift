@@ -37,7 +37,7 @@ struct TrackCommand: AsyncParsableCommand {
             transform: RefusedValue.number("--distance"))
     var distance: Double?
 
-    @Option(name: .long, help: ArgumentHelp("Drop fixes less accurate than this.", valueName: "level"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Drop fixes less accurate than this.", valueName: "level"))
     var accuracy: AccuracyLevel = .best
 
     @Option(name: .long, help: ArgumentHelp("Collect only in this local time window.", valueName: "HH:MM-HH:MM"),
@@ -55,7 +55,7 @@ struct TrackCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Also print each record as a JSON line.")
     var stdout = false
 
-    @Option(name: .long, help: ArgumentHelp("--stdout format.", valueName: "format"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("--stdout format.", valueName: "format"))
     var format: RecordFormat = .mosaic
 
     @Flag(name: .customLong("no-spool"), help: "Do not write records to the spool (needs --stdout).")
@@ -64,7 +64,7 @@ struct TrackCommand: AsyncParsableCommand {
     @Flag(name: .customLong("every-fix"), help: "Emit a record for every fix.")
     var everyFix = false
 
-    @Option(name: .long, help: ArgumentHelp("Granted (else config).", valueName: "permission"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Granted (else config).", valueName: "permission"))
     var permission: PermissionChoice?
 
     @Flag(name: .long, help: "Log diagnostics on stderr (counts, lines rejected).")

@@ -35,7 +35,7 @@ struct TriggerCommand: AsyncParsableCommand {
 
     @OptionGroup var sourceOptions: SourceOptions
 
-    @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "format"), completion: .list(TriggerFormat.allValueStrings))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Output format.", valueName: "format"), completion: .list(TriggerFormat.allValueStrings))
     var format: TriggerFormat = .record(.mosaic)
 
     @Option(name: .long, help: ArgumentHelp("jwt: the token's aud (default: signing.audience).", valueName: "audience"))
@@ -45,7 +45,7 @@ struct TriggerCommand: AsyncParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("jwt: the server's challenge for this login.", valueName: "nonce"))
     var nonce: String?
 
-    @Option(name: .long, help: ArgumentHelp("Granted (else config).", valueName: "permission"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Granted (else config).", valueName: "permission"))
     var permission: PermissionChoice?
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Take this time as now: ISO 8601 or epoch ms.", valueName: "time"),

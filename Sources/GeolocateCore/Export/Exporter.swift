@@ -58,7 +58,7 @@ package struct Exporter {
 
     /// A window bound: ISO 8601, epoch milliseconds (digits alone, so 0 is 1970), or a
     /// duration before `now` (`24h`).
-    static func time(_ text: String, now: Int64) throws -> Int64 {
+    package static func time(_ text: String, now: Int64) throws -> Int64 {
         if !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) { return try TimeText.milliseconds(text) }
         if let ago = try? DurationText.milliseconds(text, bareUnit: .refused) { return now - ago }
         if text.hasPrefix("-"), (try? DurationText.milliseconds(String(text.dropFirst()), bareUnit: .refused)) != nil {

@@ -42,16 +42,19 @@ package enum ErrorText {
 
     /// `text` with its control characters escaped (`\n`, `\r`, `\t`, `\u{1B}`): a path, URL or
     /// action name holding a newline or an escape sequence must not split a message into two
-    /// lines, forge a second one, or drive the terminal.
+    /// lines, forge a second one, or drive the terminal. Format characters (a bidi override
+    /// such as U+202E, which makes a value read backwards) and line or paragraph separators
+    /// are escaped too, as the gate's syslog lines escape them (`Subject`).
     package static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+        let escapedCategories: [Unicode.GeneralCategory] = [.control, .format, .lineSeparator, .paragraphSeparator]
+        guard text.unicodeScalars.contains(where: { escapedCategories.contains($0.properties.generalCategory) }) else { return text }
         var escaped = ""
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\n": escaped += "\\n"
             case "\r": escaped += "\\r"
             case "\t": escaped += "\\t"
-            case _ where scalar.properties.generalCategory == .control:
+            case _ where escapedCategories.contains(scalar.properties.generalCategory):
                 escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             default: escaped.unicodeScalars.append(scalar)
             }

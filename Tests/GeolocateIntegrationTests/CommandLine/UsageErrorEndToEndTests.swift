@@ -35,7 +35,14 @@ import Testing
         // Ours, before the parser: a word where a subcommand belongs.
         (["config", "sett"], "unknown subcommand 'sett'; did you mean 'set'? (see 'geolocate config --help')"),
         // A flag that takes a number takes a negative one, for its own check to refuse.
-        (["status", "-w", "-1h"], "-w: invalid duration '-1h': it is negative (use 0 or more, such as 1500ms or 2s) (see 'geolocate status --help')"),
+        (["status", "-w", "-1h"], "-w: --warning must be above 0 (such as 30s or 10m) (see 'geolocate status --help')"),
+        (["track", "--duration", "-5s"], "--duration must be above 0 (such as 30s or 10m) (see 'geolocate track --help')"),
+        (["track", "--accuracy", "-10m"], "--accuracy: '-10m' is not one of best, 10m, 100m, 1km, 3km; did you mean '10m'? (see 'geolocate track --help')"),
+        (["export", "--format", "csv", "--since", "-5h"],
+         "--since: invalid time '-5h': an age has no sign (5h is 5h ago) (see 'geolocate export --help')"),
+        // Format characters are escaped too: a bidi override must not make a value read backwards.
+        (["trigger", "login", "--timeout", "5\u{202E}s"],
+         "--timeout: invalid duration '5\\u{202E}s' (use a number with ms, s, m, h or d up to 100 years, such as 1500ms, 2s, 30m, 2h, 10d) (see 'geolocate trigger --help')"),
         (["trigger", "login", "--timeout", "-5s"],
          "--timeout: invalid duration '-5s': it is negative (use 0 or more, such as 1500ms or 2s) (see 'geolocate trigger --help')"),
         (["track", "--count", "abc"], "--count: 'abc' is not a value it takes (see 'geolocate track --help')"),

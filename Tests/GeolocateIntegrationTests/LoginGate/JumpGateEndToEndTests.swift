@@ -141,6 +141,13 @@ struct JumpGateEndToEndTests {
         let direct = try geolocate.run(gate.hookArguments(replay: PAMEndToEndTests.kiosk, ["--bogus"]),
                                        environment: ["PAM_TYPE": "account", "PAM_USER": "alice"])
         #expect(direct.stdout.isEmpty && direct.stderr.isEmpty && direct.status == (onError == "allow" ? 0 : 1), "\(direct)")
+        // Found by a hostile pass: --help or --version on the line printed and exited 0, which
+        // let every login through; they decide nothing, so policy.onError does.
+        for asked in ["--help", "-h", "--version"] {
+            let help = try geolocate.run(gate.hookArguments(replay: PAMEndToEndTests.kiosk, [asked]),
+                                         environment: ["PAM_TYPE": "account", "PAM_USER": "alice"])
+            #expect(help.stdout.isEmpty && help.stderr.isEmpty && help.status == (onError == "allow" ? 0 : 1), "\(asked): \(help)")
+        }
     }
 
     /// SPEC §3: `--now` on a live source is a usage error, which the gate hands to
