@@ -5,7 +5,7 @@ import Testing
 
 /// gpsd's lines as libgps is given them: TPVs (alone or in a POLL answer, which libgps does
 /// not decode) rewritten flat with the fields geolocate reads, everything else left out.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct GPSDReportTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct GPSDReportTests {
     func text(_ tpv: [CChar]) -> String { String(decoding: tpv.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
 
     func polled(_ line: String) -> [String]? {

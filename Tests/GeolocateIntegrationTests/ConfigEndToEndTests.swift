@@ -10,7 +10,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct ConfigEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct ConfigEndToEndTests {
     let geolocate = GeolocateProcess()
 
     /// A group of keys (an endpoint, an action, `privacy`) is unset whole; a key that names

@@ -9,7 +9,7 @@ import Glibc
 /// who opened the file to 0644 for a PAM stack running as the user, or gave it to another
 /// user, keeps that after `config set`; and a file the user running geolocate may not read
 /// says whom to make it readable for, not to move it away.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct ConfigPermissionsEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct ConfigPermissionsEndToEndTests {
     let geolocate = GeolocateProcess()
     /// The user the unprivileged runs use: `nobody`, which owns nothing here.
     static let nobody: uid_t = 65534

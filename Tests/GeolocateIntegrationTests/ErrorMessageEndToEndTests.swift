@@ -8,7 +8,7 @@ import Glibc
 /// Errors read as one line in our words: the path or URL, and the cause as a person says it
 /// ("not a directory", "connection refused"), never a library's dump (`Error Domain=…`,
 /// `(errno: 111)`) and never the same words twice (SPEC §8).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct ErrorMessageEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct ErrorMessageEndToEndTests {
     let geolocate = GeolocateProcess()
     let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
     static let libraryText = ["Error Domain", "NSCocoaErrorDomain", "NSPOSIXErrorDomain", "UserInfo", "errno:",

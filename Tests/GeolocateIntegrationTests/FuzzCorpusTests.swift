@@ -4,7 +4,7 @@ import Testing
 /// Every committed fuzz input (the seeds and each past finding, `Fuzz/corpus/TARGET/`) through
 /// the ordinary build of `geolocate-fuzz`: a finding that comes back fails here, in `make test`,
 /// without a libFuzzer build.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct FuzzCorpusTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct FuzzCorpusTests {
     static let targets = ["nmea", "gpsd", "config", "text", "state", "spool", "geocoder", "zones"]
 
     @Test(arguments: targets) func corpusReplaysCleanly(_ target: String) throws {

@@ -8,7 +8,7 @@ import Testing
 /// a VM has no DMI model). `GEOLOCATE_UPDATE_GOLDEN=1` rewrites the files; review the diff
 /// before committing it. `trigger --format` and `track` lines are compared in process
 /// (GoldenOutputReplayTests), against the same files.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct GoldenOutputTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct GoldenOutputTests {
     let geolocate = GeolocateProcess()
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
     let drive = GeolocateProcess.example("maynooth-drive.nmea")

@@ -8,7 +8,7 @@ import Glibc
 /// The harness itself: what every test's processes rely on, each checked against the failure
 /// it prevents (a pipe held open by a parallel test's child, a child deaf to SIGTERM, a read
 /// with no end, a port taken between its pick and the server's bind).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct HarnessTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct HarnessTests {
     /// The descriptors a child has open, as its own shell lists them (less the one its glob
     /// opened to read the directory, closed by the time the loop tests it).
     static let listDescriptors = ["/bin/sh", "-c", #"for f in /proc/$$/fd/*; do [ -e "$f" ] && echo "${f##*/}"; done; true"#]

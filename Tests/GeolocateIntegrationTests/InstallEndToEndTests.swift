@@ -8,7 +8,7 @@ import Glibc
 /// `make install` and `make uninstall` (SPEC §14, issue 27 item 11) in a scratch DESTDIR with
 /// PREFIX=/usr: install puts what the program needs at run time and nothing else, without
 /// apt-get or pip (stubs that fail and leave a mark); uninstall removes all of it.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct InstallEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct InstallEndToEndTests {
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-install-\(UUID().uuidString)")
 
     /// Runs make in the checkout with `arguments`, with PATH starting at the stubs.

@@ -8,7 +8,7 @@ import Glibc
 /// Under systemd, stderr is the journal (SPEC §14, issue 27 item 9): each line then starts
 /// with its sd-daemon priority, so `journalctl -p warning` finds the warnings and errors.
 /// systemd says so with `JOURNAL_STREAM=DEVICE:INODE`, which must match stderr itself.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct JournalEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct JournalEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 

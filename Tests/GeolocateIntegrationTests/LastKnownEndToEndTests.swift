@@ -13,7 +13,7 @@ import Glibc
 /// The last known location across commands on a live source (gpsd unavailable): replayed
 /// fixes never answer it, and stored fixes dated wrong are no answer (SPEC §3, §8). The
 /// replay-only cases, and the state directory's mode, run in process (LastKnownReplayTests).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct LastKnownEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct LastKnownEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     /// Nothing listens on port 1: gpsd is unavailable there.

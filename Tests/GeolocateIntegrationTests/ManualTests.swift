@@ -3,7 +3,7 @@ import Testing
 
 /// The committed man page (`make man`: the parser's part joined with man/sections.mdoc by
 /// scripts/make-man) is lint-clean and true to the parser and to the exit codes in use.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct ManualTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct ManualTests {
     let geolocate = GeolocateProcess()
     let manualPath = GeolocateProcess.projectRoot.appendingPathComponent("man/geolocate.1").path
 

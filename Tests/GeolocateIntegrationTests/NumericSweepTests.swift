@@ -9,7 +9,7 @@ import Testing
 /// Every numeric flag and every config key, fed the numbers careless and hostile users type:
 /// a clean exit (0, or 64/78 with one line), never a signal, and nothing accepted that the
 /// commands then cannot use (SPEC §8).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct NumericSweepTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct NumericSweepTests {
     static let values = ["0", "-1", "0.5", "1e30", "9223372036854775808", "nan", "inf"]
     let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
 

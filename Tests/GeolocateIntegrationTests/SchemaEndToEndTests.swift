@@ -4,7 +4,7 @@ import Testing
 /// Every output format, as the binary prints it in many states, validates against its JSON
 /// Schema in docs/schema/ (python jsonschema through scripts/check-schema), and a schema
 /// refuses output that breaks it, so a pass means something.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SchemaEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct SchemaEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     let nofix = GeolocateProcess.fixture("nofix-only.nmea")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct TriggerEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct TriggerEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 

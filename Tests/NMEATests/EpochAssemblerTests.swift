@@ -2,7 +2,7 @@ import Foundation
 import NMEA
 import Testing
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct EpochAssemblerTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct EpochAssemblerTests {
     func log(_ bodies: [String]) -> String {
         bodies.map { NMEATestInput.sentence($0) + "\r\n" }.joined()
     }

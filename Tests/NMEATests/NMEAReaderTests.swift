@@ -2,7 +2,7 @@ import Foundation
 import NMEA
 import Testing
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct NMEAReaderTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct NMEAReaderTests {
     static let gga = "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47"
 
     @Test func acceptsAValidSentence() throws {

@@ -2,7 +2,7 @@ import Foundation
 import NMEA
 import Testing
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct NMEASentenceTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct NMEASentenceTests {
     func parse(_ line: String) throws -> NMEASentence? {
         try NMEATestInput.read(line + "\r\n").sentences.first
     }

@@ -4,7 +4,7 @@ import Testing
 
 /// SPEC §8: numbers from NMEA are range-checked before use. A position out of range is no
 /// fix; an accuracy, DOP, speed, course or altitude out of range is unknown, as if empty.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct RangeCheckTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct RangeCheckTests {
     func log(_ bodies: [String]) -> String {
         bodies.map { NMEATestInput.sentence($0) + "\r\n" }.joined()
     }

@@ -3,7 +3,7 @@ import NMEA
 import Testing
 
 /// Satellites behind a fix from GSV and GSA (SPEC §10.1 `satellites`).
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct SkyViewTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct SkyViewTests {
     func log(_ bodies: [String]) -> String {
         bodies.map { NMEATestInput.sentence($0) + "\r\n" }.joined()
     }

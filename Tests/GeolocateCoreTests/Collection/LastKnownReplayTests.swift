@@ -12,7 +12,7 @@ import Glibc
 /// The last known location across runs on replays, in this process (moved from
 /// LastKnownEndToEndTests, which keeps the live source): a store that one replay dated wrong
 /// cannot wedge, and a state directory made private unless it is shared (SPEC §3, §8).
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct LastKnownReplayTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct LastKnownReplayTests {
     let geolocate = InProcessTrigger()
     let drive = InProcessTrigger.example("maynooth-drive.nmea")
 

@@ -34,7 +34,7 @@ final class ScriptedSource: LocationSource {
     }
 }
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct LocationResolverTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct LocationResolverTests {
     static let now: Int64 = 1_795_348_800_000
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("resolver-\(UUID().uuidString)").path
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
@@ -193,7 +193,7 @@ final class ScriptedSource: LocationSource {
     }
 }
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ReplayTimeoutTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ReplayTimeoutTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     /// Virtual time: the 3 s no-fix prelude exceeds 1500 ms of log time, instantly.

@@ -7,7 +7,7 @@ import Testing
 /// `trigger` on replays in this process, with what it prints, logs and exits with (moved
 /// from TriggerEndToEndTests: the collection modes, the fallbacks and their times need no
 /// process; the flags' parsing, stdin and gpsd stay there).
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TriggerCommandTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct TriggerCommandTests {
     let trigger = InProcessTrigger()
     let drive = "Examples/nmea/maynooth-drive.nmea"
 

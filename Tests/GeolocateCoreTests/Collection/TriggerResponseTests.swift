@@ -9,7 +9,7 @@ import Testing
 
 /// `trigger` as the core runs it for the command line: what is refused before the source is
 /// asked, what is printed, and how the command ends, without starting the binary.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TriggerResponseTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct TriggerResponseTests {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("respond-\(UUID().uuidString)").path
     static let kiosk = TestPaths.projectRoot.appendingPathComponent("Examples/nmea/kiosk-gnss.nmea").path
 

@@ -7,7 +7,7 @@ import GeolocateSpool
 import Logging
 import Testing
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct CollectionModeTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct CollectionModeTests {
     @Test(arguments: [
         ("default", CollectionMode.default), ("disabled", .disabled), ("force-current", .forceCurrent),
         ("force-last-known", .forceLastKnown), ("last-known:30", .lastKnown(maxAgeMilliseconds: 1_800_000)),
@@ -32,7 +32,7 @@ import Testing
     }
 }
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TriggerResolutionTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct TriggerResolutionTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     func trigger(_ settings: Settings = Settings(), environment: [String: String] = [:]) -> Trigger {

@@ -9,7 +9,7 @@ import Testing
 /// on the source's clock, and never earlier than the fix reported. Expected times are read
 /// from the log's own sentences here, not from geolocate's output. In this process, through
 /// `Trigger.respond` and `Tracker.command` (moved from TriggeredAtEndToEndTests).
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TriggeredAtReplayTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct TriggeredAtReplayTests {
     let geolocate = InProcessTrigger()
     let log = InProcessTrigger.example("maynooth-drive.nmea")
 

@@ -11,7 +11,7 @@ import Glibc
 /// `config set`, `get`, `unset`, `show`, `validate` and `reset` in this process, with what
 /// each prints and exits with (moved from ConfigEndToEndTests: none of them needs a process;
 /// the parsing of their words is what ConfigEndToEndTests keeps).
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ConfigCommandTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ConfigCommandTests {
     let config = InProcessConfig()
 
     @Test func setGetUnsetRoundTrip() throws {

@@ -15,7 +15,7 @@ import Glibc
 /// for the rest): a corrupt or duplicated or out-of-range file is refused by each command and
 /// never written over; secrets others may read are warned of; endpoint actions are action
 /// names; no permission is a policy reason of its own.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ConfigFileTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ConfigFileTests {
     let geolocate = InProcessTrigger()
 
     @Test func corruptFileIsNeverOverwritten() async throws {

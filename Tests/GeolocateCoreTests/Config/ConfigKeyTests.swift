@@ -8,7 +8,7 @@ import Testing
 
 /// The table of settings: each key's default is a value it accepts, and what `config set`
 /// stores is what the file check accepts and the typed view reads back.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ConfigKeyTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ConfigKeyTests {
     @Test(arguments: ConfigKey.all.map(\.key))
     func theBuiltInValueIsValidAndRoundTrips(_ key: String) throws {
         let setting = try #require(ConfigKey.all.first { $0.key == key })

@@ -6,7 +6,7 @@ import GeolocateModel
 import GeolocateSpool
 import Testing
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ConfigStoreTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ConfigStoreTests {
     let path = NSTemporaryDirectory() + "config-\(UUID().uuidString)/config.json"
 
     @Test func redactsHeaderValuesAndURLCredentials() throws {

@@ -7,7 +7,7 @@ import Foundation
 import Testing
 
 /// The small rules of delivery: idempotency keys, Retry-After, backoff and body formats.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct DeliveryTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct DeliveryTests {
     @Test func idempotencyKeysNameTheRecordsAndTheEndpoint() throws {
         let key = IdempotencyKey.make(endpoint: "a", ids: ["x", "y"])
         #expect(key == IdempotencyKey.make(endpoint: "a", ids: ["x", "y"]))

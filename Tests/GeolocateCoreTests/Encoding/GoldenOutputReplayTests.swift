@@ -11,7 +11,7 @@ import Testing
 /// request bodies flush sends). What differs between runs is masked, what differs between
 /// machines is turned off. `GEOLOCATE_UPDATE_GOLDEN=1` rewrites the files; review the diff
 /// before committing it.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct GoldenOutputReplayTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct GoldenOutputReplayTests {
     let geolocate = InProcessTrigger()
     static let directory = TestPaths.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Golden")
     let drive = InProcessTrigger.example("maynooth-drive.nmea")

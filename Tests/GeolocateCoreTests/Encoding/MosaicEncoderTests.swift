@@ -6,7 +6,7 @@ import Foundation
 @testable import GeolocateSpool
 import Testing
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct MosaicEncoderTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct MosaicEncoderTests {
     @Test func matchesSpecExampleShape() throws {
         let fix = Fix(timestamp: 1_763_783_056_000, latitude: 53.3613367, longitude: -6.50562, mode: .threeD,
                       altitudeHAE: 116.94, speed: 1.234, course: 87.25, horizontalAccuracy: 12.06, verticalAccuracy: 20,
@@ -39,7 +39,7 @@ import Testing
 }
 
 /// The hand-written fixed-point formatting agrees with `%.Nf` (what `String(format:)` prints).
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct DecimalTextTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct DecimalTextTests {
     /// A seeded generator, so a failure names values that fail again.
     struct SplitMix64: RandomNumberGenerator {
         var state: UInt64
@@ -98,7 +98,7 @@ import Testing
     }
 }
 
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct RecordIDTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct RecordIDTests {
     @Test func idsAreLowerCaseVersion4UUIDsAndDistinct() {
         let ids = (0..<1000).map { _ in Record.newID() }
         #expect(Set(ids).count == 1000)

@@ -11,7 +11,7 @@ import Testing
 /// The login gate's decisions in one process, with the shipped example's config, zones and
 /// kiosk log: what `trigger --pam` exits with and logs, without pam_exec, a binary or syslog.
 /// PAMEndToEndTests keeps what only the process shows (pam_exec, the real syslog, the exit).
-@Suite(.tags(.unit), .timeLimit(.minutes(20)), .enabled(if: geteuid() == 0, "the gate trusts only root's files"))
+@Suite(.tags(.unit), .timeLimit(.minutes(5)), .enabled(if: geteuid() == 0, "the gate trusts only root's files"))
 struct LoginGateTests {
     /// What the gate wrote to its system log.
     final class LogLines: Sendable {

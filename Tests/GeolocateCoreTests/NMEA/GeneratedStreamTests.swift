@@ -10,7 +10,7 @@ import NMEA
 /// A long, deliberately broken stream from `../shared/tools/nmea-gen.py`, checked against the
 /// generator's own truth file: every clean epoch's fix must come out exactly, no-fix tunnels
 /// must give no fix, and the broken lines must be counted, never fatal.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct GeneratedStreamTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct GeneratedStreamTests {
     @Test(arguments: ["GP", "GN"])
     func noisyStreamAgainstTruth(_ talker: String) throws {
         let generated = try NMEAGenerator(["--epochs", "3000", "--seed", "5", "--talker", talker, "--extra", "GLL,ZDA",

@@ -8,7 +8,7 @@ import Testing
 
 /// The zones file's JSON reader against Foundation's `JSONSerialization` as the oracle: the
 /// same values for what both accept, a refusal for what RFC 8259 does not allow.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct JSONScannerTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct JSONScannerTests {
     /// The scanner's value in the shape `JSONSerialization` gives, for comparison.
     static func foundationShape(_ node: JSONNode) -> NSObject {
         switch node {

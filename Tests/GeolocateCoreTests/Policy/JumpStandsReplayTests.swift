@@ -10,7 +10,7 @@ import Testing
 /// stands until the travel is possible and `state forget previous` ends it; an inaccurate
 /// fix or an anchor's wide circle never clears it; an unreadable previous report leaves the
 /// decision undetermined; `--now` never dates a live login nor a token.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct JumpStandsReplayTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct JumpStandsReplayTests {
     static let dublinDesk = (latitude: 53.3498, longitude: -6.2603)
     let geolocate = InProcessTrigger()
 

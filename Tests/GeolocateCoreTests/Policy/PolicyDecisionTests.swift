@@ -13,7 +13,7 @@ import Glibc
 /// each rule of the decision with replayed fixes of known accuracy at known places around an
 /// office zone with a deny zone inside it, `--enforce`'s exit codes, privacy, and every kind
 /// of bad zones file, through `Trigger.respond` and `ConfigStore` as the commands call them.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct PolicyDecisionTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct PolicyDecisionTests {
     let geolocate = InProcessTrigger()
     /// The office: a square of about 1 km around this corner's north-east, in Maynooth (IE).
     static let office = (latitude: 53.3800, longitude: -6.6000)

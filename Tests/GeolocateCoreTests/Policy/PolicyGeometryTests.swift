@@ -10,7 +10,7 @@ import Testing
 /// and azimuthal equidistant projection, shapely's polygons): inside or not, and the distance
 /// to the boundary within 0.1 %, for zones up to 100 km across at the equator, at 60° N with a
 /// hole, across the antimeridian and around the North Pole.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct PolicyGeometryTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct PolicyGeometryTests {
     static let zonesGeoJSON = """
         {"type":"FeatureCollection","features":[
         {"type":"Feature","properties":{"name":"equator"},"geometry":{"type":"Polygon","coordinates":[[[10.0,0.0],[10.8,0.05],[10.7,0.8],[10.1,0.7],[10.0,0.0]]]}},

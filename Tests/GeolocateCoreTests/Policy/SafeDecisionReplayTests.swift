@@ -10,7 +10,7 @@ import Testing
 /// policy the source is asked first; a query time after the log or a log whose time goes
 /// back never makes an old fix current; estimated positions are distrusted; an empty
 /// policy.distrust is refused; a relative policy.zones is the config file's own.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct SafeDecisionReplayTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct SafeDecisionReplayTests {
     /// The kiosk of `Examples/nmea/kiosk-gnss.nmea`, inside lyon-office of the example zones.
     static let lyon = (latitude: 45.7640, longitude: 4.8357)
 

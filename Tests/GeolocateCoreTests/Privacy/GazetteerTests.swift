@@ -8,7 +8,7 @@ import Testing
 
 /// The offline gazetteer: the right country, district and city for well-known places, and the
 /// same nearest place as a scan of every place in the file.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct GazetteerTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct GazetteerTests {
     let gazetteer: Gazetteer
 
     init() throws {

@@ -9,7 +9,7 @@ import Testing
 
 /// `privacy.*` on records: each precision level in each output format, the accuracy threshold
 /// for country codes, the attribute filter, and a gazetteer that cannot be read.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct RecordPrivacyTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct RecordPrivacyTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     /// A fix on O'Connell Street, Dublin, 12 m accurate.

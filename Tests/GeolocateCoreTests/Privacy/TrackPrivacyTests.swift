@@ -8,7 +8,7 @@ import Testing
 
 /// Privacy on what `track` prints and spools, in this process through `Tracker.command`
 /// (moved from GeocoderEndToEndTests, which keeps what needs a geocoding server).
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TrackPrivacyTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct TrackPrivacyTests {
     let geolocate = InProcessTrigger()
     let drive = InProcessTrigger.example("maynooth-drive.nmea")
 

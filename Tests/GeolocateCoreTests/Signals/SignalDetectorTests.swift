@@ -10,7 +10,7 @@ import Testing
 import NMEA
 
 /// The rules of SPEC §10.1, one by one, on records made by hand.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct SignalDetectorTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct SignalDetectorTests {
     let thresholds = SignalThresholds()
     let start: Int64 = 1_795_248_000_000
 

@@ -8,7 +8,7 @@ import Testing
 /// SPEC §10.1 in this process (moved from SignalsEndToEndTests, which keeps processes
 /// reporting at once): signals in trigger and track records, from replays, kept in the state
 /// directory between runs, limited by privacy, through `Trigger.respond` and `Tracker.command`.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct SignalsReplayTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct SignalsReplayTests {
     let geolocate = InProcessTrigger()
     let drive = InProcessTrigger.example("maynooth-drive.nmea")
     let kiosk = InProcessTrigger.example("kiosk-gnss.nmea")

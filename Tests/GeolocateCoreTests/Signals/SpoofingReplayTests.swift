@@ -8,7 +8,7 @@ import Testing
 /// `spoofingSuspected` and `jumped` on the real receivers of the gpsd corpus (never spoofed),
 /// through `Tracker.command` in this process (moved from SpoofingEndToEndTests, which keeps the
 /// generated drives).
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct SpoofingReplayTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct SpoofingReplayTests {
     let geolocate = InProcessTrigger()
     static let corpus = TestPaths.corpus
 

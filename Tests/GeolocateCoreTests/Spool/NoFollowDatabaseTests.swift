@@ -13,7 +13,7 @@ import Glibc
 /// geolocate judged a database file (a link or a FIFO, between `OpenDirectory`'s check and
 /// SQLite's own open by path) is refused by SQLite itself, and the file a link names is
 /// neither made nor changed; SQL the user planted in the spool never runs.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct NoFollowDatabaseTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct NoFollowDatabaseTests {
     let state: String = {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("nofollow-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

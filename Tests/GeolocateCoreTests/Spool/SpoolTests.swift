@@ -12,7 +12,7 @@ import Testing
 import NMEA
 
 /// The SQLite spool on real files: appends, dedupe, retention, group commit, concurrent writers.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct SpoolTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct SpoolTests {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("spool-\(UUID().uuidString)").path
     static let now: Int64 = 1_795_348_800_000
 

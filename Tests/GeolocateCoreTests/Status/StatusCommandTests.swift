@@ -8,7 +8,7 @@ import Testing
 
 /// `status` and `flush` as the core runs them for the command line: what each prints and how
 /// it ends, without starting the binary.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct StatusCommandTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct StatusCommandTests {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID().uuidString)").path
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
@@ -83,7 +83,7 @@ import Testing
 
 /// The table of exit codes against SPEC §8's numbers, written out here rather than read from
 /// `ExitStatus`: a renumbering there fails this test.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ExitStatusTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ExitStatusTests {
     @Test func everyErrorEndsWithItsSPECCode() {
         let cases: [(GeolocateError, Int32)] = [
             (.usage("x"), 64), (.outputIsStateFile(path: "a", stateFile: "b"), 64), (.outputIsProtected(path: "a", what: "b"), 64),

@@ -8,7 +8,7 @@ import Testing
 /// only the targets its row names, all above it; its table of folders names exactly the
 /// folders of each layer, and its data path every format: the map a newcomer reads first
 /// cannot drift from the build, and the layers stay layers.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ArchitectureTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ArchitectureTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 

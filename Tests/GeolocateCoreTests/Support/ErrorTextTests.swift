@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Messages on one line, and the spans and window bounds they quote.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct ErrorTextTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ErrorTextTests {
     /// Control characters, bidi overrides and line separators are written escaped, so a value
     /// quoted in a message can neither split it nor read backwards (a hostile pass: U+202E
     /// was printed as it was).

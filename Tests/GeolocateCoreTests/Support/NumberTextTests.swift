@@ -6,7 +6,7 @@
 import Testing
 
 /// Numbers as typed: what `Double(_:)` reads beyond decimal notation is refused.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct NumberTextTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct NumberTextTests {
     @Test(arguments: ["2", "0.5", ".5", "5.", "-1", "1e3", "1E-3", "2.5e+2"])
     func decimalsAreAccepted(_ text: String) {
         #expect(NumberText.isDecimal(text))

@@ -9,7 +9,7 @@ import Glibc
 /// `OpenDirectory` in the test process: what it refuses in a state directory, what it opens,
 /// makes and replaces there (SPEC §14). The whole commands, as root in another user's
 /// directory, are PlantedFileEndToEndTests.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct OpenDirectoryTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct OpenDirectoryTests {
     let root: String = {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("open-directory-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

@@ -3,7 +3,7 @@ import Testing
 
 /// Every read of the time goes through the clocks in `WallClock.swift` (ARCHITECTURE, "Time"):
 /// a direct read anywhere else is a wait tests cannot move and a "now" `--now` cannot set.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TimeReadTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct TimeReadTests {
     /// What reads the system's time or sleeps on it, as Swift, Foundation, Dispatch, NIO and libc spell it.
     static let directReads = ["Date()", "Date.now", "ContinuousClock", "SuspendingClock", "DispatchTime", "DispatchWallTime",
                               "NIODeadline.now", "clock_gettime", "gettimeofday", "time(nil)", "usleep(", "nanosleep(",

@@ -8,7 +8,7 @@ import Testing
 
 /// The pieces of a track policy on their own: GeoManager ranges, windows, accuracy levels,
 /// the interval-or-distance rule and stay detection.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TrackPolicyTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct TrackPolicyTests {
     let utc = TimeZone(identifier: "UTC")!
 
     func fix(_ seconds: Int64, north metres: Double = 0, accuracy: Double? = 5) -> Fix {

@@ -11,7 +11,7 @@ import Testing
 /// signals, stdin, gpsd, concurrent processes and the fake system's commands): stdout and the
 /// spool carry the same records, a state directory that cannot be made, each line in each
 /// format, input without a newline read past, and a device with nothing to tell.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TrackReplayTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct TrackReplayTests {
     let geolocate = InProcessTrigger()
     let drive = InProcessTrigger.example("maynooth-drive.nmea")
     var root: URL { geolocate.home.appendingPathComponent("device-root") }

@@ -46,7 +46,7 @@ final class VanishingSource: LocationSource {
 }
 
 /// `Tracker` end to end on replays and fix lists, with the records it prints as the evidence.
-@Suite(.tags(.unit), .timeLimit(.minutes(20))) struct TrackerTests {
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct TrackerTests {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("track-\(UUID().uuidString)").path
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
     let utc = TimeZone(identifier: "UTC")!

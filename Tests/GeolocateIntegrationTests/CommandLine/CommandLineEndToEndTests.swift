@@ -3,7 +3,7 @@ import Testing
 
 /// The command line as a newcomer meets it (issue 16): help that fits a screen, errors that
 /// suggest the fix, units that cannot be mistaken, input that is not NMEA, completions.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct CommandLineEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct CommandLineEndToEndTests {
     let geolocate = GeolocateProcess()
 
     /// Every command path the parser knows, from its own dump (not from a list kept here).

@@ -4,7 +4,7 @@ import Testing
 /// Completion of configuration keys (issue 27 item 13): `config get endpoints.` offers the
 /// endpoints the configuration in force has, not the literal `endpoints.NAME.url`; a broken
 /// configuration gives the table's keys, quietly.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct KeyCompletionEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct KeyCompletionEndToEndTests {
     let geolocate = GeolocateProcess()
 
     /// What bash offers for each command line (the last word is completed), through the

@@ -4,7 +4,7 @@ import Testing
 /// Each kind of usage error, its whole stderr pinned: one line in our words, made from the
 /// values of swift-argument-parser's error (flag, value, our reason) rather than from its
 /// English (issue 28). A version of the parser that stores them otherwise fails here.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct UsageErrorEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct UsageErrorEndToEndTests {
     let geolocate = GeolocateProcess()
 
     @Test(arguments: [

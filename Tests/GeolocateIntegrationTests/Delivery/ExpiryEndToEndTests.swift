@@ -5,7 +5,7 @@ import Testing
 /// `spool.maxRetention` both since it was spooled and by its fix time, says so as a warning,
 /// and leaves `status --check` at WARNING for a day. The spool's times are set with the
 /// sqlite3 program, not geolocate, and the logs come from nmea-gen.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct ExpiryEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct ExpiryEndToEndTests {
     let geolocate = GeolocateProcess()
     static let day: Int64 = 86_400_000
 

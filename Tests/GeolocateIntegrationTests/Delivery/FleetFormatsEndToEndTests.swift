@@ -5,7 +5,7 @@ import Testing
 /// receives them from `geolocate flush`: every value is checked against the generator's
 /// truth file and the GST sentences of the log, converted in the test (knots × 1.852 for
 /// km/h, the truth's own knots for OsmAnd), never against geolocate's other outputs.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct FleetFormatsEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct FleetFormatsEndToEndTests {
     let geolocate = GeolocateProcess()
 
     /// One epoch of `nmea-gen.py`'s truth, with the GST sigmas and geoid separation of its log.

@@ -14,7 +14,7 @@ import Glibc
 /// `geolocate flush` and `trigger --post` against a real HTTP collector on 127.0.0.1 that the
 /// tests script per request: every record must arrive, and a duplicate only under the same
 /// Idempotency-Key.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct FlushEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct FlushEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 

@@ -4,7 +4,7 @@ import Testing
 /// flush from cron (SPEC §14, issue 27 item 10): cron mails whatever a job prints, so a run
 /// that delivered everything prints nothing; `--verbose` asks for the summary, and a problem
 /// is still said.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct FlushQuietEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct FlushQuietEndToEndTests {
     let geolocate = GeolocateProcess()
 
     func spool(_ count: Int) throws {

@@ -14,7 +14,7 @@ import Glibc
 /// a real TLS server on 127.0.0.1 (`collector.py` with a certificate openssl made for the
 /// test), `endpoints.NAME.caFile`, `.certFile` and `.keyFile`, and every way the handshake
 /// can fail said in plain words, as a configuration error (78) that is not retried.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct HTTPSEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct HTTPSEndToEndTests {
     let geolocate = GeolocateProcess()
     let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")
 

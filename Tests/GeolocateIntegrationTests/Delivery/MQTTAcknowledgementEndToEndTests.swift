@@ -7,7 +7,7 @@ import Testing
 /// a record still leaves the spool only once the broker's acknowledgement of it was really
 /// sent, and that a dropped connection publishes again only what was not acknowledged.
 /// The broker is `fake-mqtt.py`, which acknowledges only what each test plans.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct MQTTAcknowledgementEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct MQTTAcknowledgementEndToEndTests {
     let geolocate = GeolocateProcess()
     static let acknowledgedFirst = 250
 

@@ -13,7 +13,7 @@ import Glibc
 /// `geolocate flush` and `trigger --endpoint` to a real mosquitto broker (SPEC §11), checked
 /// by a `mosquitto_sub` subscriber started before the flush: every spooled id must arrive,
 /// and a record leaves the spool only once the broker acknowledged it.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct MQTTEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct MQTTEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 

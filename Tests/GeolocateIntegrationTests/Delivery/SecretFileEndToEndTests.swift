@@ -14,7 +14,7 @@ import Glibc
 /// a 0600 file or a systemd credential, read when sending, never shown and never written to
 /// the configuration file; a file that cannot be read is a configuration error (78) that
 /// names the key and the file, never the secret.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct SecretFileEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct SecretFileEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 

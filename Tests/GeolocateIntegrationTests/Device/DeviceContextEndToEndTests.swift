@@ -4,7 +4,7 @@ import Testing
 /// SPEC §10.3 through the binary: charging, Wi-Fi and carrier read from a fake system
 /// (`GEOLOCATE_DEVICE_ROOT`: sysfs under `sys/`, `nmcli` and `mmcli` in `bin/`), never from
 /// the test machine's own hardware.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct DeviceContextEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct DeviceContextEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     var root: URL { geolocate.home.appendingPathComponent("device-root") }

@@ -9,7 +9,7 @@ import Glibc
 /// `--system` as the units run them), a monitoring user in the group geolocate and an outsider,
 /// each its own uid, on a device made as the package makes it (`device-harness.sh`: overlays
 /// of /etc and /var/lib in a private mount namespace, so the machine's own files never change).
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .enabled(if: geteuid() == 0, "needs root: users and mount namespaces"))
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .enabled(if: geteuid() == 0, "needs root: users and mount namespaces"))
 struct DeviceRolesEndToEndTests {
     /// A device of its own: the overlays' changes, and a copy of the binary and the logs every
     /// user may read (the checkout may be private to root).

@@ -7,7 +7,7 @@ import Glibc
 
 /// `geolocate export` (SPEC §12), read back by the tools people use: gpsbabel for GPX, GDAL's
 /// ogr2ogr for GeoJSON and CSV. The points must be the records `track --stdout` printed.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct ExportEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct ExportEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 

@@ -10,7 +10,7 @@ import Glibc
 /// it never replaces a file of the state directory, and a signal mid-export leaves no file.
 /// Expected positions come from nmea-gen's truth file; outputs are read back with gpsbabel
 /// (GPX), ogr2ogr (GeoJSON) and Python's csv module (CSV).
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct ExportPolicyEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct ExportPolicyEndToEndTests {
     let geolocate = GeolocateProcess()
 
     /// One generated epoch as nmea-gen encoded it.

@@ -9,7 +9,7 @@ import Logging
 import Testing
 
 /// `GPSDSource` against a real gpsd fed by gpsfake, checked against what `gpspipe -w` prints.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct GPSDSourceTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct GPSDSourceTests {
     let logger = Logger(label: "test")
 
     func open(_ fake: GPSDFake, responseTimeout: Int = 1000) throws -> GPSDSource {

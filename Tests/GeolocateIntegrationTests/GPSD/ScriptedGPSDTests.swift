@@ -3,7 +3,7 @@ import Testing
 
 /// `geolocate trigger` against a scripted gpsd (`fake-gpsd.py`) reporting what a real gpsd
 /// cannot be made to: values out of range, a fix dated 2099, or nothing at all.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct ScriptedGPSDTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct ScriptedGPSDTests {
     let geolocate = GeolocateProcess()
 
     /// 2026-11-22T12:00:00Z and one second later, as `--now`, so the fixes are current.

@@ -3,7 +3,7 @@ import Testing
 
 /// Signals from a real gpsd (gpsfake): the satellites of its SKY reports, compared with what
 /// `gpspipe -w` printed, and the clock skew of a live fix.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct SignalsGPSDTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct SignalsGPSDTests {
     let geolocate = GeolocateProcess()
 
     /// The figures of one SKY report, computed here from its satellite list: the number used,

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `geolocate trigger` on a real gpsd started by gpsfake, compared with `gpspipe -w` on the same gpsd.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct TriggerGPSDTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct TriggerGPSDTests {
     let geolocate = GeolocateProcess()
 
     func trigger(_ action: String, _ fake: GPSDFake, _ extra: [String]) throws -> GeolocateProcess.Result {

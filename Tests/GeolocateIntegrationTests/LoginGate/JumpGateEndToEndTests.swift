@@ -9,7 +9,7 @@ import Glibc
 /// possible, whatever a retry, a read-only or full state directory does; a terminal another
 /// user controls is no source; and syslog shows a bidi override as an escape, not as text
 /// that reads backwards.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .enabled(if: PAMStack.isAvailable, "needs root"))
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .enabled(if: PAMStack.isAvailable, "needs root"))
 struct JumpGateEndToEndTests {
     let gate = PAMEndToEndTests()
     var geolocate: GeolocateProcess { gate.geolocate }

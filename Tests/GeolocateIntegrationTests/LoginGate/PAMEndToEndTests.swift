@@ -8,7 +8,7 @@ import Glibc
 /// SPEC §14 in a real PAM stack: `pamtester` runs `trigger login --pam` through `pam_exec`,
 /// as sshd would, with the shipped `Examples/pam/config.json` (its zones path pointed at a
 /// copy); the decision is pamtester's verdict and the syslog line, captured at `/dev/log`.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .enabled(if: PAMStack.isAvailable, "needs root"))
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .enabled(if: PAMStack.isAvailable, "needs root"))
 struct PAMEndToEndTests {
     let geolocate = GeolocateProcess()
     static let items = ["rhost=10.1.2.3", "tty=ssh"]

@@ -10,7 +10,7 @@ import Glibc
 /// plant anything there. A symbolic link, a hard link or a FIFO where geolocate expects one of
 /// its files is refused (73, or `policy.onError` for the gate) and never followed: the file it
 /// names keeps its owner, mode and contents, whatever command root runs.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .enabled(if: geteuid() == 0, "needs root to be root"))
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .enabled(if: geteuid() == 0, "needs root to be root"))
 struct PlantedFileEndToEndTests {
     /// Every name geolocate keeps in a state directory, written here independently of
     /// `StateFile` (SQLite's companions and the key's lock included).

@@ -8,7 +8,7 @@ import Glibc
 /// SPEC §7: root with neither `GEOLOCATE_CONFIG` nor `XDG_CONFIG_HOME` uses the packaged
 /// units' files, so PAM, cron, an admin's shell and the services see one spool; `--state-dir`
 /// chooses the state directory on every command.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SystemModeEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct SystemModeEndToEndTests {
     let geolocate = GeolocateProcess()
 
     @Test(.enabled(if: geteuid() == 0, "system mode is root's")) func rootWithoutAConfigVariableUsesTheSystemFiles() throws {
@@ -69,7 +69,7 @@ import Glibc
 
 /// Root working in a state directory that belongs to the service user (an admin's `geolocate
 /// flush` in system mode) leaves files the service can still open.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct ServiceStateDirectoryEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct ServiceStateDirectoryEndToEndTests {
     @Test(.enabled(if: geteuid() == 0, "needs root")) func filesRootMakesThereBelongToTheDirectorysOwner() throws {
         let geolocate = GeolocateProcess()
         try FileManager.default.createDirectory(atPath: geolocate.stateDirectory, withIntermediateDirectories: true)

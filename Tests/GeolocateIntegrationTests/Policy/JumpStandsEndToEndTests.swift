@@ -10,7 +10,7 @@ import Glibc
 /// another process leaves the decision undetermined; a full file system keeps what fits; and a failed send is the endpoint's last error. The
 /// cases on replays, the configuration and `state forget previous` run in process
 /// (JumpStandsReplayTests, and TrackReplayTests for 200 MiB without a newline).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct JumpStandsEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct JumpStandsEndToEndTests {
     let geolocate = GeolocateProcess()
 
     func write(_ text: String, name: String) throws -> String {

@@ -8,7 +8,7 @@ import Glibc
 /// SPEC §10.2 through the binary: the shipped example hook, run as a shell runs it. The
 /// decision's rules, `--enforce`'s exit codes and bad zones files are tested in process
 /// (PolicyDecisionTests).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct PolicyEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct PolicyEndToEndTests {
     let geolocate = GeolocateProcess()
 
     /// Each log on a device of its own: Lyon then Maynooth on one device is a jump, denied

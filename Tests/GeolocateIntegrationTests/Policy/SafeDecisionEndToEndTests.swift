@@ -54,7 +54,7 @@ enum NMEAText {
 /// never make an old fix current nor lose a new one; and a replay from a pipe or FIFO answers
 /// within its timeout. The cases that need only replays and the configuration run in process
 /// (SafeDecisionReplayTests).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SafeDecisionEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct SafeDecisionEndToEndTests {
     /// The kiosk of `Examples/nmea/kiosk-gnss.nmea`, inside lyon-office of the example zones.
     static let lyon = (latitude: 45.7640, longitude: 4.8357)
     static let dublinDesk = (latitude: 53.3498, longitude: -6.2603)

@@ -9,7 +9,7 @@ import Testing
 /// The street geocoder against a real HTTP server on 127.0.0.1 answering as Nominatim does
 /// (`collector.py`): street and number in the record, the disk cache, the throttle, and
 /// errorCode 1053 when it fails, with the record still printed.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct GeocoderEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct GeocoderEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")

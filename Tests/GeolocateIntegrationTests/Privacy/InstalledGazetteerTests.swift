@@ -7,7 +7,7 @@ import Glibc
 
 /// `make install`'s layout: a binary found through PATH, run from anywhere, maps the gazetteer
 /// from `PREFIX/share/geolocate/`, not from the source tree it was built in.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct InstalledGazetteerTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct InstalledGazetteerTests {
     @Test func theBinaryFindsTheGazetteerBesideItsPrefix() throws {
         let geolocate = GeolocateProcess()
         let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-prefix-\(UUID().uuidString)")

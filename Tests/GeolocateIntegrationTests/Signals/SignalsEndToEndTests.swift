@@ -3,7 +3,7 @@ import Testing
 
 /// SPEC §10.1 through the binary: processes reporting at once keep a whole previous report.
 /// Signals in trigger and track records on replays run in process (SignalsReplayTests).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SignalsEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct SignalsEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     let kiosk = GeolocateProcess.example("kiosk-gnss.nmea")

@@ -6,7 +6,7 @@ import Testing
 /// the same drives spoofed by `Support/spoof-nmea.py` (equal signal strengths and an 800 km
 /// jump from a known epoch on). The real receivers of the gpsd corpus run in process
 /// (SpoofingReplayTests).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct SpoofingEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct SpoofingEndToEndTests {
     let geolocate = GeolocateProcess()
     static let corpus = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/gpsd")
     static let tools = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/tools")

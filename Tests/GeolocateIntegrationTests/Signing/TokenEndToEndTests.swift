@@ -4,7 +4,7 @@ import Testing
 /// Location tokens and device keys (SPEC §15), checked by independent JOSE code: PyJWT and
 /// cryptography (Debian's python3-jwt and python3-cryptography), through the example verifier a
 /// server would run (`Examples/verify/verify.py`) and `Support/jws-tool.py`.
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct TokenEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct TokenEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
     static let python = "/usr/bin/python3"

@@ -6,7 +6,7 @@ import Testing
 /// `replayed`, it is remembered with gpsd's fixes, and a token says `src` `tty`. The receiver
 /// is `pty-nmea.py` writing an `nmea-gen.py` drive to a pseudo-terminal; positions come from
 /// the generator's truth file.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct TerminalReceiverEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct TerminalReceiverEndToEndTests {
     let geolocate = GeolocateProcess()
     static let tools = GeolocateProcess.projectRoot.deletingLastPathComponent().appendingPathComponent("shared/tools")
 

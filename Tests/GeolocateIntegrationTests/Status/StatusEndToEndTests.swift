@@ -7,7 +7,7 @@ import Glibc
 
 /// `geolocate status` (SPEC §12) in each state it must tell apart, with `--check`'s exit code
 /// and line as a monitoring system reads them, and `--json`.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct StatusEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct StatusEndToEndTests {
     let geolocate = GeolocateProcess()
 
     func set(_ key: String, _ value: String) throws {

@@ -8,7 +8,7 @@ import Glibc
 /// status and export are read-only (SPEC §12): run as a user who may only read the state
 /// directory, or as root on the service user's, they print the truth and leave the directory
 /// exactly as it was: names, sizes, modes, owners and mtimes.
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct StatusReadOnlyEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct StatusReadOnlyEndToEndTests {
     let geolocate = GeolocateProcess()
     /// The reader: `nobody`, with a group that is not root's.
     static let readerUID = 65534

@@ -12,7 +12,7 @@ import Glibc
 
 /// `geolocate track` as a process: signals, concurrent processes on one spool, gpsd outages.
 /// What a replay alone shows runs in process (TrackReplayTests).
-@Suite(.tags(.integration), .timeLimit(.minutes(20)), .serialized) struct TrackEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct TrackEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 

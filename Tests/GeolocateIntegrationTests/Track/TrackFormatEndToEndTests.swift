@@ -10,7 +10,7 @@ import Testing
 /// per line, each line the same record the default (mosaic) stream has; the spool keeps the
 /// records whatever the stream's format. Here the flags' misuse; the lines themselves are
 /// tested in process (TrackReplayTests).
-@Suite(.tags(.integration), .timeLimit(.minutes(20))) struct TrackFormatEndToEndTests {
+@Suite(.tags(.integration), .timeLimit(.minutes(10))) struct TrackFormatEndToEndTests {
     let geolocate = GeolocateProcess()
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 
