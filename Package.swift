@@ -164,9 +164,11 @@ let package = Package(
             exclude: ["corpus"],
             swiftSettings: ownSwiftSettings
         ),
+        // What both test targets use (NMEA logs written for one case each); no product has it.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: ownSwiftSettings),
         .testTarget(
             name: "GeolocateCoreTests",
-            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "NMEA", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "NMEA", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Policy/policy-oracle.py"],
             resources: [.copy("Fixtures")],
@@ -176,7 +178,8 @@ let package = Package(
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GeolocateModel", "NMEA"], swiftSettings: ownSwiftSettings),
         .testTarget(
             name: "GeolocateIntegrationTests",
-            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz"],
+            dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz",
+                           "TestSupport"],
             exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/fake-mqtt.py", "Support/spoof-nmea.py", "Support/pty-nmea.py",
                       "Support/fresh-nmea.py", "Support/pam-harness.sh", "Support/device-harness.sh", "Support/jws-tool.py",
                       "Support/verify-kit-test.py", "Golden"],

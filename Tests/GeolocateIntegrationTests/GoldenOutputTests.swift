@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Every output format pinned byte for byte in `Golden/` (reviewed files, not re-derived):
@@ -10,29 +11,10 @@ import Testing
 /// (GoldenOutputReplayTests), against the same files.
 @Suite(.tags(.integration), .timeLimit(.minutes(10))) struct GoldenOutputTests {
     let geolocate = GeolocateProcess()
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 
-    /// `text` with the values that differ per run or machine replaced by their names: in JSON,
-    /// and in an OsmAnd query (`id=` is the device id).
-    static func masked(_ text: String) -> String {
-        var result = text
-        for key in ["id", "deviceId", "device_id"] {
-            let pattern = "\"\(key)\":\"[^\"]*\""
-            result = result.replacingOccurrences(of: pattern, with: "\"\(key)\":\"<\(key)>\"", options: .regularExpression)
-        }
-        return result.replacingOccurrences(of: "([?&])id=[^& \n]*", with: "$1id=<deviceId>", options: .regularExpression)
-    }
-
     func expectGolden(_ name: String, _ output: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let file = Self.directory.appendingPathComponent(name)
-        let actual = Self.masked(output)
-        if ProcessInfo.processInfo.environment["GEOLOCATE_UPDATE_GOLDEN"] == "1" {
-            try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
-            try actual.write(to: file, atomically: true, encoding: .utf8)
-            return
-        }
-        let golden = try String(contentsOf: file, encoding: .utf8)
+        guard let (actual, golden) = try Golden.compared(name, output) else { return }
         #expect(actual == golden, "\(name) differs from its golden file", sourceLocation: sourceLocation)
     }
 

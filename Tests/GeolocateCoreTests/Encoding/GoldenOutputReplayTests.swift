@@ -3,6 +3,7 @@ import GeolocateConfig
 import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
+import TestSupport
 import Testing
 
 /// `trigger --format` on stdout and `track` lines, pinned byte for byte by the integration
@@ -13,29 +14,10 @@ import Testing
 /// before committing it.
 @Suite(.tags(.unit), .timeLimit(.minutes(5))) struct GoldenOutputReplayTests {
     let geolocate = InProcessTrigger()
-    static let directory = TestPaths.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Golden")
     let drive = InProcessTrigger.example("maynooth-drive.nmea")
 
-    /// `text` with the values that differ per run or machine replaced by their names: in JSON,
-    /// and in an OsmAnd query (`id=` is the device id).
-    static func masked(_ text: String) -> String {
-        var result = text
-        for key in ["id", "deviceId", "device_id"] {
-            let pattern = "\"\(key)\":\"[^\"]*\""
-            result = result.replacingOccurrences(of: pattern, with: "\"\(key)\":\"<\(key)>\"", options: .regularExpression)
-        }
-        return result.replacingOccurrences(of: "([?&])id=[^& \n]*", with: "$1id=<deviceId>", options: .regularExpression)
-    }
-
     func expectGolden(_ name: String, _ output: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let file = Self.directory.appendingPathComponent(name)
-        let actual = Self.masked(output)
-        if ProcessInfo.processInfo.environment["GEOLOCATE_UPDATE_GOLDEN"] == "1" {
-            try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
-            try actual.write(to: file, atomically: true, encoding: .utf8)
-            return
-        }
-        let golden = try String(contentsOf: file, encoding: .utf8)
+        guard let (actual, golden) = try Golden.compared(name, output) else { return }
         #expect(actual == golden, "\(name) differs from its golden file", sourceLocation: sourceLocation)
     }
 

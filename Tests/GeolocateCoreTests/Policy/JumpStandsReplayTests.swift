@@ -3,6 +3,7 @@ import GeolocateConfig
 import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
+import TestSupport
 import Testing
 
 /// Issue 39 in this process (moved from JumpStandsEndToEndTests, which keeps gpsd, a lock

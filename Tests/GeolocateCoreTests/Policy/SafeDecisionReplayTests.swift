@@ -3,6 +3,7 @@ import GeolocateConfig
 import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
+import TestSupport
 import Testing
 
 /// SPEC §3 and §10.2 on replays in this process (moved from SafeDecisionEndToEndTests, which

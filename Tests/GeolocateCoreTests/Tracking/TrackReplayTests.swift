@@ -4,6 +4,7 @@ import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
 import GeolocateSpool
+import TestSupport
 import Testing
 
 /// `track` on replays in this process, through `Tracker.command` (moved from TrackEndToEndTests,
