@@ -35,8 +35,6 @@ struct Geolocate: AsyncParsableCommand {
         // A reader that went away is an error return of write (EPIPE), not death by SIGPIPE:
         // trigger must still spool or send the record it could not print.
         signal(SIGPIPE, SIG_IGN)
-        // Swift repairs invalid UTF-8 in arguments with U+FFFD: a nonce, an audience or a path
-        // would silently become another one.
         let arguments = Array(CommandLine.arguments.dropFirst())
         // The login gate's own arguments are the administrator's pam.d line: a mistake there
         // (help or the version asked, which would exit 0 and let the login through) is decided
@@ -46,6 +44,8 @@ struct Geolocate: AsyncParsableCommand {
             CommandEnd.exit(LoginGate.refusingLine(StandardError.oneLine(reason), arguments: arguments,
                                                    callers: ProcessInfo.processInfo.environment).exitStatus)
         }
+        // Swift repairs invalid UTF-8 in arguments with U+FFFD: a nonce, an audience or a path
+        // would silently become another one.
         for index in 1..<Int(CommandLine.argc) where CommandLine.unsafeArgv[index].map({ String(validatingCString: $0) == nil }) ?? false {
             if isGate { refuseGateLine("argument \(index) is not valid UTF-8 text") }
             StandardError.write("geolocate: argument \(index) is not valid UTF-8 text; nothing was done")
