@@ -21,6 +21,9 @@ import Glibc
 enum FuzzTarget: String, CaseIterable {
     /// NMEA bytes through the reader and the epoch assembler.
     case nmea
+    /// UBX frames mixed with NMEA through the reader in small blocks (so frames straddle
+    /// refills), each frame's message decoded, and the receiver's verdicts matched to epochs.
+    case ubx
     /// One JSON line from gpsd (TPV or POLL) through libgps's decoder and our checks.
     case gpsd
     /// A configuration file, with every numeric key, resolved into settings.
@@ -41,6 +44,7 @@ enum FuzzTarget: String, CaseIterable {
     func run(_ bytes: [UInt8]) {
         switch self {
         case .nmea: FuzzTarget.nmea(bytes)
+        case .ubx: FuzzTarget.ubx(bytes)
         case .gpsd: FuzzTarget.gpsd(bytes)
         case .config: FuzzTarget.config(bytes)
         case .text: FuzzTarget.text(bytes)
@@ -69,6 +73,50 @@ enum FuzzTarget: String, CaseIterable {
         let stream = NMEAEpochStream(fileDescriptor: fds[0])
         while let epoch = try? stream.next() {
             if let fix = epoch.fix { check(Fix(fix, provider: .nmeaReplay)) }
+        }
+    }
+
+    /// A pipe holding `bytes`, for a reader; the caller closes it.
+    private static func pipeHolding(_ bytes: [UInt8]) -> Int32? {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return nil }
+        _ = bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, min($0.count, 60_000)) }
+        close(fds[1])
+        return fds[0]
+    }
+
+    private static func ubx(_ bytes: [UInt8]) {
+        guard let fd = pipeHolding(bytes) else { return }
+        defer { close(fd) }
+        let reader = NMEAReader(fileDescriptor: fd, blockSize: 64)
+        var frames = 0
+        reader.frameHandler = { frame in
+            precondition(frame.payload.count <= UBXFrame.maximumPayloadLength, "frame longer than the limit")
+            frames += 1
+            switch UBXMessage(frame) {
+            case .navigationSolution(let solution)?:
+                precondition(solution.timeOfDay.map { (0..<86_400_000).contains($0) } ?? true, "time of day out of range")
+            case .navigationStatus(_, let state)?: precondition(state <= 3, "spoofDetState out of range")
+            case .signalInformation(_, let signals, let authenticated)?:
+                precondition(authenticated <= signals && signals <= 255, "signal count out of range")
+            case .signalSecurity(let jamming, let spoofing)?:
+                precondition((jamming ?? 0) <= 3 && (spoofing ?? 0) <= 7, "SEC-SIG state out of range")
+            case .osnma(let report)?: precondition(report.authenticatedSatellites <= 63, "authSVs out of range")
+            case nil: break
+            }
+        }
+        try? reader.forEachSentence { _ in true }
+        precondition(reader.statistics.ubxFrames == frames, "frames counted but not handed on")
+        guard let again = pipeHolding(bytes) else { return }
+        defer { close(again) }
+        let stream = NMEAEpochStream(fileDescriptor: again)
+        while let epoch = try? stream.next() {
+            guard let fix = epoch.fix else { continue }
+            check(Fix(fix, provider: .nmeaReplay))
+            if let verdict = fix.receiverVerdict {
+                precondition(!verdict.isEmpty, "an empty verdict is no verdict")
+                precondition(verdict.osnmaReplay != true || verdict.osnmaTimeSyncStatus == 4, "a replay without its status")
+            }
         }
     }
 

@@ -28,6 +28,9 @@ public struct EpochAssembler {
     private var sky = SkyView()
     public init() {}
 
+    /// The UTC time of day (ms) of the epoch being assembled, if a sentence gave one.
+    public var openEpochTime: Int? { current.time }
+
     /// Adds one sentence; when it starts a new epoch, puts the previous one in `completed` and
     /// returns true.
     ///

@@ -27,6 +27,9 @@ public struct NMEAFix: Sendable, Equatable {
     public var satellites: SatelliteSummary?
     /// What the receiver says of the fix's kind; `nil` when it said nothing.
     public var quality: FixQuality?
+    /// What a u-blox receiver said of the fix through UBX (OSNMA, its spoofing and jamming
+    /// detection); `nil` when it said nothing.
+    public var receiverVerdict: ReceiverVerdict?
 
     /// A fix from receiver values, range-checked by `FixLimits`: `nil` when the position is out
     /// of range or not finite; altitude, speed, course and accuracies out of range become `nil`.

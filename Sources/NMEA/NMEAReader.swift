@@ -24,25 +24,33 @@ public struct NMEAStatistics: Sendable, Equatable {
     public var unknown = 0
     /// Bytes read from the input.
     public var bytes = 0
+    /// UBX frames whose length and checksum were right (SPEC §15), of any message.
+    public var ubxFrames = 0
+    /// UBX frames skipped: a wrong checksum, a length past `UBXFrame.maximumPayloadLength`, or
+    /// cut off by the end of the input.
+    public var badUBX = 0
 
     public init() {}
 
     /// Lines and sentences that were rejected, of every kind.
-    public var skipped: Int { notNMEA + badChecksum + binary + truncated + tooLong }
+    public var skipped: Int { notNMEA + badChecksum + binary + truncated + tooLong + badUBX }
 
     /// The rejected ones by kind, such as "10 not NMEA, 2 bad checksum"; empty when none.
     public var rejectedKinds: String {
         [(notNMEA, "not NMEA"), (badChecksum, "bad checksum"), (binary, "binary"), (truncated, "truncated"),
-         (tooLong, "too long")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+         (tooLong, "too long"), (badUBX, "bad UBX frame")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
     }
 }
 
-/// Splits a byte stream into checksummed NMEA-0183 sentences, skipping and counting broken lines.
+/// Splits a byte stream into checksummed NMEA-0183 sentences and UBX frames, skipping and
+/// counting broken lines and frames.
 ///
 /// It reads large blocks straight from a file descriptor and hands each sentence body
 /// (the bytes between `$` and `*`) to the caller without copying, so memory stays constant
 /// whatever the file size. Every `$` starts a sentence, which is how a receiver's spliced output
-/// (`$GPGGA,12$GPRMC,...`) keeps its second sentence.
+/// (`$GPGGA,12$GPRMC,...`) keeps its second sentence; every `B5 62` starts a UBX frame, read by
+/// its length (its bytes may hold newlines and `$`), checked by its checksum and handed to
+/// `frameHandler`, so a u-blox port's mix of both loses neither.
 public final class NMEAReader {
     /// The longest line accepted, in bytes; SPEC §2 rejects anything longer.
     public static let maximumLineLength = 1024
@@ -56,6 +64,16 @@ public final class NMEAReader {
     private var lineStart = 0
     private var scanIndex = 0
     private var discardingLongLine = false
+    /// The first `B5` at or after `syncSearchedTo` is at `nextSync`; none lies in
+    /// `[lineStart, syncSearchedTo)` but there. One `memchr` per block finds them, so a stream
+    /// without UBX pays a comparison per line.
+    private var nextSync: Int?
+    private var syncSearchedTo = 0
+    /// A UBX frame starts at `lineStart` and is not all in the buffer yet.
+    private var awaitingFrame = false
+
+    /// Called with each UBX frame whose checksum is right; frames are skipped without one.
+    public var frameHandler: ((UBXFrame) -> Void)?
     private var endOfInput = false
     /// Set once a sentence with a checksum was seen: from then on a missing checksum means a
     /// truncated line. Streams that never send checksums (some timing receivers) stay accepted.
@@ -96,7 +114,7 @@ public final class NMEAReader {
                 maximumBytesPerCall: Int? = nil, monotonicMilliseconds: (() -> Int64)? = nil) {
         self.fd = fd
         self.monotonicMilliseconds = monotonicMilliseconds
-        capacity = blockSize + NMEAReader.maximumLineLength + 2
+        capacity = blockSize + max(NMEAReader.maximumLineLength + 2, UBXFrame.maximumPayloadLength + 8)
         base = .allocate(capacity: capacity)
         self.idleMilliseconds = idleMilliseconds
         // A regular file ends: whatever garbage it holds is read past (SPEC §2), and only
@@ -116,15 +134,24 @@ public final class NMEAReader {
     public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
         let started = monotonicMilliseconds?()
         while true {
-            while scanIndex < filled {
+            awaitingFrame = false
+            scanning: while scanIndex < filled {
                 let newline = memchr(base + scanIndex, 0x0A, filled - scanIndex)
                 let end = newline.map { base.distance(to: $0.assumingMemoryBound(to: UInt8.self)) } ?? filled
                 if discardingLongLine {
-                    // An over-long run ends at its newline or at the next `$`, whichever
-                    // comes first: a sentence glued to the end of garbage is read.
-                    if let dollar = memchr(base + scanIndex, 0x24, end - scanIndex) {
+                    // An over-long run ends at its newline, at the next `$` or at the next UBX
+                    // frame, whichever comes first: a sentence glued to the end of garbage is read.
+                    let dollar = memchr(base + scanIndex, 0x24, end - scanIndex)
+                        .map { base.distance(to: $0.assumingMemoryBound(to: UInt8.self)) }
+                    if let sync = frameStart(from: scanIndex, before: dollar ?? end) {
                         discardingLongLine = false
-                        lineStart = base.distance(to: dollar.assumingMemoryBound(to: UInt8.self))
+                        lineStart = sync
+                        scanIndex = sync
+                        continue
+                    }
+                    if let dollar {
+                        discardingLongLine = false
+                        lineStart = dollar
                         scanIndex = lineStart
                         continue
                     }
@@ -137,6 +164,17 @@ public final class NMEAReader {
                     lineStart = end + 1
                     scanIndex = lineStart
                     continue
+                }
+                if let sync = frameStart(from: lineStart, before: end) {
+                    switch try readFrame(at: sync, body) {
+                    case .read: continue scanning
+                    case .stop:
+                        bytesAtLastStop = statistics.bytes
+                        return
+                    case .incomplete:
+                        awaitingFrame = true
+                        break scanning
+                    }
                 }
                 guard newline != nil else {
                     scanIndex = filled
@@ -153,7 +191,7 @@ public final class NMEAReader {
             // A line longer than the limit: counted once, and dropped up to the first `$`
             // past its limit, or else up to its end (SPEC §2: constant memory, and what
             // follows is read).
-            while !discardingLongLine, filled - lineStart > NMEAReader.maximumLineLength + 2 {
+            while !discardingLongLine, !awaitingFrame, filled - lineStart > NMEAReader.maximumLineLength + 2 {
                 statistics.tooLong += 1
                 let resume = lineStart + NMEAReader.maximumLineLength + 1
                 if let dollar = memchr(base + resume, 0x24, filled - resume) {
@@ -164,6 +202,15 @@ public final class NMEAReader {
                 }
             }
             if endOfInput {
+                if awaitingFrame {
+                    // A frame the input ended inside of: skipped, and the bytes after its
+                    // sync read as text, which may still hold a sentence.
+                    statistics.badUBX += 1
+                    lineStart = min(lineStart + 2, filled)
+                    scanIndex = lineStart
+                    awaitingFrame = false
+                    if lineStart < filled { continue }
+                }
                 if filled > lineStart && !discardingLongLine {
                     let start = lineStart
                     lineStart = filled
@@ -189,6 +236,8 @@ public final class NMEAReader {
             if rest > 0 { memmove(base, base + lineStart, rest) }
             filled = rest
             scanIndex -= lineStart
+            nextSync = nextSync.flatMap { $0 >= lineStart ? $0 - lineStart : nil }
+            syncSearchedTo = max(0, syncSearchedTo - lineStart)
             lineStart = 0
         }
         if let idleMilliseconds {
@@ -209,6 +258,72 @@ public final class NMEAReader {
             statistics.bytes += n
             return
         }
+    }
+
+    /// Where a UBX frame may start in `[from, end)`: a `B5` followed by `62`, or by nothing yet.
+    @inline(__always)
+    private func frameStart(from: Int, before end: Int) -> Int? {
+        while true {
+            if let sync = nextSync, sync >= from {
+                guard sync < end else { return nil }
+                if sync + 1 >= filled || base[sync + 1] == UBXFrame.sync2 { return sync }
+                nextSync = nil  // a lone `B5`: text (or noise) that is no frame
+                syncSearchedTo = sync + 1
+                continue
+            }
+            let start = max(from, syncSearchedTo)
+            guard start < filled else { return nil }
+            if let found = memchr(base + start, Int32(UBXFrame.sync1), filled - start) {
+                let sync = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                nextSync = sync
+                syncSearchedTo = sync + 1
+            } else {
+                nextSync = nil
+                syncSearchedTo = filled
+                return nil
+            }
+        }
+    }
+
+    private enum FrameRead { case read, stop, incomplete }
+
+    /// Reads the frame at `sync` after the text before it; `.incomplete` leaves `lineStart` at
+    /// `sync` for the next block. A frame that fails its checks is counted and its sync skipped,
+    /// and what follows is read as text.
+    private func readFrame(at sync: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws -> FrameRead {
+        if sync > lineStart {
+            let start = lineStart
+            lineStart = sync
+            scanIndex = sync
+            if try !handleLine(base + start, count: sync - start, body) { return .stop }
+        }
+        lineStart = sync
+        scanIndex = sync
+        let available = filled - sync
+        guard available >= UBXFrame.headerLength + 2 else { return .incomplete }
+        let length = Int(base[sync + 4]) | Int(base[sync + 5]) << 8
+        guard length <= UBXFrame.maximumPayloadLength else {
+            statistics.badUBX += 1
+            lineStart = sync + 2
+            scanIndex = lineStart
+            return .read
+        }
+        let total = UBXFrame.headerLength + length + 2
+        guard available >= total else { return .incomplete }
+        let checksum = UBXFrame.checksum(base + sync + 2, count: length + 4)
+        let sent = UInt16(base[sync + total - 2]) | UInt16(base[sync + total - 1]) << 8
+        guard checksum == sent else {
+            statistics.badUBX += 1
+            lineStart = sync + 2
+            scanIndex = lineStart
+            return .read
+        }
+        statistics.ubxFrames += 1
+        lineStart = sync + total
+        scanIndex = lineStart
+        frameHandler?(UBXFrame(messageClass: base[sync + 2], messageID: base[sync + 3],
+                               payload: UnsafeBufferPointer(start: base + sync + UBXFrame.headerLength, count: length)))
+        return .read
     }
 
     /// Validates one physical line and passes its sentences on; returns false to stop.
@@ -361,6 +476,8 @@ public final class NMEAEpochStream {
     /// which a stream's one reader calls in turn, and a check on every sentence cost more than
     /// the sentence.
     @exclusivity(unchecked) private var assembler: EpochAssembler
+    /// The UBX verdicts read so far, matched to each epoch as it closes.
+    private var verdicts = ReceiverVerdictTracker()
     private var finished = false
     /// A read failure to report after the epoch that was in progress when it happened.
     private var pendingFailure: NMEAReadError?
@@ -377,6 +494,20 @@ public final class NMEAEpochStream {
         reader = NMEAReader(fileDescriptor: fd, idleMilliseconds: idleMilliseconds,
                             maximumBytesPerCall: NMEAEpochStream.maximumBytesPerEpoch, monotonicMilliseconds: monotonicMilliseconds)
         assembler = EpochAssembler()
+        reader.frameHandler = { [unowned self] frame in
+            guard let message = UBXMessage(frame) else { return }
+            self.verdicts.add(message, openEpochTime: self.assembler.openEpochTime)
+        }
+    }
+
+    /// The UBX messages with a verdict read so far (NAV-PVT, NAV-STATUS, NAV-SIG, SEC-SIG, SEC-OSNMA).
+    public var verdictMessagesRead: Int { verdicts.messagesRead }
+
+    /// `epoch` with its fix given the receiver's verdicts of its time.
+    private func judged(_ epoch: Epoch?) -> Epoch? {
+        guard var epoch, epoch.fix != nil, verdicts.messagesRead > 0 else { return epoch }
+        epoch.fix?.receiverVerdict = verdicts.verdict(forTimeOfDay: epoch.timeOfDay)
+        return epoch
     }
 
     /// What the stream contained so far.
@@ -386,7 +517,7 @@ public final class NMEAEpochStream {
     public func finishEpoch() -> Epoch? {
         guard !finished else { return nil }
         finished = true
-        return assembler.finish()
+        return judged(assembler.finish())
     }
 
     /// The next epoch, or `nil` at the end of the input.
@@ -410,12 +541,12 @@ public final class NMEAEpochStream {
             finished = true
             guard let last = assembler.finish() else { throw failure }
             pendingFailure = failure
-            return last
+            return judged(last)
         }
         if produced == nil {
             finished = true
             produced = assembler.finish()
         }
-        return produced
+        return judged(produced)
     }
 }

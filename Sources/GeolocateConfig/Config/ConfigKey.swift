@@ -113,6 +113,8 @@ package enum ConfigKey {
                                              help: "a decision never rests on an older location: older is undetermined")
     package static let policyDistrust = Setting<[DistrustedSignal]>("policy.distrust", .signalList, default: DistrustedSignal.defaults,
                                                     help: "signals that deny access when they fire, whatever policy.undetermined says (none: the gate is off)")
+    package static let policyRequireAuthenticated = Setting<Bool>("policy.requireAuthenticated", .boolean, default: false,
+                                                                  help: "a fix the receiver does not say Galileo OSNMA authenticated (UBX NAV-PVT) is undetermined")
     package static let policyOnError = Setting<ErrorPolicy>("policy.onError", SettingKind<ErrorPolicy>.choice(), default: .deny,
                                                  help: "what trigger --pam does when geolocate cannot decide (a broken config or zones file, an unsafe file, no time left): deny fails closed")
     package static let signingKeyFile = Setting<String?>("signing.keyFile", SettingKind<String>.path.optional, default: nil,
@@ -142,7 +144,7 @@ package enum ConfigKey {
         signalsEnabled.entry, signalsMaxSpeed.entry, signalsCountryWindow.entry, signalsStaleAfter.entry,
         signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry, signalsMaxJamming.entry,
         policyEnabled.entry, actionPolicy.entry, policyZones.entry, policyCountries.entry, policyUndetermined.entry,
-        policyMaxAge.entry, policyDistrust.entry, policyOnError.entry,
+        policyMaxAge.entry, policyDistrust.entry, policyRequireAuthenticated.entry, policyOnError.entry,
         signingKeyFile.entry, signingAudience.entry, signingTokenLifetime.entry,
     ] + fields.map(\.entry)
 

@@ -15,6 +15,8 @@ package struct LocationPolicy: Sendable {
     package var maxAgeMilliseconds: Int64
     /// `policy.distrust`: signals that make a location evidence against access.
     package var distrust: [DistrustedSignal]
+    /// `policy.requireAuthenticated`: only a fix OSNMA authenticated may decide.
+    package var requireAuthenticated: Bool
 
     /// The policy of `settings`, its zones read from `policy.zones`.
     /// - Throws: `GeolocateError.configuration` (78) for a zones file that is missing,
@@ -26,6 +28,7 @@ package struct LocationPolicy: Sendable {
         countryCodeReplacement = settings[ConfigKey.privacyCountryCodeReplacement]
         maxAgeMilliseconds = settings[ConfigKey.policyMaxAge]
         distrust = settings[ConfigKey.policyDistrust]
+        requireAuthenticated = settings[ConfigKey.policyRequireAuthenticated]
     }
 
     /// The policy of the zones in `data` alone, read as from `path`: the fuzz target's entry.
@@ -35,6 +38,7 @@ package struct LocationPolicy: Sendable {
         countryCodeReplacement = "XB"
         maxAgeMilliseconds = ConfigKey.policyMaxAge.builtInValue
         distrust = DistrustedSignal.defaults
+        requireAuthenticated = false
     }
 
     /// Whether records of `action` carry a policy decision: `--policy`/`--enforce`, else
@@ -54,14 +58,18 @@ package struct LocationPolicy: Sendable {
     }
 
     /// The decision for `record` (its fix, age and signals) in `country`: a distrusted signal
-    /// denies; no location, or one older than `policy.maxAge`, is undetermined; then the
-    /// zones and countries decide (`decide(fix:country:)`).
+    /// denies; no location, one not OSNMA-authenticated under `policy.requireAuthenticated`, or
+    /// one older than `policy.maxAge`, is undetermined; then the zones and countries decide
+    /// (`decide(fix:country:)`).
     package func decide(record: Record, country: String?) -> PolicyResult {
         if let signals = record.signals, let signal = distrust.first(where: signals.fired) {
             return PolicyResult(decision: .deny, rule: .distrusted(signal))
         }
         guard let fix = record.fix else {
             return PolicyResult(decision: .undetermined, rule: record.errorCode == .permissionDenied ? .noPermission : .noLocation)
+        }
+        if requireAuthenticated, record.signals?.gnssAuthenticated != true {
+            return PolicyResult(decision: .undetermined, rule: .notAuthenticated)
         }
         guard let age = record.ageMilliseconds else { return PolicyResult(decision: .undetermined, rule: .ageUnknown) }
         if age > maxAgeMilliseconds {

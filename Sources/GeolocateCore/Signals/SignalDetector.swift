@@ -460,6 +460,25 @@ package struct SignalDetector {
             signals.antennaFault = true
             reasons.append("antennaFault: the receiver reports its antenna \(antenna == .open ? "open (disconnected)" : "shorted")")
         }
+        if let verdict = fix.receiverVerdict {
+            signals.gnssAuthenticated = verdict.gnssAuthenticated
+            signals.receiverSpoofing = verdict.spoofing
+            signals.receiverJamming = verdict.jamming
+            signals.osnmaReplay = verdict.osnmaReplay
+            signals.osnmaStatus = verdict.osnmaStatus
+            signals.authenticatedSatellites = verdict.authenticatedSatellites
+            if verdict.spoofing == true {
+                let said = [verdict.spoofingState.flatMap { $0 >= 2 ? "SEC-SIG spoofing \($0 == 3 ? "affirmed" : "indicated")" : nil },
+                            verdict.spoofDetectionState.flatMap { $0 >= 2 ? "NAV-STATUS spoofDetState \($0)" : nil }]
+                reasons.append("receiverSpoofing: the receiver reports spoofing (\(said.compactMap { $0 }.joined(separator: ", ")))")
+            }
+            if verdict.jamming == true {
+                reasons.append("receiverJamming: the receiver reports critical jamming (SEC-SIG)")
+            }
+            if verdict.osnmaReplay == true {
+                reasons.append("osnmaReplay: Galileo OSNMA's time synchronisation status is 4, a replayed navigation message (SEC-OSNMA)")
+            }
+        }
         // A live receiver that says it simulates (mode letter S, GGA quality 8, gpsd status 8)
         // is a simulator's output reaching the device; a replayed simulator log is a test.
         if fix.quality == .simulator, !fix.isReplayed {

@@ -152,7 +152,8 @@ package final class NMEAReplaySource: LocationSource {
     package var readSummary: String? {
         let read = statistics
         let rejected = read.skipped == 0 ? "no line rejected" : "\(read.skipped) \(read.skipped == 1 ? "line" : "lines") rejected (\(read.rejectedKinds))"
-        return "\(name): \(read.accepted - read.unknown) sentences read, \(read.unknown) of other types, \(rejected)"
+        let frames = read.ubxFrames == 0 ? "" : ", \(read.ubxFrames) UBX \(read.ubxFrames == 1 ? "frame" : "frames")"
+        return "\(name): \(read.accepted - read.unknown) sentences read, \(read.unknown) of other types\(frames), \(rejected)"
     }
 
     /// The log's time where the replay stands: its start plus the virtual time played, once

@@ -52,16 +52,24 @@ package enum SignalsEncoder {
             json.null("satellites")
         }
         json.bool(style.key("spoofingSuspected", "spoofing_suspected"), signals.spoofingSuspected)
-        // Only a receiver that reports them through gpsd has these: the others' records stay as they were.
+        // Unknown is said as null, never left out to look like "not jammed" (SPEC §15): gpsd
+        // before 3.26 reports no `jam`; `jammed` comes only with a figure.
         if let jamming = signals.jamming {
             json.integer("jamming", Int64(jamming))
             json.bool("jammed", signals.jammed)
+        } else {
+            json.null("jamming")
         }
         if let antenna = signals.antenna {
             json.string("antenna", antenna.rawValue)
             json.bool(style.key("antennaFault", "antenna_fault"), signals.antennaFault)
         }
         if let power = signals.antennaPower { json.string(style.key("antennaPower", "antenna_power"), power.rawValue) }
+        // The receiver's own verdicts through UBX: null when it said nothing, never a false all-clear.
+        json.bool(style.key("gnssAuthenticated", "gnss_authenticated"), orNull: signals.gnssAuthenticated)
+        json.bool(style.key("receiverSpoofing", "receiver_spoofing"), orNull: signals.receiverSpoofing)
+        json.bool(style.key("receiverJamming", "receiver_jamming"), orNull: signals.receiverJamming)
+        json.bool(style.key("osnmaReplay", "osnma_replay"), orNull: signals.osnmaReplay)
         json.strings("reasons", signals.reasons)
         json.endObject()
     }

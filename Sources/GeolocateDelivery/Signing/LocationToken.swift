@@ -57,6 +57,7 @@ package struct LocationToken: Sendable {
         json.integer("exp", issuedAt.addingClamped(max(lifetimeMilliseconds, 1000) / 1000))
         if let fix { json.stringIfPresent("fixQuality", fix.quality?.rawValue) }
         if let fix { json.integer("fixTime", fix.timestamp) }
+        if fix != nil, let signals = record.signals { LocationToken.writeGNSSAuthentication(signals, to: &json) }
         json.integer("iat", issuedAt)
         json.string("iss", issuer)
         json.string("jti", record.id)
@@ -67,6 +68,16 @@ package struct LocationToken: Sendable {
         json.boolIfPresent("systemClockSynchronized", record.signals?.systemClockSynchronized)
         json.endObject()
         return json.bytes
+    }
+
+    /// `gnssAuth`: what the receiver said of OSNMA (SPEC §15), each member null when it said
+    /// nothing, so a server tells "not authenticated" from "not known".
+    static func writeGNSSAuthentication(_ signals: Signals, to json: inout JSONWriter) {
+        json.beginObject("gnssAuth")
+        json.integer("authenticatedSatellites", signals.authenticatedSatellites.map { Int64($0) })
+        json.bool("fixAuthenticated", orNull: signals.gnssAuthenticated)
+        if let status = signals.osnmaStatus { json.string("osnma", status.rawValue) } else { json.null("osnma") }
+        json.endObject()
     }
 
     /// `src`: `gpsd`; `tty` for a receiver read directly from a terminal, whose fixes are

@@ -111,6 +111,11 @@ package struct JSONWriter {
     }
 
     /// `null` under `key`.
+    /// `key: true|false`, or `key: null` for `nil`.
+    package mutating func bool(_ key: String, orNull value: Bool?) {
+        if let value { bool(key, value) } else { null(key) }
+    }
+
     package mutating func null(_ key: String) {
         self.key(key)
         appendNull()

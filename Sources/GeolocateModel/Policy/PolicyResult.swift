@@ -23,6 +23,11 @@ package struct PolicyResult: Sendable, Equatable {
         case distrustedCountryChanged
         case distrustedJammed
         case distrustedAntennaFault
+        case distrustedReceiverSpoofing
+        case distrustedReceiverJamming
+        case distrustedOsnmaReplay
+        /// `policy.requireAuthenticated`, and the receiver did not say OSNMA authenticated the fix.
+        case notAuthenticated
         case tooOld
         /// The fix's age is unknown: a fix the source held, dated far from the system clock,
         /// whose arrival geolocate did not see (SPEC §3).
@@ -56,6 +61,9 @@ package struct PolicyResult: Sendable, Equatable {
             case .countryChanged: .distrustedCountryChanged
             case .jammed: .distrustedJammed
             case .antennaFault: .distrustedAntennaFault
+            case .receiverSpoofing: .distrustedReceiverSpoofing
+            case .receiverJamming: .distrustedReceiverJamming
+            case .osnmaReplay: .distrustedOsnmaReplay
             }
         }
 
@@ -107,6 +115,7 @@ package struct PolicyResult: Sendable, Equatable {
         case .tooOld:
             guard let age, let maxAge else { return "the location is older than policy.maxAge" }
             return "location \(SignalText.duration(age)) old, policy.maxAge is \(DurationText.format(maxAge))"
+        case .notAuthenticated: return "the receiver did not say Galileo OSNMA authenticated the fix, and policy.requireAuthenticated asks for it"
         case .ageUnknown: return "the location's age is unknown (a fix the source held, dated far from the system clock)"
         case .previousUnreadable: return "the previous report cannot be read, so impossible travel cannot be judged"
         case .noPermission: return "no location permission is granted (geolocate config set permissions fine)"

@@ -68,6 +68,9 @@ package struct Fix: Sendable, Equatable, Codable {
     /// Whether the receiver powers its antenna, as gpsd reports it (`antPwr`, from gpsd 3.27
     /// on); `nil` when unknown.
     package var antennaPower: AntennaPower?
+    /// What a u-blox receiver said of this fix through UBX: OSNMA, its own spoofing and
+    /// jamming detection (SPEC §15); `nil` when it said nothing.
+    package var receiverVerdict: ReceiverVerdict?
 
     /// Whether a receiver feeds its antenna: off is what a passive antenna needs, and what an
     /// active one disconnected from its amplifier looks like.
@@ -129,6 +132,7 @@ package struct Fix: Sendable, Equatable, Codable {
                   horizontalAccuracy: fix.horizontalAccuracy, verticalAccuracy: fix.verticalAccuracy, provider: provider)
         satellites = fix.satellites
         quality = fix.quality
+        receiverVerdict = fix.receiverVerdict
     }
 }
 
@@ -164,6 +168,7 @@ extension Fix {
         checked?.jamming = fix.jamming.flatMap { (0...255).contains($0) ? $0 : nil }
         checked?.antenna = fix.antenna
         checked?.antennaPower = fix.antennaPower
+        checked?.receiverVerdict = fix.receiverVerdict
         return checked
     }
 }

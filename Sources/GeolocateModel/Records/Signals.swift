@@ -55,6 +55,16 @@ package struct Signals: Sendable, Equatable {
     package var antennaFault = false
     /// Whether the receiver powers its antenna, as gpsd reported it; `nil` when unknown.
     package var antennaPower: Fix.AntennaPower?
+    /// The receiver's own verdicts through UBX (SPEC §15), each `nil` when it said nothing:
+    /// whether OSNMA authenticated the fix, whether it detects spoofing, critical jamming, or
+    /// a replayed navigation message (OSNMA's time synchronisation).
+    package var gnssAuthenticated: Bool?
+    package var receiverSpoofing: Bool?
+    package var receiverJamming: Bool?
+    package var osnmaReplay: Bool?
+    /// SEC-OSNMA's status and the satellites it authenticated, for a token's `gnssAuth`.
+    package var osnmaStatus: ReceiverVerdict.OSNMAStatus?
+    package var authenticatedSatellites: Int?
     /// One short English line per signal that is true, each starting with the signal's name.
     package var reasons: [String] = []
 
@@ -91,6 +101,9 @@ package struct Signals: Sendable, Equatable {
         "wifiChanged": "the Wi-Fi access point changed while the fix stayed put",
         "jammed": "the receiver's jamming indicator is above signals.maxJamming",
         "antennaFault": "the receiver reports its antenna open or shorted",
+        "receiverSpoofing": "the receiver's own spoofing detection reports spoofing (UBX SEC-SIG or NAV-STATUS)",
+        "receiverJamming": "the receiver's own jamming detection reports critical jamming (UBX SEC-SIG)",
+        "osnmaReplay": "Galileo OSNMA's time synchronisation says the navigation message is replayed (UBX SEC-OSNMA)",
         "previousNotKept": "this report could not be kept for the next one to be compared with",
     ]
 
@@ -128,6 +141,9 @@ package struct Signals: Sendable, Equatable {
         case .countryChanged: return countryChanged
         case .jammed: return jammed
         case .antennaFault: return antennaFault
+        case .receiverSpoofing: return receiverSpoofing == true
+        case .receiverJamming: return receiverJamming == true
+        case .osnmaReplay: return osnmaReplay == true
         }
     }
 }
@@ -144,7 +160,12 @@ package enum DistrustedSignal: String, Sendable, CaseIterable {
     case countryChanged
     case jammed
     case antennaFault
+    case receiverSpoofing
+    case receiverJamming
+    case osnmaReplay
 
-    /// `policy.distrust`'s default: what an attack or a receiver guessing looks like.
-    package static let defaults: [DistrustedSignal] = [.jumped, .spoofingSuspected, .clockSkewed, .estimatedFix]
+    /// `policy.distrust`'s default: what an attack or a receiver guessing looks like, and what
+    /// the receiver itself calls spoofing or a replay.
+    package static let defaults: [DistrustedSignal] = [.jumped, .spoofingSuspected, .clockSkewed, .estimatedFix,
+                                                      .receiverSpoofing, .osnmaReplay]
 }

@@ -212,6 +212,8 @@ package final class Spool: Sendable {
         migrator.registerMigration("fixQuality") { db in try SpoolColumns.addMissingColumns(db, version: 10) }
         // Schema version 11: the receiver's jamming indicator and antenna state (`signals`).
         migrator.registerMigration("receiverHealth") { db in try SpoolColumns.addMissingColumns(db, version: 11) }
+        // Schema version 12: the receiver's own verdicts through UBX (OSNMA, spoofing, jamming).
+        migrator.registerMigration("receiverVerdicts") { db in try SpoolColumns.addMissingColumns(db, version: 12) }
         return migrator
     }
 

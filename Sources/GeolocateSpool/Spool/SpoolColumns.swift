@@ -15,8 +15,8 @@ package enum SpoolColumns {
     /// device context, 6 the table of delivered records kept for export (`spool.keepDelivered`),
     /// 7 when each record was spooled (`records.spooledAt`) and the recent expiries, 8 each
     /// endpoint's last error kind, 9 the login hook's subject, 10 the receiver's fix quality,
-    /// 11 its jamming indicator and antenna state.
-    package static let schemaVersion = 11
+    /// 11 its jamming indicator and antenna state, 12 its own verdicts through UBX.
+    package static let schemaVersion = 12
 
     /// One column of a record, in the order of `definitions`, of every SELECT of a record and of
     /// the values `forEachValue(of:_:)` gives: a read names its column, never a position by hand.
@@ -43,6 +43,8 @@ package enum SpoolColumns {
         case fixQuality
         // Schema version 11: the receiver's jamming indicator and antenna state, as gpsd reports them.
         case jamming, antenna, antennaPower
+        // Schema version 12: the receiver's own verdicts through UBX (SPEC §15), 0/1/NULL.
+        case gnssAuthenticated, receiverSpoofing, receiverJamming, osnmaReplay, osnmaStatus, authenticatedSatellites
 
         /// The column's SQL type, as `CREATE TABLE` and `ALTER TABLE … ADD COLUMN` give it.
         package var sqlType: String {
@@ -52,7 +54,8 @@ package enum SpoolColumns {
             case .action, .requestedMode, .collectionMode: "TEXT NOT NULL DEFAULT ''"
             case .triggeredAt, .errorCode: "INTEGER NOT NULL DEFAULT 0"
             case .fixTimestamp, .attributes, .signalFlags, .previousTimestamp, .clockSkewMs, .satellitesUsed,
-                 .satellitesMeasured, .isCharging, .jamming:
+                 .satellitesMeasured, .isCharging, .jamming, .gnssAuthenticated, .receiverSpoofing, .receiverJamming,
+                 .osnmaReplay, .authenticatedSatellites:
                 "INTEGER"
             case .latitude, .longitude, .altitudeHAE, .altitudeMSL, .speed, .course, .horizontalAccuracy,
                  .verticalAccuracy, .previousDistance, .impliedSpeed, .cn0Mean, .cn0StdDev, .policyBoundaryDistance:
@@ -60,7 +63,8 @@ package enum SpoolColumns {
             case .fixMode, .provider, .permissions, .origin, .fallbackReason, .context, .deviceId, .deviceModel,
                  .osVersion, .countryCode, .district, .city, .street, .streetNumber, .previousCountry,
                  .signalReasons, .policyDecision, .policyZone, .policyRule, .policyCountry, .wifiSsid, .wifiBssid,
-                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty, .fixQuality, .antenna, .antennaPower:
+                 .carrierName, .subjectUser, .subjectService, .subjectRemoteHost, .subjectTty, .fixQuality, .antenna, .antennaPower,
+                 .osnmaStatus:
                 "TEXT"
             }
         }
@@ -204,6 +208,12 @@ package enum SpoolColumns {
             case .jamming: StoredValue(signals?.jamming.map { Int64($0) })
             case .antenna: StoredValue(signals?.antenna?.rawValue)
             case .antennaPower: StoredValue(signals?.antennaPower?.rawValue)
+            case .gnssAuthenticated: StoredValue(signals?.gnssAuthenticated.map { $0 ? Int64(1) : 0 })
+            case .receiverSpoofing: StoredValue(signals?.receiverSpoofing.map { $0 ? Int64(1) : 0 })
+            case .receiverJamming: StoredValue(signals?.receiverJamming.map { $0 ? Int64(1) : 0 })
+            case .osnmaReplay: StoredValue(signals?.osnmaReplay.map { $0 ? Int64(1) : 0 })
+            case .osnmaStatus: StoredValue(signals?.osnmaStatus?.rawValue)
+            case .authenticatedSatellites: StoredValue(signals?.authenticatedSatellites.map { Int64($0) })
             }
         }
         for column in columns { try body(value(column)) }
@@ -276,6 +286,12 @@ package enum SpoolColumns {
             signals.jamming = integer(.jamming).flatMap { (0...255).contains($0) ? Int($0) : nil }
             signals.antenna = text(.antenna).flatMap(Fix.Antenna.init(rawValue:))
             signals.antennaPower = text(.antennaPower).flatMap(Fix.AntennaPower.init(rawValue:))
+            signals.gnssAuthenticated = integer(.gnssAuthenticated).map { $0 != 0 }
+            signals.receiverSpoofing = integer(.receiverSpoofing).map { $0 != 0 }
+            signals.receiverJamming = integer(.receiverJamming).map { $0 != 0 }
+            signals.osnmaReplay = integer(.osnmaReplay).map { $0 != 0 }
+            signals.osnmaStatus = text(.osnmaStatus).flatMap(ReceiverVerdict.OSNMAStatus.init(rawValue:))
+            signals.authenticatedSatellites = integer(.authenticatedSatellites).flatMap { (0...63).contains($0) ? Int($0) : nil }
             record.signals = signals
         }
         if let decision = text(.policyDecision).flatMap(PolicyResult.Decision.init(rawValue:)),

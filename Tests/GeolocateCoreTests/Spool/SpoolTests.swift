@@ -75,9 +75,12 @@ import NMEA
         _ = try spool.append([SpoolEntry(record(ageMilliseconds: 0))], now: Self.now, limits: SpoolLimits())
         try DatabaseQueue(path: state + "/spool.sqlite").write { db in
             for table in ["records", "deadLetters", "delivered"] {
-                for column in ["jamming", "antenna", "antennaPower"] { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
+                for column in ["jamming", "antenna", "antennaPower", "gnssAuthenticated", "receiverSpoofing", "receiverJamming",
+                               "osnmaReplay", "osnmaStatus", "authenticatedSatellites"] {
+                    try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)")
+                }
             }
-            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'receiverHealth'; PRAGMA user_version = 10")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('receiverHealth', 'receiverVerdicts'); PRAGMA user_version = 10")
         }
         #expect {
             _ = try Exporter.spoolInput(stateDirectory: state, elapsed: SystemMonotonicClock())
@@ -194,6 +197,8 @@ import NMEA
         signals.systemClockSynchronized = true
         (signals.jamming, signals.jammed, signals.antenna, signals.antennaFault) = (180, true, .short, true)
         signals.antennaPower = .off
+        (signals.gnssAuthenticated, signals.receiverSpoofing, signals.receiverJamming, signals.osnmaReplay) = (false, true, true, false)
+        (signals.osnmaStatus, signals.authenticatedSatellites) = (.operational, 7)
         signals.previous = .init(recordTimestamp: Self.now - 60_000, distance: 1520.75, countryCode: "GB")
         signals.impliedSpeed = 25.5
         signals.clockSkewMilliseconds = -7_250
