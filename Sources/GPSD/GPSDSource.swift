@@ -57,6 +57,12 @@ package final class GPSDSource: LocationSource {
     private var discardingLine = false
     /// gpsd keeps its lines under 10 KiB; a longer one is dropped unread, not buffered forever.
     private static let maximumLineLength = 64 * 1024
+    /// The receiver's own packets, for its UBX verdicts (SPEC §15); `nil` when gpsd refused it.
+    private let rawWatch: GPSDRawWatch?
+    /// gpsd said its device is a u-blox (`"driver":"u-blox"` in a DEVICE or DEVICES report).
+    private var deviceIsUBlox = false
+    /// The longest a fix waits for its epoch's verdicts: one epoch of a 1 Hz receiver, and some.
+    private static let verdictWaitMilliseconds = 1_500
 
     /// Connects to gpsd at `host`:`port` and starts a JSON watch.
     ///
@@ -87,6 +93,7 @@ package final class GPSDSource: LocationSource {
             let reason = ErrorText.posix(errno)
             throw SourceError.unavailable("\(name): could not start a watch (\(reason))")
         }
+        rawWatch = GPSDRawWatch(host: host, port: port, deadline: deadline, elapsed: elapsed, logger: logger)
         logger.debug("connected to \(name)")
     }
 
@@ -127,7 +134,8 @@ package final class GPSDSource: LocationSource {
             case .poll(let fixes):
                 let held = fixes.reduce(freshest, Fix.fresher)
                 logger.debug("\(name) holds \(held.map { "a fix from \($0.timestamp)" } ?? "no fix")")
-                return held
+                // A held fix's epoch is past: what the raw watch has read of it is all there is.
+                return held.map { judged($0, before: nil) }
             }
         }
         // gpsd answers late while it opens a device for its first watcher: that is slow, not gone.
@@ -142,9 +150,26 @@ package final class GPSDSource: LocationSource {
         logger.debug("waiting up to \(timeoutMilliseconds) ms for a fix from \(name)")
         let deadline = Deadline(milliseconds: timeoutMilliseconds, clock: elapsed)
         while let report = try nextReport(before: deadline) {
-            if case .position(let fix?) = report { return .fix(fix) }
+            if case .position(let fix?) = report { return .fix(judged(fix, before: deadline)) }
         }
         return .timedOut
+    }
+
+    /// `fix` with the receiver's UBX verdict of its epoch: when the receiver sends verdicts (or
+    /// gpsd says it is a u-blox), after waiting for the epoch to be complete, at most
+    /// `verdictWaitMilliseconds` and never past `deadline`; a fix without one says nothing of it.
+    private func judged(_ fix: Fix, before deadline: Deadline?) -> Fix {
+        guard let rawWatch else { return fix }
+        let timeOfDay = Int(((fix.timestamp % 86_400_000) + 86_400_000) % 86_400_000)
+        _ = rawWatch.verdict(forTimeOfDay: timeOfDay, waitingUntil: nil)
+        var wait: Deadline?
+        if let deadline, deviceIsUBlox || rawWatch.receiverSendsVerdicts {
+            let bound = Deadline(milliseconds: GPSDSource.verdictWaitMilliseconds, clock: elapsed)
+            wait = bound.remainingMicroseconds < deadline.remainingMicroseconds ? bound : deadline
+        }
+        var judged = fix
+        judged.receiverVerdict = rawWatch.verdict(forTimeOfDay: timeOfDay, waitingUntil: wait)
+        return judged
     }
 
     /// What one JSON line from gpsd said about the position.
@@ -159,6 +184,7 @@ package final class GPSDSource: LocationSource {
     private func nextReport(before deadline: Deadline) throws -> Report? {
         while let line = try nextLine(before: deadline) {
             linesRead += 1
+            if !deviceIsUBlox, GPSDSource.namesUBloxDriver(line) { deviceIsUBlox = true }
             switch GPSDReport(line: line) {
             case .position(let tpv):
                 return .position(decode(tpv, held: false))
@@ -211,6 +237,13 @@ package final class GPSDSource: LocationSource {
                 throw SourceError.unavailable("\(name): lost gpsd while reading (\(ErrorText.posix(errno)))")
             }
         }
+    }
+
+    /// Whether a DEVICE or DEVICES report names gpsd's u-blox driver.
+    private static func namesUBloxDriver(_ line: [UInt8]) -> Bool {
+        let needle = Array("\"driver\":\"u-blox\"".utf8)
+        guard line.count >= needle.count, line.starts(with: Array("{\"class\":\"DEVICE".utf8)) else { return false }
+        return (0...(line.count - needle.count)).contains { line[$0..<($0 + needle.count)].elementsEqual(needle) }
     }
 
     private func noteLongLine() {
