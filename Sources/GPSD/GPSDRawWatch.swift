@@ -46,6 +46,21 @@ final class GPSDRawWatch {
     /// Whether the receiver sends UBX verdict messages at all: only then is a fix worth a wait.
     var receiverSendsVerdicts: Bool { stream.verdictMessagesRead > 0 }
 
+    /// The names of the verdict messages read so far.
+    var messageNames: Set<String> { stream.verdictMessageNames }
+
+    /// Whether any UBX frame came: the receiver speaks UBX.
+    var receiverSendsUBX: Bool { stream.statistics.ubxFrames > 0 }
+
+    /// Reads what comes until `deadline`, for `status`'s look at what the receiver sends; stops
+    /// early once two NMEA epochs came without a UBX frame (no u-blox, or one sending NMEA only).
+    func listen(until deadline: Deadline) {
+        while !lost, !deadline.hasPassed {
+            read(until: nil, past: -1)
+            if !receiverSendsUBX, epochs.count >= 2 { return }
+        }
+    }
+
     /// The receiver's verdict for the fix at `timeOfDay` (UTC ms of the day). With `deadline`,
     /// waits until the receiver's epoch of that time is complete (a later one has begun, so every
     /// packet of the epoch was read, in whichever order it sent them) or the deadline passes;

@@ -59,6 +59,8 @@ package final class GPSDSource: LocationSource {
     private static let maximumLineLength = 64 * 1024
     /// The receiver's own packets, for its UBX verdicts (SPEC §15); `nil` when gpsd refused it.
     private let rawWatch: GPSDRawWatch?
+    /// gpsd's release, from its VERSION greeting (`"release":"3.22"`).
+    private var release: String?
     /// gpsd said its device is a u-blox (`"driver":"u-blox"` in a DEVICE or DEVICES report).
     private var deviceIsUBlox = false
     /// The longest a fix waits for its epoch's verdicts: one epoch of a 1 Hz receiver, and some.
@@ -113,7 +115,18 @@ package final class GPSDSource: LocationSource {
             guard source.polledDevice.answered else {
                 return GPSDHealth(reachable: false, error: "\(source.name) did not answer ?POLL; within \(timeoutMilliseconds) ms")
             }
-            return GPSDHealth(reachable: true, device: source.polledDevice.device, fixMode: fix?.mode.rawValue)
+            var health = GPSDHealth(reachable: true, device: source.polledDevice.device, fixMode: fix?.mode.rawValue)
+            health.release = source.release
+            health.receiverHealth = GPSDHealth.receiverHealth(release: source.release)
+            // A u-blox sends its verdicts once an epoch: a second's listening tells which it sends
+            // (less for a receiver whose first two epochs carry no UBX at all).
+            if let raw = source.rawWatch {
+                raw.listen(until: Deadline(milliseconds: 1_100, clock: elapsed))
+                if source.deviceIsUBlox || raw.receiverSendsUBX {
+                    health.receiverVerdicts = GPSDHealth.receiverVerdicts(seen: raw.messageNames)
+                }
+            }
+            return health
         } catch {
             return GPSDHealth(reachable: false, error: ErrorText.plain(error))
         }
@@ -185,6 +198,7 @@ package final class GPSDSource: LocationSource {
         while let line = try nextLine(before: deadline) {
             linesRead += 1
             if !deviceIsUBlox, GPSDSource.namesUBloxDriver(line) { deviceIsUBlox = true }
+            if linesRead == 1 { release = GPSDSource.release(inVersion: line) }
             switch GPSDReport(line: line) {
             case .position(let tpv):
                 return .position(decode(tpv, held: false))
@@ -237,6 +251,13 @@ package final class GPSDSource: LocationSource {
                 throw SourceError.unavailable("\(name): lost gpsd while reading (\(ErrorText.posix(errno)))")
             }
         }
+    }
+
+    /// The `release` of gpsd's VERSION greeting, if `line` is one.
+    private static func release(inVersion line: [UInt8]) -> String? {
+        guard line.first == UInt8(ascii: "{"), let object = try? JSONScanner.parse(line), object.member("class")?.string == "VERSION",
+              let release = object.member("release")?.string, release.utf8.count <= 32 else { return nil }
+        return release
     }
 
     /// Whether a DEVICE or DEVICES report names gpsd's u-blox driver.

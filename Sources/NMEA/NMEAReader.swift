@@ -502,6 +502,8 @@ public final class NMEAEpochStream {
 
     /// The UBX messages with a verdict read so far (NAV-PVT, NAV-STATUS, NAV-SIG, SEC-SIG, SEC-OSNMA).
     public var verdictMessagesRead: Int { verdicts.messagesRead }
+    /// Their names.
+    public var verdictMessageNames: Set<String> { verdicts.messageNames }
 
     /// `epoch` with its fix given the receiver's verdicts of its time.
     private func judged(_ epoch: Epoch?) -> Epoch? {

@@ -92,12 +92,15 @@ public struct ReceiverVerdictTracker: Sendable {
     private var signalInformation: (time: Int?, signals: Int, authenticated: Int)?
     /// Messages read, for `status` to tell a UBX receiver that sends none of these apart.
     public private(set) var messagesRead = 0
+    /// The names of the verdict messages read (`NAV-PVT`, `SEC-SIG`, …).
+    public private(set) var messageNames: Set<String> = []
 
     public init() {}
 
     /// Takes one message; `openEpochTime` is the time of the NMEA epoch being assembled, if any.
     public mutating func add(_ message: UBXMessage, openEpochTime: Int?) {
         messagesRead += 1
+        messageNames.insert(message.name)
         switch message {
         case .navigationSolution(let solution):
             guard let time = solution.timeOfDay else { return }

@@ -19,6 +19,17 @@ public enum UBXMessage: Equatable, Sendable {
     /// UBX-SEC-OSNMA (0x27 0x0A): Galileo OSNMA's state.
     case osnma(OSNMAReport)
 
+    /// The message's name in u-blox's documents.
+    public var name: String {
+        switch self {
+        case .navigationSolution: "NAV-PVT"
+        case .navigationStatus: "NAV-STATUS"
+        case .signalInformation: "NAV-SIG"
+        case .signalSecurity: "SEC-SIG"
+        case .osnma: "SEC-OSNMA"
+        }
+    }
+
     /// NAV-PVT's part that places it in time and says what OSNMA authenticated.
     public struct NavigationSolution: Equatable, Sendable {
         /// GPS time of week, ms: what the other messages of the epoch carry.

@@ -319,6 +319,8 @@ package struct StatusReport: Sendable, Encodable {
             rows.append(("gpsd", gpsd.reachable
                 ? "reachable" + (gpsd.device.map { ", device \($0)" } ?? "") + ", fix " + (gpsd.fixMode ?? "none")
                 : "unreachable: \(gpsd.error ?? "no answer")"))
+            if let health = gpsd.receiverHealth { rows.append(("receiver", health)) }
+            if let verdicts = gpsd.receiverVerdicts { rows.append(("UBX verdicts", verdicts)) }
         }
         rows.append(("geocoder cache", geocoderCacheEntries.map { "\($0) entries" } ?? "none"))
         let width = rows.map(\.0.count).max() ?? 0

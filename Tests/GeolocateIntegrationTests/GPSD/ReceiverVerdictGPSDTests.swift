@@ -66,6 +66,30 @@ import Testing
         #expect((policy["reason"] as? String)?.contains("policy.requireAuthenticated") == true, "\(policy)")
     }
 
+    /// `status` says what the receiver's health reports are worth through this gpsd: 3.22 reports
+    /// no jamming or antenna state, and a u-blox's verdict messages are listed, or said to be missing.
+    @Test(arguments: [(["--pvt", "1", "--status", "1", "--sec-sig", "1,1", "--osnma", "1,2,1,4"], "NAV-PVT, NAV-STATUS, SEC-OSNMA, SEC-SIG"),
+                      (["--nav-clock"], "none: the u-blox receiver sends no NAV-PVT"),
+                      ([], nil)])
+    func statusSaysWhatTheReceiverSends(options: [String], verdicts: String?) throws {
+        let fake = try GPSDFake(log: try log(options), cycle: 0.02)
+        defer { fake.stop() }
+        _ = try geolocate.run(["config", "set", "source", fake.source])
+        let pipe = try GPSPipe(port: fake.port)
+        defer { pipe.stop() }
+        _ = try pipe.waitForPositionReport { GPSPipe.hasFix($0) }
+        let result = try geolocate.run(["status", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let gpsd = try #require(try result.json()["gpsd"] as? [String: Any], "\(result.stdout)")
+        #expect(gpsd["release"] as? String == "3.22", "\(gpsd)")
+        #expect((gpsd["receiverHealth"] as? String)?.hasPrefix("jamming and antenna state not available (gpsd 3.22") == true, "\(gpsd)")
+        if let verdicts {
+            #expect((gpsd["receiverVerdicts"] as? String)?.hasPrefix(verdicts) == true, "\(gpsd)")
+        } else {
+            #expect(gpsd["receiverVerdicts"] == nil, "an NMEA receiver is no u-blox: \(gpsd)")
+        }
+    }
+
     /// A receiver that sends no UBX through gpsd: every verdict unknown (null), never "all clear",
     /// and jamming null too (gpsd 3.22 reports no `jam`).
     @Test func noUBXIsUnknownNotAllClear() throws {

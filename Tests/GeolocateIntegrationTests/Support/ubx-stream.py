@@ -13,6 +13,8 @@ made by PyPI's pyubx2 (an encoder geolocate's decoder shares nothing with):
   --sec-sig J,S    UBX-SEC-SIG with jammingState J and spoofingState S ("-" leaves detection off)
   --sec-sig-version 1|2
   --osnma E,NMA,T,A  UBX-SEC-OSNMA: osnmaEnabled E, nmaStatus NMA, timSyncStatus T, authSVs A
+  --nav-clock      UBX-NAV-CLOCK, a message that carries no verdict (a u-blox that sends
+                   none of the verdict messages)
   --ubx-first      each epoch's UBX before its NMEA (a receiver may send either order)
   --corrupt        also a UBX frame with a wrong checksum and one with a length past 8192
                    bytes before each epoch (each must be skipped and counted)
@@ -38,6 +40,7 @@ parser.add_argument("--nav-sig")
 parser.add_argument("--sec-sig")
 parser.add_argument("--sec-sig-version", type=int, default=2)
 parser.add_argument("--osnma")
+parser.add_argument("--nav-clock", action="store_true")
 parser.add_argument("--ubx-first", action="store_true")
 parser.add_argument("--corrupt", action="store_true")
 parser.add_argument("--mask-pvt-from", type=int)
@@ -116,6 +119,8 @@ def epoch_ubx(index, when):
             fields[f"svId_{n:02d}"] = n
             fields[f"authStatus_{n:02d}"] = 1
         packets.append(UBXMessage("SEC", "SEC-OSNMA", GET, **fields))
+    if args.nav_clock:
+        packets.append(UBXMessage("NAV", "NAV-CLOCK", GET, iTOW=tow, clkB=100, clkD=5, tAcc=20, fAcc=300))
     out = b"".join(packet.serialize() for packet in packets)
     if args.corrupt:
         good = UBXMessage("NAV", "NAV-STATUS", GET, iTOW=tow, spoofDetState=3).serialize()
