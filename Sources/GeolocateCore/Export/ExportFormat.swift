@@ -103,6 +103,7 @@ package enum ExportFormat: String, Sendable, CaseIterable {
             switch column.value(record, fix) {
             case .text(let text)?: json.string(column.name, text)
             case .number(let number, let digits)?: json.number(column.name, number, digits: digits)
+            case .boolean(let value)?: json.bool(column.name, value)
             case nil: break
             }
         }
@@ -117,16 +118,18 @@ package enum ExportFormat: String, Sendable, CaseIterable {
         var value: @Sendable (Record, Fix) -> Value?
     }
 
-    /// A field's value: text, or a number written with `digits` decimals (a JSON number in
-    /// GeoJSON, its decimal text in CSV).
+    /// A field's value: text, a number written with `digits` decimals (a JSON number in
+    /// GeoJSON, its decimal text in CSV), or a boolean (`true`/`false` in both).
     enum Value {
         case text(String)
         case number(Double, digits: Int)
+        case boolean(Bool)
 
         var text: String {
             switch self {
             case .text(let text): return text
             case .number(let number, let digits): return JSONWriter.decimal(number, digits: digits)
+            case .boolean(let value): return value ? "true" : "false"
             }
         }
     }
@@ -141,6 +144,10 @@ package enum ExportFormat: String, Sendable, CaseIterable {
         }
         func text(_ name: String, _ value: @escaping @Sendable (Record, Fix) -> String?) -> Column {
             Column(name: name) { record, fix in value(record, fix).map(Value.text) }
+        }
+        /// A receiver verdict (SPEC §15): left empty when unknown, never written as false.
+        func verdict(_ name: String, _ part: KeyPath<Signals, Bool?> & Sendable) -> Column {
+            Column(name: name) { record, _ in record.signals?[keyPath: part].map(Value.boolean) }
         }
         func address(_ name: String, _ attribute: LocationAttributes, _ part: KeyPath<Address, String?> & Sendable) -> Column {
             text(name) { record, _ in record.attributes.contains(attribute) ? record.address?[keyPath: part] : nil }
@@ -165,6 +172,10 @@ package enum ExportFormat: String, Sendable, CaseIterable {
             address("city", .city, \.city),
             address("street", .street, \.street),
             address("streetNumber", .streetNumber, \.streetNumber),
+            verdict("gnssAuthenticated", \.gnssAuthenticated),
+            verdict("receiverSpoofing", \.receiverSpoofing),
+            verdict("receiverJamming", \.receiverJamming),
+            verdict("osnmaReplay", \.osnmaReplay),
         ]
     }()
 

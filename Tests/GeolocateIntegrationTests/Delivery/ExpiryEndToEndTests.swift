@@ -126,6 +126,6 @@ import Testing
         #expect(status == 0, "\(stderr)")
         #expect(collector.acceptedIDs("/in") == ids)
         #expect(report["expired"] as? Int == 0, "\(report)")
-        #expect(try sqlite("PRAGMA user_version") == "11")
+        #expect(try sqlite("PRAGMA user_version") == "12")
     }
 }

@@ -47,7 +47,8 @@ import Testing
         #expect(healthy["jamming"] as? Int == 20 && healthy["jammed"] as? Bool == false && healthy["antenna"] as? String == "ok"
                     && healthy["antennaFault"] as? Bool == false, "\(healthy)")
         let silent = try #require(try record(held: [ScriptedGPSD.tpv(time: Self.fixTime)])["signals"] as? [String: Any])
-        #expect(silent["jamming"] == nil && silent["jammed"] == nil && silent["antenna"] == nil && silent["antennaFault"] == nil, "\(silent)")
+        // Unknown jamming is said as null, never left out to look like "not jammed" (SPEC §15).
+        #expect(silent["jamming"] is NSNull && silent["jammed"] == nil && silent["antenna"] == nil && silent["antennaFault"] == nil, "\(silent)")
 
         #expect(try geolocate.run(["config", "set", "policy.distrust", "jumped,spoofingSuspected,jammed"]).status == 0)
         let gpsd = try ScriptedGPSD(["poll": [ScriptedGPSD.tpv(time: Self.fixTime, ["jam": 180])]])

@@ -156,7 +156,8 @@ import Glibc
         let truthTimes = try String(contentsOfFile: truth, encoding: .utf8).split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["time"] as? String
         }
-        #expect(times.count > 50 && times.count < truthTimes.count, "\(times.count) kept: \(stderr)")
+        // Most of the 400 KiB goes to SQLite's schema, WAL and pages, not to records: some tens fit.
+        #expect(times.count > 20 && times.count < truthTimes.count, "\(times.count) kept: \(stderr)")
         #expect(stderr.contains("\(times.count) records of this run were committed, in order"), "\(stderr)")
         // In order, from the first epoch: a prefix of the log's epochs, by the generator's truth.
         func seconds(_ text: String) -> Date? {
