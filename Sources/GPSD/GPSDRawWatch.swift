@@ -19,14 +19,15 @@ import Glibc
 final class GPSDRawWatch {
     private let fd: Int32
     private let stream: NMEAEpochStream
-    /// The receiver's epochs read so far, by UTC time of day: the last few, with their verdicts.
-    private var epochs: [(timeOfDay: Int, verdict: ReceiverVerdict?)] = []
-    /// The connection closed or failed: no more verdicts from it.
-    private var lost = false
+    /// The UTC times of day of the receiver's epochs read so far: the last few.
+    private var epochs: [Int] = []
+    /// The connection closed or failed (gpsd drops a client that does not read for long, as
+    /// during a long time without a fix): no more verdicts from it; the source opens another.
+    private(set) var lost = false
 
     /// Connects to gpsd and starts a raw watch; `nil` (said at debug) when that fails within
     /// `deadline`, since verdicts are extra evidence and never a reason to lose the fix.
-    init?(host: String, port: Int, deadline: Deadline, elapsed: MonotonicClock, logger: Logger) {
+    init?(host: String, port: Int, deadline: Deadline, logger: Logger) {
         guard let fd = GPSDRawWatch.connect(host: host, port: port, deadline: deadline) else {
             logger.debug("gpsd://\(host):\(port): no raw watch for the receiver's UBX verdicts (could not connect)")
             return nil
@@ -37,8 +38,9 @@ final class GPSDRawWatch {
             return nil
         }
         self.fd = fd
-        stream = NMEAEpochStream(fileDescriptor: fd, idleMilliseconds: 20,
-                                 monotonicMilliseconds: { Int64(elapsed.nowSeconds * 1000) })
+        // Reads never wait: what has come is taken at once (a fix's path pays nothing when the
+        // receiver sends no UBX), and waits are `poll`s here, on the caller's deadline.
+        stream = NMEAEpochStream(fileDescriptor: fd, idleMilliseconds: 0)
     }
 
     deinit { close(fd) }
@@ -49,8 +51,14 @@ final class GPSDRawWatch {
     /// The names of the verdict messages read so far.
     var messageNames: Set<String> { stream.verdictMessageNames }
 
+    /// Whether the receiver sends NAV-PVT, whose `flags3` say whether OSNMA authenticated a fix.
+    var sendsSolutions: Bool { stream.verdictMessageNames.contains("NAV-PVT") }
+
     /// Whether any UBX frame came: the receiver speaks UBX.
     var receiverSendsUBX: Bool { stream.statistics.ubxFrames > 0 }
+
+    /// Whether a whole epoch of the receiver came without a UBX frame: it sends no verdicts.
+    var showedNoUBX: Bool { !epochs.isEmpty && !receiverSendsUBX }
 
     /// Reads what comes until `deadline`, for `status`'s look at what the receiver sends; stops
     /// early once two NMEA epochs came without a UBX frame (no u-blox, or one sending NMEA only).
@@ -58,16 +66,18 @@ final class GPSDRawWatch {
         while !lost, !deadline.hasPassed {
             read(until: nil, past: -1)
             if !receiverSendsUBX, epochs.count >= 2 { return }
+            waitReadable(before: deadline)
         }
     }
 
     /// The receiver's verdict for the fix at `timeOfDay` (UTC ms of the day). With `deadline`,
     /// waits until the receiver's epoch of that time is complete (a later one has begun, so every
     /// packet of the epoch was read, in whichever order it sent them) or the deadline passes;
-    /// without, takes what has come.
+    /// without, takes what has come. A fix gpsd held from before this watch began has no NAV-PVT
+    /// here, but the state messages of the epochs after it still reach it (within 2 s).
     func verdict(forTimeOfDay timeOfDay: Int, waitingUntil deadline: Deadline?) -> ReceiverVerdict? {
         read(until: deadline, past: timeOfDay)
-        return epochs.last(where: { $0.timeOfDay == timeOfDay })?.verdict
+        return stream.verdict(forTimeOfDay: timeOfDay)
     }
 
     /// Reads what has come; with `deadline`, on until an epoch after `timeOfDay` has closed.
@@ -79,11 +89,12 @@ final class GPSDRawWatch {
                     lost = true
                     return
                 }
-                epochs.append((epoch.timeOfDay, epoch.fix?.receiverVerdict))
+                epochs.append(epoch.timeOfDay)
                 if epochs.count > 16 { epochs.removeFirst() }
                 if deadline != nil, isComplete(timeOfDay) { return }
             } catch is NMEAReader.Idle {
                 guard let deadline, !deadline.hasPassed, !isComplete(timeOfDay) else { return }
+                waitReadable(before: deadline)
             } catch {
                 lost = true
                 return
@@ -96,9 +107,15 @@ final class GPSDRawWatch {
     /// compared on the circle of a day, so midnight is no edge).
     private func isComplete(_ timeOfDay: Int) -> Bool {
         guard let last = epochs.last else { return false }
-        if epochs.contains(where: { $0.timeOfDay == timeOfDay }) { return true }
-        let ahead = ((last.timeOfDay - timeOfDay) % 86_400_000 + 86_400_000) % 86_400_000
+        if epochs.contains(timeOfDay) { return true }
+        let ahead = ((last - timeOfDay) % 86_400_000 + 86_400_000) % 86_400_000
         return ahead > 0 && ahead < 43_200_000
+    }
+
+    /// Waits until bytes come or `deadline` passes.
+    private func waitReadable(before deadline: Deadline) {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Int32(clamping: max(deadline.remainingMilliseconds, 1)))
     }
 
     /// A TCP connection to `host`:`port` within `deadline`, non-blocking; `nil` when none.

@@ -58,11 +58,16 @@ package final class GPSDSource: LocationSource {
     /// gpsd keeps its lines under 10 KiB; a longer one is dropped unread, not buffered forever.
     private static let maximumLineLength = 64 * 1024
     /// The receiver's own packets, for its UBX verdicts (SPEC §15); `nil` when gpsd refused it.
-    private let rawWatch: GPSDRawWatch?
+    private var rawWatch: GPSDRawWatch?
+    private let host: String
+    private let port: Int
     /// gpsd's release, from its VERSION greeting (`"release":"3.22"`).
     private var release: String?
     /// gpsd said its device is a u-blox (`"driver":"u-blox"` in a DEVICE or DEVICES report).
     private var deviceIsUBlox = false
+    /// gpsd named its device's driver: until it does (a device it has just opened), a fix waits
+    /// for the receiver's first epoch on the raw watch to tell whether it sends verdicts.
+    private var deviceDriverKnown = false
     /// The longest a fix waits for its epoch's verdicts: one epoch of a 1 Hz receiver, and some.
     private static let verdictWaitMilliseconds = 1_500
 
@@ -77,6 +82,7 @@ package final class GPSDSource: LocationSource {
     package init(host: String, port: Int, responseTimeoutMilliseconds: Int, logger: Logger,
                  clock: WallClock, elapsed: MonotonicClock) throws {
         name = SourceSpecifier.gpsd(host: host, port: port).description
+        (self.host, self.port) = (host, port)
         self.responseTimeoutMilliseconds = max(responseTimeoutMilliseconds, 1)
         self.logger = logger
         self.clock = clock
@@ -95,7 +101,7 @@ package final class GPSDSource: LocationSource {
             let reason = ErrorText.posix(errno)
             throw SourceError.unavailable("\(name): could not start a watch (\(reason))")
         }
-        rawWatch = GPSDRawWatch(host: host, port: port, deadline: deadline, elapsed: elapsed, logger: logger)
+        rawWatch = GPSDRawWatch(host: host, port: port, deadline: deadline, logger: logger)
         logger.debug("connected to \(name)")
     }
 
@@ -147,8 +153,16 @@ package final class GPSDSource: LocationSource {
             case .poll(let fixes):
                 let held = fixes.reduce(freshest, Fix.fresher)
                 logger.debug("\(name) holds \(held.map { "a fix from \($0.timestamp)" } ?? "no fix")")
-                // A held fix's epoch is past: what the raw watch has read of it is all there is.
-                return held.map { judged($0, before: nil) }
+                // A held fix's epoch is past, maybe before the raw watch began: the epochs after
+                // it still bring the receiver's state (its spoofing, jamming, OSNMA status), but
+                // not its NAV-PVT. A receiver that authenticates its fixes is worth the next one,
+                // whose NAV-PVT the watch reads, rather than a fix whose word on it is lost.
+                guard let held = held.map({ judged($0, before: deadline) }) else { return nil }
+                if held.receiverVerdict?.fixAuthenticated == nil, rawWatch?.sendsSolutions == true,
+                   case .fix(let next) = try waitForFix(timeoutMilliseconds: Int(clamping: max(deadline.remainingMilliseconds, 1))) {
+                    return next
+                }
+                return held
             }
         }
         // gpsd answers late while it opens a device for its first watcher: that is slow, not gone.
@@ -168,15 +182,20 @@ package final class GPSDSource: LocationSource {
         return .timedOut
     }
 
-    /// `fix` with the receiver's UBX verdict of its epoch: when the receiver sends verdicts (or
-    /// gpsd says it is a u-blox), after waiting for the epoch to be complete, at most
-    /// `verdictWaitMilliseconds` and never past `deadline`; a fix without one says nothing of it.
+    /// `fix` with the receiver's UBX verdict of its epoch: when the receiver sends verdicts, gpsd
+    /// says it is a u-blox, or neither is known yet (a device gpsd has just opened), after waiting
+    /// for the epoch to be complete, at most `verdictWaitMilliseconds` and never past `deadline`;
+    /// a fix without one says nothing of it. Another receiver's fixes never wait.
     private func judged(_ fix: Fix, before deadline: Deadline?) -> Fix {
+        if rawWatch?.lost == true {
+            logger.debug("\(name): the raw watch closed; opening another")
+            rawWatch = GPSDRawWatch(host: host, port: port, deadline: Deadline(milliseconds: 200, clock: elapsed), logger: logger)
+        }
         guard let rawWatch else { return fix }
         let timeOfDay = Int(((fix.timestamp % 86_400_000) + 86_400_000) % 86_400_000)
         _ = rawWatch.verdict(forTimeOfDay: timeOfDay, waitingUntil: nil)
         var wait: Deadline?
-        if let deadline, deviceIsUBlox || rawWatch.receiverSendsVerdicts {
+        if let deadline, deviceIsUBlox || rawWatch.receiverSendsVerdicts || (!deviceDriverKnown && !rawWatch.showedNoUBX) {
             let bound = Deadline(milliseconds: GPSDSource.verdictWaitMilliseconds, clock: elapsed)
             wait = bound.remainingMicroseconds < deadline.remainingMicroseconds ? bound : deadline
         }
@@ -197,7 +216,10 @@ package final class GPSDSource: LocationSource {
     private func nextReport(before deadline: Deadline) throws -> Report? {
         while let line = try nextLine(before: deadline) {
             linesRead += 1
-            if !deviceIsUBlox, GPSDSource.namesUBloxDriver(line) { deviceIsUBlox = true }
+            if let driver = GPSDSource.driver(inDeviceReport: line) {
+                deviceDriverKnown = true
+                deviceIsUBlox = deviceIsUBlox || driver
+            }
             if linesRead == 1 { release = GPSDSource.release(inVersion: line) }
             switch GPSDReport(line: line) {
             case .position(let tpv):
@@ -260,11 +282,17 @@ package final class GPSDSource: LocationSource {
         return release
     }
 
-    /// Whether a DEVICE or DEVICES report names gpsd's u-blox driver.
-    private static func namesUBloxDriver(_ line: [UInt8]) -> Bool {
-        let needle = Array("\"driver\":\"u-blox\"".utf8)
-        guard line.count >= needle.count, line.starts(with: Array("{\"class\":\"DEVICE".utf8)) else { return false }
-        return (0...(line.count - needle.count)).contains { line[$0..<($0 + needle.count)].elementsEqual(needle) }
+    /// Whether a DEVICE or DEVICES report names gpsd's u-blox driver; `nil` when it is no such
+    /// report or names no driver.
+    private static func driver(inDeviceReport line: [UInt8]) -> Bool? {
+        guard line.starts(with: Array("{\"class\":\"DEVICE".utf8)) else { return nil }
+        func contains(_ text: String) -> Bool {
+            let needle = Array(text.utf8)
+            guard line.count >= needle.count else { return false }
+            return (0...(line.count - needle.count)).contains { line[$0..<($0 + needle.count)].elementsEqual(needle) }
+        }
+        guard contains("\"driver\":\"") else { return nil }
+        return contains("\"driver\":\"u-blox\"")
     }
 
     private func noteLongLine() {

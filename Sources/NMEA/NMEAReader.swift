@@ -505,6 +505,12 @@ public final class NMEAEpochStream {
     /// Their names.
     public var verdictMessageNames: Set<String> { verdicts.messageNames }
 
+    /// The receiver's verdict for the epoch at `timeOfDay` from what was read so far: for a fix
+    /// another reader took (gpsd's), whose epoch may have been read here or only its neighbours.
+    public func verdict(forTimeOfDay timeOfDay: Int) -> ReceiverVerdict? {
+        verdicts.verdict(forTimeOfDay: timeOfDay)
+    }
+
     /// `epoch` with its fix given the receiver's verdicts of its time.
     private func judged(_ epoch: Epoch?) -> Epoch? {
         guard var epoch, epoch.fix != nil, verdicts.messagesRead > 0 else { return epoch }

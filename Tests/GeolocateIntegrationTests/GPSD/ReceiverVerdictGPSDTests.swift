@@ -23,11 +23,23 @@ import Testing
 
     /// One login on gpsd replaying `log`, under a policy that distrusts only the receiver's own
     /// verdicts (so no clock or replay rule decides in their place); its record.
-    func login(_ log: String, requireAuthenticated: Bool = false) throws -> [String: Any] {
+    ///
+    /// For a u-blox log, the login comes once gpsd has recognised the receiver (a DEVICE report
+    /// naming its u-blox driver), as on a device whose gpsd has run for more than a moment: gpsd
+    /// first calls any receiver `NMEA0183`, and such a receiver's fixes do not wait for verdicts.
+    func login(_ log: String, requireAuthenticated: Bool = false, ublox: Bool = true) throws -> [String: Any] {
         _ = try geolocate.run(["config", "set", "policy.distrust", "receiverSpoofing,osnmaReplay"])
         _ = try geolocate.run(["config", "set", "policy.requireAuthenticated", requireAuthenticated ? "true" : "false"])
         let fake = try GPSDFake(log: log, cycle: 0.02)
         defer { fake.stop() }
+        let pipe = try GPSPipe(port: fake.port)
+        defer { pipe.stop() }
+        if ublox {
+            #expect(waitUntil(.seconds(20)) { pipe.reports(ofClass: "DEVICE").contains { $0["driver"] as? String == "u-blox" } },
+                    "gpsd never named the u-blox driver")
+        } else {
+            _ = try pipe.waitForPositionReport()
+        }
         let result = try geolocate.run(["trigger", "login", "--source", fake.source, "--permission", "fine",
                                         "--mode", "force-current", "--timeout", "10s", "--policy"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -93,7 +105,7 @@ import Testing
     /// A receiver that sends no UBX through gpsd: every verdict unknown (null), never "all clear",
     /// and jamming null too (gpsd 3.22 reports no `jam`).
     @Test func noUBXIsUnknownNotAllClear() throws {
-        let record = try login(try log([]))
+        let record = try login(try log([]), ublox: false)
         let signals = try #require(record["signals"] as? [String: Any], "\(record)")
         for key in ["gnssAuthenticated", "receiverSpoofing", "receiverJamming", "osnmaReplay", "jamming"] {
             #expect(signals.keys.contains(key) && signals[key] is NSNull, "\(key): \(signals)")
