@@ -1,5 +1,6 @@
 // geolocate-bench: probes for scripts/bench, each printing one JSON line of counts and time.
-//   geolocate-bench FILE.nmea          replays FILE through the parser and epoch assembler
+//   geolocate-bench FILE.nmea          replays FILE through the parser and epoch assembler (and
+//                                      the UBX frames among its sentences, with their verdicts)
 //   geolocate-bench spool COUNT DIR    appends COUNT track records to a new spool in DIR,
 //                                      1000 per transaction (a burst through the group commit)
 //   geolocate-bench gazetteer COUNT    maps the gazetteer, then finds the nearest place to COUNT
@@ -25,14 +26,18 @@ func replay(_ path: String) throws {
     guard fd >= 0 else { fail("cannot open \(path)", 66) }
     let started = clock.nowSeconds
     let stream = NMEAEpochStream(fileDescriptor: fd)
-    var epochs = 0, fixes = 0
+    var epochs = 0, fixes = 0, authenticated = 0
     while let epoch = try stream.next() {
         epochs += 1
-        if epoch.fix != nil { fixes += 1 }
+        if let fix = epoch.fix {
+            fixes += 1
+            if fix.receiverVerdict?.gnssAuthenticated == true { authenticated += 1 }
+        }
     }
     let seconds = clock.nowSeconds - started
     let s = stream.statistics
-    print("{\"sentences\":\(s.accepted),\"skipped\":\(s.skipped),\"unknown\":\(s.unknown),\"bytes\":\(s.bytes),\"epochs\":\(epochs),\"fixes\":\(fixes),\"seconds\":\(seconds)}")
+    print("{\"sentences\":\(s.accepted),\"skipped\":\(s.skipped),\"unknown\":\(s.unknown),\"bytes\":\(s.bytes),\"epochs\":\(epochs),\"fixes\":\(fixes),"
+          + "\"ubxFrames\":\(s.ubxFrames),\"badUBX\":\(s.badUBX),\"authenticated\":\(authenticated),\"seconds\":\(seconds)}")
 }
 
 func spool(count: Int, directory: String) throws {

@@ -19,6 +19,9 @@ made by PyPI's pyubx2 (an encoder geolocate's decoder shares nothing with):
   --corrupt        also a UBX frame with a wrong checksum and one with a length past 8192
                    bytes before each epoch (each must be skipped and counted)
   --mask-pvt-from K  from epoch K on, NAV-PVT says nmaFixStatus 0 (the receiver lost OSNMA)
+  --pvt-offset MS  NAV-PVT's time (UTC fields and time of week) MS milliseconds after its
+                   epoch's (a solution of another time, which must not match the epoch)
+  --ubx-until K    UBX for the epochs before K only; NMEA goes on (the receiver fell silent)
 
 The UBX messages' times match their epoch: NAV-PVT's UTC fields and, for the others, the GPS
 time of week (UTC + 18 s of leap seconds).
@@ -44,6 +47,8 @@ parser.add_argument("--nav-clock", action="store_true")
 parser.add_argument("--ubx-first", action="store_true")
 parser.add_argument("--corrupt", action="store_true")
 parser.add_argument("--mask-pvt-from", type=int)
+parser.add_argument("--pvt-offset", type=int, default=0)
+parser.add_argument("--ubx-until", type=int)
 args = parser.parse_args()
 
 LEAP_SECONDS = 18
@@ -82,12 +87,15 @@ def time_of_week(when):
 def epoch_ubx(index, when):
     tow = time_of_week(when)
     packets = []
+    if args.ubx_until is not None and index >= args.ubx_until:
+        return b""
     if args.pvt is not None:
         nma = 0 if args.mask_pvt_from is not None and index >= args.mask_pvt_from else args.pvt
+        solved = when + datetime.timedelta(milliseconds=args.pvt_offset)
         packets.append(UBXMessage(
-            "NAV", "NAV-PVT", GET, iTOW=tow, year=when.year, month=when.month, day=when.day,
-            hour=when.hour, min=when.minute, second=when.second, validDate=1, validTime=1,
-            fullyResolved=1, tAcc=20, nano=0, fixType=3, gnssFixOk=1, numSV=12,
+            "NAV", "NAV-PVT", GET, iTOW=time_of_week(solved), year=solved.year, month=solved.month,
+            day=solved.day, hour=solved.hour, min=solved.minute, second=solved.second, validDate=1,
+            validTime=1, fullyResolved=1, tAcc=20, nano=solved.microsecond * 1000, fixType=3, gnssFixOk=1, numSV=12,
             lon=args.lon, lat=args.lat, height=75000, hMSL=20000, hAcc=2000, vAcc=3000,
             pDOP=1.2, nmaFixStatus=nma, authTime=nma))
     if args.status is not None:
