@@ -132,6 +132,12 @@ public final class NMEAReader {
     /// - Throws: `NMEAReadError` when the descriptor cannot be read, or when
     ///   `maximumBytesPerCall` bytes pass without `body` asking to stop.
     public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
+        try forEachSentence(body, frames: { frameHandler?($0) })
+    }
+
+    /// The same, with each UBX frame whose checksum is right given to `frames` (not to
+    /// `frameHandler`): a closure that does not escape costs no reference counting per frame.
+    public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool, frames: (UBXFrame) -> Void) throws {
         let started = monotonicMilliseconds?()
         while true {
             awaitingFrame = false
@@ -165,9 +171,11 @@ public final class NMEAReader {
                     scanIndex = lineStart
                     continue
                 }
-                if let sync = frameStart(from: lineStart, before: end) {
-                    switch try readFrame(at: sync, body) {
-                    case .read: continue scanning
+                // The frames before the line's end, each read by its length; the line end found
+                // stays the line end unless a frame reached past it (binary holds newlines).
+                while let sync = frameStart(from: lineStart, before: end) {
+                    switch try readFrame(at: sync, body, frames) {
+                    case .read: if lineStart > end { continue scanning }
                     case .stop:
                         bytesAtLastStop = statistics.bytes
                         return
@@ -290,7 +298,8 @@ public final class NMEAReader {
     /// Reads the frame at `sync` after the text before it; `.incomplete` leaves `lineStart` at
     /// `sync` for the next block. A frame that fails its checks is counted and its sync skipped,
     /// and what follows is read as text.
-    private func readFrame(at sync: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws -> FrameRead {
+    private func readFrame(at sync: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Bool,
+                           _ frames: (UBXFrame) -> Void) throws -> FrameRead {
         if sync > lineStart {
             let start = lineStart
             lineStart = sync
@@ -321,8 +330,8 @@ public final class NMEAReader {
         statistics.ubxFrames += 1
         lineStart = sync + total
         scanIndex = lineStart
-        frameHandler?(UBXFrame(messageClass: base[sync + 2], messageID: base[sync + 3],
-                               payload: UnsafeBufferPointer(start: base + sync + UBXFrame.headerLength, count: length)))
+        frames(UBXFrame(messageClass: base[sync + 2], messageID: base[sync + 3],
+                        payload: UnsafeBufferPointer(start: base + sync + UBXFrame.headerLength, count: length)))
         return .read
     }
 
@@ -476,8 +485,9 @@ public final class NMEAEpochStream {
     /// which a stream's one reader calls in turn, and a check on every sentence cost more than
     /// the sentence.
     @exclusivity(unchecked) private var assembler: EpochAssembler
-    /// The UBX verdicts read so far, matched to each epoch as it closes.
-    private var verdicts = ReceiverVerdictTracker()
+    /// The UBX verdicts read so far, matched to each epoch as it closes. Unchecked for the
+    /// same reason as `assembler`: one reader, and a check at every frame.
+    @exclusivity(unchecked) private var verdicts = ReceiverVerdictTracker()
     private var finished = false
     /// A read failure to report after the epoch that was in progress when it happened.
     private var pendingFailure: NMEAReadError?
@@ -490,15 +500,16 @@ public final class NMEAEpochStream {
     ///   after this long without input (or, on `monotonicMilliseconds`, without an epoch), and
     ///   can be called again.
     public init(fileDescriptor fd: Int32, idleMilliseconds: Int32? = nil,
-                monotonicMilliseconds: (() -> Int64)? = nil) {
+                monotonicMilliseconds: (() -> Int64)? = nil, readsVerdicts: Bool = true) {
         reader = NMEAReader(fileDescriptor: fd, idleMilliseconds: idleMilliseconds,
                             maximumBytesPerCall: NMEAEpochStream.maximumBytesPerEpoch, monotonicMilliseconds: monotonicMilliseconds)
         assembler = EpochAssembler()
-        reader.frameHandler = { [unowned self] frame in
-            guard let message = UBXMessage(frame) else { return }
-            self.verdicts.add(message, openEpochTime: self.assembler.openEpochTime)
-        }
+        self.readsVerdicts = readsVerdicts
     }
+
+    /// Whether UBX frames are decoded for their verdicts; without, they are only checked and
+    /// skipped (the benchmark's measure of what decoding costs).
+    private let readsVerdicts: Bool
 
     /// The UBX messages with a verdict read so far (NAV-PVT, NAV-STATUS, NAV-SIG, SEC-SIG, SEC-OSNMA).
     public var verdictMessagesRead: Int { verdicts.messagesRead }
@@ -511,11 +522,11 @@ public final class NMEAEpochStream {
         verdicts.verdict(forTimeOfDay: timeOfDay)
     }
 
-    /// `epoch` with its fix given the receiver's verdicts of its time.
-    private func judged(_ epoch: Epoch?) -> Epoch? {
-        guard var epoch, epoch.fix != nil, verdicts.messagesRead > 0 else { return epoch }
-        epoch.fix?.receiverVerdict = verdicts.verdict(forTimeOfDay: epoch.timeOfDay)
-        return epoch
+    /// Gives `epoch`'s fix the receiver's verdicts of its time, in place: an epoch is some
+    /// hundreds of bytes, and copying it was most of what UBX cost a replay.
+    private func judge(_ epoch: inout Epoch?) {
+        guard verdicts.messagesRead > 0, let time = epoch?.timeOfDay, epoch?.fix != nil else { return }
+        epoch?.fix?.receiverVerdict = verdicts.verdict(forTimeOfDay: time)
     }
 
     /// What the stream contained so far.
@@ -525,7 +536,9 @@ public final class NMEAEpochStream {
     public func finishEpoch() -> Epoch? {
         guard !finished else { return nil }
         finished = true
-        return judged(assembler.finish())
+        var last = assembler.finish()
+        judge(&last)
+        return last
     }
 
     /// The next epoch, or `nil` at the end of the input.
@@ -538,23 +551,30 @@ public final class NMEAEpochStream {
         var produced: Epoch?
         let reader = self.reader
         do {
-            try reader.forEachSentence { body in
+            let readsVerdicts = self.readsVerdicts
+            try reader.forEachSentence({ body in
                 guard let sentence = NMEASentence.parse(body) else {
                     reader.countUnknown()
                     return true
                 }
                 return !self.assembler.add(sentence, completing: &produced)
-            }
+            }, frames: { frame in
+                guard readsVerdicts, let message = UBXMessage(frame) else { return }
+                self.verdicts.add(message, openEpochTime: self.assembler.openEpochTime)
+            })
         } catch let failure as NMEAReadError {
             finished = true
-            guard let last = assembler.finish() else { throw failure }
+            var last = assembler.finish()
+            guard last != nil else { throw failure }
             pendingFailure = failure
-            return judged(last)
+            judge(&last)
+            return last
         }
         if produced == nil {
             finished = true
             produced = assembler.finish()
         }
-        return judged(produced)
+        judge(&produced)
+        return produced
     }
 }

@@ -92,15 +92,21 @@ public struct ReceiverVerdictTracker: Sendable {
     private var signalInformation: (time: Int?, signals: Int, authenticated: Int)?
     /// Messages read, for `status` to tell a UBX receiver that sends none of these apart.
     public private(set) var messagesRead = 0
+    /// Which verdict messages were read, a bit each (`UBXMessage.kind`): a set of names,
+    /// hashed at every message, cost more than reading the message.
+    private var kindsRead: UInt8 = 0
+
     /// The names of the verdict messages read (`NAV-PVT`, `SEC-SIG`, …).
-    public private(set) var messageNames: Set<String> = []
+    public var messageNames: Set<String> {
+        Set(UBXMessage.names.enumerated().filter { kindsRead & (1 << $0.offset) != 0 }.map(\.element))
+    }
 
     public init() {}
 
     /// Takes one message; `openEpochTime` is the time of the NMEA epoch being assembled, if any.
     public mutating func add(_ message: UBXMessage, openEpochTime: Int?) {
         messagesRead += 1
-        messageNames.insert(message.name)
+        kindsRead |= 1 << message.kind
         switch message {
         case .navigationSolution(let solution):
             guard let time = solution.timeOfDay else { return }

@@ -29,12 +29,25 @@ public struct UBXFrame {
     ///
     /// In closed form, so the loop carries no dependency from one byte to the next: CK_A is
     /// the sum of the bytes, CK_B the sum of each byte times its distance from the end, both
-    /// modulo 256 (the serial form adds CK_A into CK_B after every byte).
+    /// modulo 256 (the serial form adds CK_A into CK_B after every byte). Sixteen bytes at a
+    /// time in 16-bit lanes, whose wrapping keeps both sums right modulo 256: the serial loop
+    /// was a quarter of reading UBX beside NMEA.
     @inline(__always)
     public static func checksum(_ bytes: UnsafePointer<UInt8>, count: Int) -> UInt16 {
-        var sum: UInt32 = 0
-        var weighted: UInt32 = 0
+        var sums = SIMD16<UInt16>()
+        var weightedSums = SIMD16<UInt16>()
+        let raw = UnsafeRawPointer(bytes)
+        let offsets = SIMD16<UInt16>(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
         var i = 0
+        while i + 16 <= count {
+            let lanes = SIMD16<UInt16>(truncatingIfNeeded: raw.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self))
+            let weights = SIMD16<UInt16>(repeating: UInt16(truncatingIfNeeded: count - i)) &- offsets
+            sums &+= lanes
+            weightedSums &+= lanes &* weights
+            i += 16
+        }
+        var sum = UInt32(sums.wrappedSum())
+        var weighted = UInt32(weightedSums.wrappedSum())
         while i < count {
             let byte = UInt32(bytes[i])
             sum &+= byte

@@ -19,16 +19,22 @@ public enum UBXMessage: Equatable, Sendable {
     /// UBX-SEC-OSNMA (0x27 0x0A): Galileo OSNMA's state.
     case osnma(OSNMAReport)
 
-    /// The message's name in u-blox's documents.
-    public var name: String {
+    /// The messages' names in u-blox's documents, by `kind`.
+    public static let names = ["NAV-PVT", "NAV-STATUS", "NAV-SIG", "SEC-SIG", "SEC-OSNMA"]
+
+    /// The message's index in `names`.
+    public var kind: Int {
         switch self {
-        case .navigationSolution: "NAV-PVT"
-        case .navigationStatus: "NAV-STATUS"
-        case .signalInformation: "NAV-SIG"
-        case .signalSecurity: "SEC-SIG"
-        case .osnma: "SEC-OSNMA"
+        case .navigationSolution: 0
+        case .navigationStatus: 1
+        case .signalInformation: 2
+        case .signalSecurity: 3
+        case .osnma: 4
         }
     }
+
+    /// The message's name in u-blox's documents.
+    public var name: String { UBXMessage.names[kind] }
 
     /// NAV-PVT's part that places it in time and says what OSNMA authenticated.
     public struct NavigationSolution: Equatable, Sendable {

@@ -21,11 +21,12 @@ func fail(_ message: String, _ code: Int32) -> Never {
     exit(code)
 }
 
-func replay(_ path: String) throws {
+/// Replays `path`; with `readsVerdicts` false, UBX frames are checked and skipped, not decoded.
+func replay(_ path: String, readsVerdicts: Bool = true) throws {
     let fd = open(path, O_RDONLY)
     guard fd >= 0 else { fail("cannot open \(path)", 66) }
     let started = clock.nowSeconds
-    let stream = NMEAEpochStream(fileDescriptor: fd)
+    let stream = NMEAEpochStream(fileDescriptor: fd, readsVerdicts: readsVerdicts)
     var epochs = 0, fixes = 0, authenticated = 0
     while let epoch = try stream.next() {
         epochs += 1
@@ -91,13 +92,14 @@ let arguments = CommandLine.arguments
 do {
     switch arguments.count {
     case 2: try replay(arguments[1])
+    case 3 where arguments[1] == "--frames-only": try replay(arguments[2], readsVerdicts: false)
     case 4 where arguments[1] == "spool":
         guard let count = Int(arguments[2]), count > 0 else { fail("COUNT must be a positive number", 64) }
         try spool(count: count, directory: arguments[3])
     case 3 where arguments[1] == "gazetteer":
         guard let count = Int(arguments[2]), count > 0 else { fail("COUNT must be a positive number", 64) }
         try gazetteer(count: count)
-    default: fail("usage: geolocate-bench FILE.nmea | geolocate-bench spool COUNT DIR | geolocate-bench gazetteer COUNT", 64)
+    default: fail("usage: geolocate-bench [--frames-only] FILE.nmea | geolocate-bench spool COUNT DIR | geolocate-bench gazetteer COUNT", 64)
     }
 } catch {
     fail("\(error)", 1)
