@@ -497,10 +497,22 @@ import Testing
             #expect(ids.count == stream.epochs)
             for id in ids { expected[id] = stream }
         }
-        // export writes no signals in any format (GPX, GeoJSON, CSV): it still has every record.
+        // export's CSV carries the four verdicts as columns: true/false, empty when unknown.
         let exported = try geolocate.run(["export", "--format", "csv"])
         #expect(exported.status == 0, "\(exported.stderr)")
-        #expect(exported.stdout.split(whereSeparator: \.isNewline).count == expected.count + 1, "\(exported.stdout)")
+        let rows = exported.stdout.split(separator: "\r\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.count == expected.count + 1, "\(exported.stdout)")
+        let header = rows.first ?? []
+        let verdictColumns = ["gnssAuthenticated", "receiverSpoofing", "receiverJamming", "osnmaReplay"].map { header.firstIndex(of: $0) }
+        #expect(verdictColumns.allSatisfy { $0 != nil }, "\(header)")
+        for row in rows.dropFirst() {
+            let stream = try #require(expected[row.first ?? ""], "\(row)")
+            let wanted = [stream.gnssAuthenticated(), stream.receiverSpoofing, stream.receiverJamming, stream.osnmaReplay]
+            for (column, value) in zip(verdictColumns, wanted) {
+                let cell = column.map { row[$0] }
+                #expect(cell == (value.map { $0 ? "true" : "false" } ?? ""), "\(header) \(row)")
+            }
+        }
 
         let collector = try Collector()
         defer { collector.stop() }
