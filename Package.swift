@@ -182,7 +182,7 @@ let package = Package(
                            "TestSupport"],
             exclude: ["Support/collector.py", "Support/fake-gpsd.py", "Support/fake-mqtt.py", "Support/spoof-nmea.py", "Support/pty-nmea.py", "Support/ubx-stream.py",
                       "Support/fresh-nmea.py", "Support/pam-harness.sh", "Support/device-harness.sh", "Support/jws-tool.py",
-                      "Support/verify-kit-test.py", "Support/ubx-stream.py", "Golden"],
+                      "Support/verify-kit-test.py", "Golden"],
             swiftSettings: ownSwiftSettings
         ),
     ]
