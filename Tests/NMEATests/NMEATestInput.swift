@@ -31,8 +31,13 @@ enum NMEATestInput {
 
     /// Epochs assembled from a text log.
     static func epochs(_ text: String) throws -> [Epoch] {
+        try epochs(Array(text.utf8))
+    }
+
+    /// Epochs assembled from a log's bytes (NMEA, or NMEA mixed with UBX), read from a file.
+    static func epochs(_ bytes: [UInt8]) throws -> [Epoch] {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("nmea-\(UUID().uuidString).log").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fd = open(path, O_RDONLY)
         defer { close(fd) }

@@ -477,15 +477,7 @@ enum UBXTestInput {
     }
 
     static func epochs(_ bytes: [UInt8]) throws -> [Epoch] {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ubx-\(UUID().uuidString).log").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let fd = open(path, O_RDONLY)
-        defer { close(fd) }
-        let stream = NMEAEpochStream(fileDescriptor: fd)
-        var epochs: [Epoch] = []
-        while let epoch = try stream.next() { epochs.append(epoch) }
-        return epochs
+        try NMEATestInput.epochs(bytes)
     }
 }
 
