@@ -27,7 +27,7 @@ final class GPSDRawWatch {
 
     /// Connects to gpsd and starts a raw watch; `nil` (said at debug) when that fails within
     /// `deadline`, since verdicts are extra evidence and never a reason to lose the fix.
-    init?(host: String, port: Int, deadline: Deadline, logger: Logger) {
+    init?(host: String, port: Int, deadline: Deadline, elapsed: MonotonicClock, logger: Logger) {
         guard let fd = GPSDRawWatch.connect(host: host, port: port, deadline: deadline) else {
             logger.debug("gpsd://\(host):\(port): no raw watch for the receiver's UBX verdicts (could not connect)")
             return nil
@@ -38,9 +38,11 @@ final class GPSDRawWatch {
             return nil
         }
         self.fd = fd
-        // Reads never wait: what has come is taken at once (a fix's path pays nothing when the
-        // receiver sends no UBX), and waits are `poll`s here, on the caller's deadline.
-        stream = NMEAEpochStream(fileDescriptor: fd, idleMilliseconds: 0)
+        // Reads wait at most a millisecond, and give control back after a millisecond of input
+        // that completes no epoch (a flood of noise), so the caller's deadline is checked:
+        // a fix's path pays nothing when the receiver sends no UBX, and waits are `poll`s here.
+        stream = NMEAEpochStream(fileDescriptor: fd, idleMilliseconds: 1,
+                                 monotonicMilliseconds: { Int64(elapsed.nowSeconds * 1000) })
     }
 
     deinit { close(fd) }
@@ -50,9 +52,6 @@ final class GPSDRawWatch {
 
     /// The names of the verdict messages read so far.
     var messageNames: Set<String> { stream.verdictMessageNames }
-
-    /// Whether the receiver sends NAV-PVT, whose `flags3` say whether OSNMA authenticated a fix.
-    var sendsSolutions: Bool { stream.verdictMessageNames.contains("NAV-PVT") }
 
     /// Whether any UBX frame came: the receiver speaks UBX.
     var receiverSendsUBX: Bool { stream.statistics.ubxFrames > 0 }
@@ -75,8 +74,12 @@ final class GPSDRawWatch {
     /// packet of the epoch was read, in whichever order it sent them) or the deadline passes;
     /// without, takes what has come. A fix gpsd held from before this watch began has no NAV-PVT
     /// here, but the state messages of the epochs after it still reach it (within 2 s).
+    ///
+    /// When the wait ends before the epoch is complete, the verdict is unknown (`nil`): what was
+    /// read of the epoch may be its "none" before its alarm.
     func verdict(forTimeOfDay timeOfDay: Int, waitingUntil deadline: Deadline?) -> ReceiverVerdict? {
         read(until: deadline, past: timeOfDay)
+        if deadline != nil, !isComplete(timeOfDay) { return nil }
         return stream.verdict(forTimeOfDay: timeOfDay)
     }
 

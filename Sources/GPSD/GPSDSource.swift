@@ -101,7 +101,7 @@ package final class GPSDSource: LocationSource {
             let reason = ErrorText.posix(errno)
             throw SourceError.unavailable("\(name): could not start a watch (\(reason))")
         }
-        rawWatch = GPSDRawWatch(host: host, port: port, deadline: deadline, logger: logger)
+        rawWatch = GPSDRawWatch(host: host, port: port, deadline: deadline, elapsed: elapsed, logger: logger)
         logger.debug("connected to \(name)")
     }
 
@@ -157,9 +157,11 @@ package final class GPSDSource: LocationSource {
                 // it still bring the receiver's state (its spoofing, jamming, OSNMA status), but
                 // not its NAV-PVT. A receiver that authenticates its fixes is worth the next one,
                 // whose NAV-PVT the watch reads, rather than a fix whose word on it is lost.
+                // The next fix gets its own time: one epoch for it to come, and the wait for
+                // its epoch to be complete.
                 guard let held = held.map({ judged($0, before: deadline) }) else { return nil }
-                if held.receiverVerdict?.fixAuthenticated == nil, rawWatch?.sendsSolutions == true,
-                   case .fix(let next) = try waitForFix(timeoutMilliseconds: Int(clamping: max(deadline.remainingMilliseconds, 1))) {
+                if held.receiverVerdict?.fixAuthenticated == nil, let rawWatch, mayHaveVerdicts(rawWatch),
+                   case .fix(let next) = try waitForFix(timeoutMilliseconds: 1_000 + GPSDSource.verdictWaitMilliseconds) {
                     return next
                 }
                 return held
@@ -186,16 +188,23 @@ package final class GPSDSource: LocationSource {
     /// says it is a u-blox, or neither is known yet (a device gpsd has just opened), after waiting
     /// for the epoch to be complete, at most `verdictWaitMilliseconds` and never past `deadline`;
     /// a fix without one says nothing of it. Another receiver's fixes never wait.
+    /// Whether the receiver sends UBX verdicts, or may: gpsd calls it a u-blox, verdicts came,
+    /// or gpsd has named no driver and no epoch without UBX has come yet.
+    private func mayHaveVerdicts(_ rawWatch: GPSDRawWatch) -> Bool {
+        deviceIsUBlox || rawWatch.receiverSendsVerdicts || (!deviceDriverKnown && !rawWatch.showedNoUBX)
+    }
+
     private func judged(_ fix: Fix, before deadline: Deadline?) -> Fix {
         if rawWatch?.lost == true {
             logger.debug("\(name): the raw watch closed; opening another")
-            rawWatch = GPSDRawWatch(host: host, port: port, deadline: Deadline(milliseconds: 200, clock: elapsed), logger: logger)
+            rawWatch = GPSDRawWatch(host: host, port: port, deadline: Deadline(milliseconds: 200, clock: elapsed),
+                                    elapsed: elapsed, logger: logger)
         }
         guard let rawWatch else { return fix }
         let timeOfDay = Int(((fix.timestamp % 86_400_000) + 86_400_000) % 86_400_000)
         _ = rawWatch.verdict(forTimeOfDay: timeOfDay, waitingUntil: nil)
         var wait: Deadline?
-        if let deadline, deviceIsUBlox || rawWatch.receiverSendsVerdicts || (!deviceDriverKnown && !rawWatch.showedNoUBX) {
+        if let deadline, mayHaveVerdicts(rawWatch) {
             let bound = Deadline(milliseconds: GPSDSource.verdictWaitMilliseconds, clock: elapsed)
             wait = bound.remainingMicroseconds < deadline.remainingMicroseconds ? bound : deadline
         }

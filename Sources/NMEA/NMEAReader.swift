@@ -71,6 +71,9 @@ public final class NMEAReader {
     private var syncSearchedTo = 0
     /// A UBX frame starts at `lineStart` and is not all in the buffer yet.
     private var awaitingFrame = false
+    /// The text at `lineStart` follows a frame that failed its checks: its bytes are that frame's,
+    /// counted once as `badUBX`, not again as a line that is not NMEA.
+    private var restOfBadFrame = false
 
     /// Called with each UBX frame whose checksum is right; frames are skipped without one.
     public var frameHandler: ((UBXFrame) -> Void)?
@@ -214,6 +217,7 @@ public final class NMEAReader {
                     // A frame the input ended inside of: skipped, and the bytes after its
                     // sync read as text, which may still hold a sentence.
                     statistics.badUBX += 1
+                    restOfBadFrame = true
                     lineStart = min(lineStart + 2, filled)
                     scanIndex = lineStart
                     awaitingFrame = false
@@ -313,6 +317,7 @@ public final class NMEAReader {
         let length = Int(base[sync + 4]) | Int(base[sync + 5]) << 8
         guard length <= UBXFrame.maximumPayloadLength else {
             statistics.badUBX += 1
+            restOfBadFrame = true
             lineStart = sync + 2
             scanIndex = lineStart
             return .read
@@ -323,6 +328,7 @@ public final class NMEAReader {
         let sent = UInt16(base[sync + total - 2]) | UInt16(base[sync + total - 1]) << 8
         guard checksum == sent else {
             statistics.badUBX += 1
+            restOfBadFrame = true
             lineStart = sync + 2
             scanIndex = lineStart
             return .read
@@ -355,10 +361,11 @@ public final class NMEAReader {
             let start = line.distance(to: dollar.assumingMemoryBound(to: UInt8.self))
             return try handleLine(line + start, count: count - start, body)
         }
-        if line[0] != 0x24 {
+        if line[0] != 0x24, !restOfBadFrame {
             // Junk before the first sentence; the sentence (if any) after it is still read.
             statistics.notNMEA += 1
         }
+        restOfBadFrame = false
         var start = 0
         while start < count {
             if line[start] != 0x24 { start += 1; continue }
@@ -525,7 +532,9 @@ public final class NMEAEpochStream {
     /// Gives `epoch`'s fix the receiver's verdicts of its time, in place: an epoch is some
     /// hundreds of bytes, and copying it was most of what UBX cost a replay.
     private func judge(_ epoch: inout Epoch?) {
-        guard verdicts.messagesRead > 0, let time = epoch?.timeOfDay, epoch?.fix != nil else { return }
+        guard verdicts.messagesRead > 0, let time = epoch?.timeOfDay else { return }
+        verdicts.stampUntimed(with: time)
+        guard epoch?.fix != nil else { return }
         epoch?.fix?.receiverVerdict = verdicts.verdict(forTimeOfDay: time)
     }
 

@@ -38,12 +38,18 @@ public struct ReceiverVerdict: Sendable, Equatable, Codable {
 
     public init() {}
 
-    /// Whether the fix rests on OSNMA-authenticated data: true when NAV-PVT says so; false when
-    /// it says not while SEC-OSNMA reports OSNMA enabled (firmware without OSNMA reads 0 too);
+    /// Whether the fix rests on OSNMA-authenticated data: true when NAV-PVT says so and SEC-OSNMA
+    /// does not contradict it (OSNMA off, "don't use", a replay); false when it says not while
+    /// SEC-OSNMA reports OSNMA enabled (firmware without OSNMA reads 0 too), or when contradicted;
     /// else unknown.
     public var gnssAuthenticated: Bool? {
         guard let fixAuthenticated else { return nil }
-        if fixAuthenticated { return true }
+        if fixAuthenticated {
+            // SEC-OSNMA saying OSNMA is off, its data are not to be used, or they are replayed
+            // contradicts the flag: not authenticated.
+            let contradicted = osnmaEnabled == false || osnmaStatus == .invalid || osnmaTimeSyncStatus == 4
+            return !contradicted
+        }
         return osnmaEnabled == true ? false : nil
     }
 
@@ -82,14 +88,26 @@ public struct ReceiverVerdictTracker: Sendable {
     /// How close NAV-PVT's time must be to the epoch's.
     public static let solutionWindow = 10
 
+    /// How many of each state message are kept: some seconds of a 10 Hz receiver.
+    static let historyLimit = 24
+
+    /// A message as read: its time of day (`nil` while no time is known: it takes the time of
+    /// the first NAV-PVT or epoch that comes), and what it said.
+    private struct Stamped<Value: Sendable>: Sendable {
+        var time: Int?
+        var value: Value
+    }
+
     private var solutions: [(timeOfDay: Int, solution: UBXMessage.NavigationSolution)] = []
     /// Time of day minus time of week (mod one day), from the latest NAV-PVT with both.
     private var weekToDay: Int?
     private var latestSolutionTime: Int?
-    private var osnma: (time: Int?, report: UBXMessage.OSNMAReport)?
-    private var security: (time: Int?, jamming: UInt8?, spoofing: UInt8?)?
-    private var status: (time: Int?, state: UInt8)?
-    private var signalInformation: (time: Int?, signals: Int, authenticated: Int)?
+    private var osnmaReports: [Stamped<UBXMessage.OSNMAReport>] = []
+    private var securityReports: [Stamped<(jamming: UInt8?, spoofing: UInt8?)>] = []
+    private var statusReports: [Stamped<UInt8>] = []
+    private var signalReports: [Stamped<(signals: Int, authenticated: Int)>] = []
+    /// Some message was read before any time was known (a terminal opened mid-epoch).
+    private var hasUntimed = false
     /// Messages read, for `status` to tell a UBX receiver that sends none of these apart.
     public private(set) var messagesRead = 0
     /// Which verdict messages were read, a bit each (`UBXMessage.kind`): a set of names,
@@ -112,47 +130,96 @@ public struct ReceiverVerdictTracker: Sendable {
             guard let time = solution.timeOfDay else { return }
             weekToDay = Self.dayTime(time - Int(solution.timeOfWeek % 86_400_000))
             latestSolutionTime = time
-            solutions.append((time, solution))
-            if solutions.count > 8 { solutions.removeFirst() }
+            Self.keep((time, solution), in: &solutions)
+            stampUntimed(with: time)
         case .navigationStatus(let timeOfWeek, let state):
-            status = (time(ofWeek: timeOfWeek, openEpochTime: openEpochTime), state)
+            let stamped = stamp(state, at: time(ofWeek: timeOfWeek, openEpochTime: openEpochTime))
+            Self.keep(stamped, in: &statusReports)
         case .signalInformation(let timeOfWeek, let signals, let authenticated):
-            signalInformation = (time(ofWeek: timeOfWeek, openEpochTime: openEpochTime), signals, authenticated)
+            let stamped = stamp((signals: signals, authenticated: authenticated), at: time(ofWeek: timeOfWeek, openEpochTime: openEpochTime))
+            Self.keep(stamped, in: &signalReports)
         case .signalSecurity(let jamming, let spoofing):
-            security = (latestSolutionTime ?? openEpochTime, jamming, spoofing)
+            let stamped = stamp((jamming: jamming, spoofing: spoofing), at: latestSolutionTime ?? openEpochTime)
+            Self.keep(stamped, in: &securityReports)
         case .osnma(let report):
-            osnma = (latestSolutionTime ?? openEpochTime, report)
+            // SEC-OSNMA carries no time of week either.
+            let stamped = stamp(report, at: latestSolutionTime ?? openEpochTime)
+            Self.keep(stamped, in: &osnmaReports)
         }
     }
 
+    /// Gives the messages read before any time was known the time of `timeOfDay`: the first
+    /// NAV-PVT's, or the first epoch's as it closes, so none is lost.
+    public mutating func stampUntimed(with timeOfDay: Int) {
+        guard hasUntimed else { return }
+        hasUntimed = false
+        func stamp<Value: Sendable>(_ reports: inout [Stamped<Value>]) {
+            for index in reports.indices where reports[index].time == nil { reports[index].time = timeOfDay }
+        }
+        stamp(&osnmaReports)
+        stamp(&securityReports)
+        stamp(&statusReports)
+        stamp(&signalReports)
+    }
+
+    private mutating func stamp<Value: Sendable>(_ value: Value, at time: Int?) -> Stamped<Value> {
+        if time == nil { hasUntimed = true }
+        return Stamped(time: time, value: value)
+    }
+
+    private static func keep<Element>(_ element: Element, in list: inout [Element]) {
+        list.append(element)
+        if list.count > historyLimit { list.removeFirst() }
+    }
+
     /// The verdict for the epoch at `timeOfDay` (UTC ms of the day), `nil` when no message applies.
+    ///
+    /// Each state comes from the message nearest the epoch in time, except that an alarm in any
+    /// message within `stateWindow` stands (spoofing indicated or affirmed, critical jamming, an
+    /// OSNMA replay or "don't use"): messages of one epoch may be read with the next one's, in
+    /// whichever order the receiver sent them, and a later "none" must not hide an alarm. Every
+    /// NAV-PVT of the epoch must say authenticated for the fix to be.
     public func verdict(forTimeOfDay epoch: Int) -> ReceiverVerdict? {
-        func near(_ time: Int?, within window: Int) -> Bool {
-            guard let time else { return false }
-            let distance = Self.dayTime(time - epoch)
-            return min(distance, 86_400_000 - distance) <= window
+        func distance(_ time: Int?) -> Int? {
+            guard let time else { return nil }
+            let ahead = Self.dayTime(time - epoch)
+            return min(ahead, 86_400_000 - ahead)
+        }
+        /// The reports within the window, nearest last (on a tie, the one read last).
+        func near<Value: Sendable>(_ reports: [Stamped<Value>]) -> [Value] {
+            reports.enumerated()
+                .compactMap { entry in distance(entry.element.time).flatMap { $0 <= Self.stateWindow ? ($0, entry.offset, entry.element.value) : nil } }
+                .sorted { ($0.0, -$0.1) > ($1.0, -$1.1) }
+                .map(\.2)
         }
         var verdict = ReceiverVerdict()
-        if let match = solutions.last(where: { near($0.timeOfDay, within: Self.solutionWindow) }) {
-            verdict.fixAuthenticated = match.solution.fixAuthenticated
-            verdict.timeAuthenticated = match.solution.timeAuthenticated
+        let matches = solutions.filter { distance($0.timeOfDay).map { $0 <= Self.solutionWindow } ?? false }
+        if !matches.isEmpty {
+            verdict.fixAuthenticated = matches.allSatisfy(\.solution.fixAuthenticated)
+            verdict.timeAuthenticated = matches.allSatisfy(\.solution.timeAuthenticated)
         }
-        if let osnma, near(osnma.time, within: Self.stateWindow) {
-            verdict.osnmaEnabled = osnma.report.enabled
-            verdict.osnmaStatus = ReceiverVerdict.OSNMAStatus(osnma.report.status)
-            verdict.osnmaTimeSyncStatus = Int(osnma.report.timeSyncStatus)
-            verdict.authenticatedSatellites = osnma.report.authenticatedSatellites
+        let osnma = near(osnmaReports)
+        if let nearest = osnma.last {
+            verdict.osnmaEnabled = nearest.enabled
+            let invalid = osnma.contains { $0.status == 3 }
+            verdict.osnmaStatus = ReceiverVerdict.OSNMAStatus(invalid ? 3 : nearest.status)
+            verdict.osnmaTimeSyncStatus = Int(osnma.contains { $0.timeSyncStatus == 4 } ? 4 : nearest.timeSyncStatus)
+            verdict.authenticatedSatellites = nearest.authenticatedSatellites
         }
-        if let security, near(security.time, within: Self.stateWindow) {
-            verdict.jammingState = security.jamming.map(Int.init)
-            verdict.spoofingState = security.spoofing.map(Int.init)
+        let security = near(securityReports)
+        if let nearest = security.last {
+            let jamming = security.compactMap(\.jamming)
+            verdict.jammingState = (jamming.contains(3) ? 3 : nearest.jamming).map(Int.init)
+            let spoofing = security.compactMap(\.spoofing).filter { $0 >= 2 }.max() ?? nearest.spoofing
+            verdict.spoofingState = spoofing.map(Int.init)
         }
-        if let status, near(status.time, within: Self.stateWindow) {
-            verdict.spoofDetectionState = Int(status.state)
+        let status = near(statusReports)
+        if let nearest = status.last {
+            verdict.spoofDetectionState = Int(status.filter { $0 >= 2 }.max() ?? nearest)
         }
-        if let signalInformation, near(signalInformation.time, within: Self.stateWindow) {
-            verdict.signals = signalInformation.signals
-            verdict.authenticatedSignals = signalInformation.authenticated
+        if let nearest = near(signalReports).last {
+            verdict.signals = nearest.signals
+            verdict.authenticatedSignals = nearest.authenticated
         }
         return verdict.isEmpty ? nil : verdict
     }

@@ -95,8 +95,9 @@ public enum UBXMessage: Equatable, Sendable {
             }
             self = .signalInformation(timeOfWeek: tow, signals: signals, authenticated: authenticated)
         case (0x27, 0x09):
-            guard payload.count >= 2 else { return nil }
-            if payload[0] >= 2 {
+            // Versions 1 and 2 are known; another layout is not guessed at.
+            guard payload.count >= 2, payload[0] == 1 || payload[0] == 2 else { return nil }
+            if payload[0] == 2 {
                 let flags = payload[1]
                 self = .signalSecurity(jamming: flags & 0x01 != 0 ? flags >> 1 & 0x03 : nil,
                                        spoofing: flags & 0x08 != 0 ? flags >> 4 & 0x07 : nil)

@@ -361,6 +361,9 @@ package final class NMEAReplaySource: LocationSource {
         var held: [String] = []
         if read.skipped > 0 { held.append("\(read.skipped) \(read.skipped == 1 ? "line" : "lines") rejected: \(read.rejectedKinds)") }
         if read.unknown > 0 { held.append("\(read.unknown) \(read.unknown == 1 ? "sentence" : "sentences") of types geolocate does not read") }
+        if read.ubxFrames > 0 {
+            held.append("\(read.ubxFrames) UBX \(read.ubxFrames == 1 ? "frame" : "frames"): the fixes come from the receiver's NMEA, which it must send too")
+        }
         return "\(path): no NMEA sentence geolocate reads (\(held.isEmpty ? "no lines" : held.joined(separator: "; ")))"
     }
 

@@ -54,12 +54,16 @@ import Testing
         /// Good UBX packets per epoch.
         var packetsPerEpoch: Int { [pvt != nil, status != nil, navSig != nil, secSig != nil, osnma != nil].filter { $0 }.count }
 
-        /// SPEC: true when NAV-PVT says nmaFixStatus 1; false when it says 0 while SEC-OSNMA
-        /// reports OSNMA enabled; null otherwise.
+        /// SPEC: true when NAV-PVT says nmaFixStatus 1, unless SEC-OSNMA contradicts it (OSNMA
+        /// disabled, nmaStatus 3 "don't use", timSyncStatus 4 a replay: then false, REFERENCE);
+        /// false when it says 0 while SEC-OSNMA reports OSNMA enabled; null otherwise.
         func gnssAuthenticated(epoch: Int = 0) -> Bool? {
             guard let pvt else { return nil }
             let said = maskPVTFrom.map { epoch >= $0 ? 0 : pvt } ?? pvt
-            if said == 1 { return true }
+            if said == 1 {
+                guard let osnma else { return true }
+                return !(osnma.enabled == 0 || osnma.status == 3 || osnma.sync == 4)
+            }
             return osnma?.enabled == 1 ? false : nil
         }
 
@@ -171,7 +175,7 @@ import Testing
         let auth = try #require(claims["gnssAuth"] as? [String: Any], "\(claims)")
         #expect(auth["osnma"] as? String == stream.osnmaName, "\(auth)")
         #expect(auth["authenticatedSatellites"] as? Int == satellites, "\(auth)")
-        #expect(Self.said(auth, "fixAuthenticated") == "true", "\(auth)")
+        #expect(Self.said(auth, "fixAuthenticated") == Self.text(stream.gnssAuthenticated()), "\(auth)")
         Self.expectVerdicts(Self.signals(claims["loc"] as? [String: Any] ?? [:]), stream)
     }
 
@@ -475,6 +479,28 @@ import Testing
             #expect(Self.said(unknown, member) == "null", "\(member): \(unknown)")
         }
         Self.expectVerdicts(Self.signals(plain["loc"] as? [String: Any] ?? [:]), Stream())
+    }
+
+    // MARK: 5b. An alarm in one epoch (found by the hostile pass)
+
+    /// One epoch's SEC-SIG says spoofing affirmed, the next ones' none: the fix of that epoch is
+    /// denied whatever order the receiver sends its UBX in. Before, with UBX before NMEA, the
+    /// next epoch's "none" had replaced the alarm by the time the epoch closed (allowed, exit 0);
+    /// and a SEC-SIG read before any time (a terminal opened mid-epoch) was dropped.
+    @Test(arguments: [[String](), ["--ubx-first"], ["--ubx-first", "--sec-sig-first"], ["--sec-sig-first"]])
+    func anAlarmInOneEpochIsNotHiddenByTheNext(order: [String]) throws {
+        let made = try Spawn.run(["python3", Self.generator, "--epochs", "3", "--pvt", "1", "--sec-sig=1,1",
+                                  "--sec-sig-epoch", "0:1,3"] + order)
+        try #require(made.status == 0)
+        let log = geolocate.home.appendingPathComponent("alarm-\(UUID().uuidString).log")
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try made.stdout.write(to: log)
+        let (result, record) = try trigger(log.path, ["--enforce"])
+        #expect(result.status == 4, "\(result.stderr)")
+        let location = try #require(record["location"] as? [String: Any], "\(record)")
+        #expect(location["recordTimestamp"] as? Int == 1_772_366_400_000, "the first epoch's fix: \(location)")
+        #expect(Self.said(Self.signals(record), "receiverSpoofing") == "true", "\(record)")
+        #expect((record["policy"] as? [String: Any])?["decision"] as? String == "deny", "\(record)")
     }
 
     // MARK: 6. Spool, flush and export

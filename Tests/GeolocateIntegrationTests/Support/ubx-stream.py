@@ -12,6 +12,8 @@ made by PyPI's pyubx2 (an encoder geolocate's decoder shares nothing with):
   --nav-sig A/N    UBX-NAV-SIG with N Galileo signals, the first A with sigFlags.authStatus
   --sec-sig J,S    UBX-SEC-SIG with jammingState J and spoofingState S ("-" leaves detection off)
   --sec-sig-version 1|2
+  --sec-sig-epoch K:J,S  epoch K's SEC-SIG says J,S instead (repeatable): an alarm in one epoch
+  --sec-sig-first  each epoch's SEC-SIG before its NAV-PVT (so the first one comes before any time)
   --osnma E,NMA,T,A  UBX-SEC-OSNMA: osnmaEnabled E, nmaStatus NMA, timSyncStatus T, authSVs A
   --nav-clock      UBX-NAV-CLOCK, a message that carries no verdict (a u-blox that sends
                    none of the verdict messages)
@@ -42,6 +44,8 @@ parser.add_argument("--status", type=int)
 parser.add_argument("--nav-sig")
 parser.add_argument("--sec-sig")
 parser.add_argument("--sec-sig-version", type=int, default=2)
+parser.add_argument("--sec-sig-epoch", action="append", default=[])
+parser.add_argument("--sec-sig-first", action="store_true")
 parser.add_argument("--osnma")
 parser.add_argument("--nav-clock", action="store_true")
 parser.add_argument("--ubx-first", action="store_true")
@@ -111,14 +115,18 @@ def epoch_ubx(index, when):
                            "cno" + suffix: 40, "qualityInd" + suffix: 7, "prUsed" + suffix: 1,
                            "health" + suffix: 1, "authStatus" + suffix: 1 if n <= authenticated else 0})
         packets.append(UBXMessage("NAV", "NAV-SIG", GET, **fields))
-    if args.sec_sig is not None:
-        jamming, spoofing = args.sec_sig.split(",")
+    overrides = dict(item.split(":") for item in args.sec_sig_epoch)
+    sec_sig = overrides.get(str(index), args.sec_sig)
+    if sec_sig is not None:
+        jamming, spoofing = sec_sig.split(",")
         jam = {} if jamming == "-" else {"jamDetEnabled": 1, "jammingState": int(jamming)}
         spoof = {} if spoofing == "-" else {"spfDetEnabled": 1, "spoofingState": int(spoofing)}
         if args.sec_sig_version == 1:
             packets.append(UBXMessage("SEC", "SEC-SIG", GET, version=1, **jam, **spoof))
         else:
             packets.append(UBXMessage("SEC", "SEC-SIG", GET, version=2, jamNumCentFreqs=0, **jam, **spoof))
+        if args.sec_sig_first:
+            packets.insert(0, packets.pop())
     if args.osnma is not None:
         enabled, status, sync, svs = (int(x) for x in args.osnma.split(","))
         fields = {"version": 1, "osnmaEnabled": enabled, "nmaStatus": status, "timSyncEnabled": 1,
