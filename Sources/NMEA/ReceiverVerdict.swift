@@ -89,7 +89,7 @@ public struct ReceiverVerdictTracker: Sendable {
     public static let solutionWindow = 10
 
     /// How many of each state message are kept: some seconds of a 10 Hz receiver.
-    static let historyLimit = 24
+    static let historyLimit = 16
 
     /// A message as read: its time of day (`nil` while no time is known: it takes the time of
     /// the first NAV-PVT or epoch that comes), and what it said.
@@ -98,14 +98,44 @@ public struct ReceiverVerdictTracker: Sendable {
         var value: Value
     }
 
-    private var solutions: [(timeOfDay: Int, solution: UBXMessage.NavigationSolution)] = []
+    /// The last `historyLimit` of something, oldest first: a ring, so keeping one more message
+    /// moves nothing (an array's `removeFirst` moved the whole history at every message).
+    private struct Recent<Element: Sendable>: Sendable {
+        private var items: [Element] = []
+        private var oldest = 0
+
+        mutating func append(_ element: Element) {
+            if items.count < ReceiverVerdictTracker.historyLimit {
+                items.append(element)
+            } else {
+                items[oldest] = element
+                oldest = (oldest + 1) % items.count
+            }
+        }
+
+        mutating func update(_ body: (inout Element) -> Void) {
+            for index in items.indices { body(&items[index]) }
+        }
+
+        /// Each element, oldest first.
+        @inline(__always)
+        func forEach(_ body: (Element) -> Void) {
+            var index = oldest
+            for _ in 0..<items.count {
+                body(items[index])
+                index = index + 1 == items.count ? 0 : index + 1
+            }
+        }
+    }
+
+    private var solutions = Recent<(timeOfDay: Int, solution: UBXMessage.NavigationSolution)>()
     /// Time of day minus time of week (mod one day), from the latest NAV-PVT with both.
     private var weekToDay: Int?
     private var latestSolutionTime: Int?
-    private var osnmaReports: [Stamped<UBXMessage.OSNMAReport>] = []
-    private var securityReports: [Stamped<(jamming: UInt8?, spoofing: UInt8?)>] = []
-    private var statusReports: [Stamped<UInt8>] = []
-    private var signalReports: [Stamped<(signals: Int, authenticated: Int)>] = []
+    private var osnmaReports = Recent<Stamped<UBXMessage.OSNMAReport>>()
+    private var securityReports = Recent<Stamped<(jamming: UInt8?, spoofing: UInt8?)>>()
+    private var statusReports = Recent<Stamped<UInt8>>()
+    private var signalReports = Recent<Stamped<(signals: Int, authenticated: Int)>>()
     /// Some message was read before any time was known (a terminal opened mid-epoch).
     private var hasUntimed = false
     /// Messages read, for `status` to tell a UBX receiver that sends none of these apart.
@@ -130,21 +160,21 @@ public struct ReceiverVerdictTracker: Sendable {
             guard let time = solution.timeOfDay else { return }
             weekToDay = Self.dayTime(time - Int(solution.timeOfWeek % 86_400_000))
             latestSolutionTime = time
-            Self.keep((time, solution), in: &solutions)
+            solutions.append((time, solution))
             stampUntimed(with: time)
         case .navigationStatus(let timeOfWeek, let state):
             let stamped = stamp(state, at: time(ofWeek: timeOfWeek, openEpochTime: openEpochTime))
-            Self.keep(stamped, in: &statusReports)
+            statusReports.append(stamped)
         case .signalInformation(let timeOfWeek, let signals, let authenticated):
             let stamped = stamp((signals: signals, authenticated: authenticated), at: time(ofWeek: timeOfWeek, openEpochTime: openEpochTime))
-            Self.keep(stamped, in: &signalReports)
+            signalReports.append(stamped)
         case .signalSecurity(let jamming, let spoofing):
             let stamped = stamp((jamming: jamming, spoofing: spoofing), at: latestSolutionTime ?? openEpochTime)
-            Self.keep(stamped, in: &securityReports)
+            securityReports.append(stamped)
         case .osnma(let report):
             // SEC-OSNMA carries no time of week either.
             let stamped = stamp(report, at: latestSolutionTime ?? openEpochTime)
-            Self.keep(stamped, in: &osnmaReports)
+            osnmaReports.append(stamped)
         }
     }
 
@@ -153,8 +183,8 @@ public struct ReceiverVerdictTracker: Sendable {
     public mutating func stampUntimed(with timeOfDay: Int) {
         guard hasUntimed else { return }
         hasUntimed = false
-        func stamp<Value: Sendable>(_ reports: inout [Stamped<Value>]) {
-            for index in reports.indices where reports[index].time == nil { reports[index].time = timeOfDay }
+        func stamp<Value: Sendable>(_ reports: inout Recent<Stamped<Value>>) {
+            reports.update { if $0.time == nil { $0.time = timeOfDay } }
         }
         stamp(&osnmaReports)
         stamp(&securityReports)
@@ -167,11 +197,6 @@ public struct ReceiverVerdictTracker: Sendable {
         return Stamped(time: time, value: value)
     }
 
-    private static func keep<Element>(_ element: Element, in list: inout [Element]) {
-        list.append(element)
-        if list.count > historyLimit { list.removeFirst() }
-    }
-
     /// The verdict for the epoch at `timeOfDay` (UTC ms of the day), `nil` when no message applies.
     ///
     /// Each state comes from the message nearest the epoch in time, except that an alarm in any
@@ -180,44 +205,52 @@ public struct ReceiverVerdictTracker: Sendable {
     /// whichever order the receiver sent them, and a later "none" must not hide an alarm. Every
     /// NAV-PVT of the epoch must say authenticated for the fix to be.
     public func verdict(forTimeOfDay epoch: Int) -> ReceiverVerdict? {
+        /// Both times are within one day, so no remainder is needed (it was a tenth of a replay).
+        @inline(__always)
         func distance(_ time: Int?) -> Int? {
             guard let time else { return nil }
-            let ahead = Self.dayTime(time - epoch)
-            return min(ahead, 86_400_000 - ahead)
+            let apart = abs(time - epoch)
+            return apart > 43_200_000 ? 86_400_000 - apart : apart
         }
-        /// The reports within the window, nearest last (on a tie, the one read last).
-        func near<Value: Sendable>(_ reports: [Stamped<Value>]) -> [Value] {
-            reports.enumerated()
-                .compactMap { entry in distance(entry.element.time).flatMap { $0 <= Self.stateWindow ? ($0, entry.offset, entry.element.value) : nil } }
-                .sorted { ($0.0, -$0.1) > ($1.0, -$1.1) }
-                .map(\.2)
+        /// The report nearest the epoch within the window (on a tie the one read last), and
+        /// `body` called with each report within it. Loops, not filters: this runs once an
+        /// epoch, and allocating there was most of what reading UBX cost.
+        func nearest<Value: Sendable>(_ reports: Recent<Stamped<Value>>, _ body: (Value) -> Void) -> Value? {
+            var best: (distance: Int, value: Value)?
+            reports.forEach { report in
+                guard let distance = distance(report.time), distance <= Self.stateWindow else { return }
+                body(report.value)
+                if best.map({ distance <= $0.distance }) ?? true { best = (distance, report.value) }
+            }
+            return best?.value
         }
         var verdict = ReceiverVerdict()
-        let matches = solutions.filter { distance($0.timeOfDay).map { $0 <= Self.solutionWindow } ?? false }
-        if !matches.isEmpty {
-            verdict.fixAuthenticated = matches.allSatisfy(\.solution.fixAuthenticated)
-            verdict.timeAuthenticated = matches.allSatisfy(\.solution.timeAuthenticated)
+        solutions.forEach { match in
+            guard distance(match.timeOfDay).map({ $0 <= Self.solutionWindow }) ?? false else { return }
+            verdict.fixAuthenticated = (verdict.fixAuthenticated ?? true) && match.solution.fixAuthenticated
+            verdict.timeAuthenticated = (verdict.timeAuthenticated ?? true) && match.solution.timeAuthenticated
         }
-        let osnma = near(osnmaReports)
-        if let nearest = osnma.last {
+        var invalid = false, replayed = false
+        if let nearest = nearest(osnmaReports, { invalid = invalid || $0.status == 3; replayed = replayed || $0.timeSyncStatus == 4 }) {
             verdict.osnmaEnabled = nearest.enabled
-            let invalid = osnma.contains { $0.status == 3 }
             verdict.osnmaStatus = ReceiverVerdict.OSNMAStatus(invalid ? 3 : nearest.status)
-            verdict.osnmaTimeSyncStatus = Int(osnma.contains { $0.timeSyncStatus == 4 } ? 4 : nearest.timeSyncStatus)
+            verdict.osnmaTimeSyncStatus = Int(replayed ? 4 : nearest.timeSyncStatus)
             verdict.authenticatedSatellites = nearest.authenticatedSatellites
         }
-        let security = near(securityReports)
-        if let nearest = security.last {
-            let jamming = security.compactMap(\.jamming)
-            verdict.jammingState = (jamming.contains(3) ? 3 : nearest.jamming).map(Int.init)
-            let spoofing = security.compactMap(\.spoofing).filter { $0 >= 2 }.max() ?? nearest.spoofing
-            verdict.spoofingState = spoofing.map(Int.init)
+        var criticalJamming = false
+        var worstSpoofing: UInt8?
+        if let nearest = nearest(securityReports, { report in
+            criticalJamming = criticalJamming || report.jamming == 3
+            if let spoofing = report.spoofing, spoofing >= 2 { worstSpoofing = max(worstSpoofing ?? 0, spoofing) }
+        }) {
+            verdict.jammingState = (criticalJamming ? 3 : nearest.jamming).map(Int.init)
+            verdict.spoofingState = (worstSpoofing ?? nearest.spoofing).map(Int.init)
         }
-        let status = near(statusReports)
-        if let nearest = status.last {
-            verdict.spoofDetectionState = Int(status.filter { $0 >= 2 }.max() ?? nearest)
+        var worstStatus: UInt8?
+        if let nearest = nearest(statusReports, { if $0 >= 2 { worstStatus = max(worstStatus ?? 0, $0) } }) {
+            verdict.spoofDetectionState = Int(worstStatus ?? nearest)
         }
-        if let nearest = near(signalReports).last {
+        if let nearest = nearest(signalReports, { _ in }) {
             verdict.signals = nearest.signals
             verdict.authenticatedSignals = nearest.authenticated
         }
