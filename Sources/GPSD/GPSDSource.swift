@@ -157,11 +157,12 @@ package final class GPSDSource: LocationSource {
                 // it still bring the receiver's state (its spoofing, jamming, OSNMA status), but
                 // not its NAV-PVT. A receiver that authenticates its fixes is worth the next one,
                 // whose NAV-PVT the watch reads, rather than a fix whose word on it is lost.
-                // The next fix gets its own time: one epoch for it to come, and the wait for
-                // its epoch to be complete.
+                // The next fix is waited for only within this answer's deadline: a login's time
+                // bound holds, and a held fix whose epoch could not be judged in time has no
+                // verdict (unknown), never a partial one.
                 guard let held = held.map({ judged($0, before: deadline) }) else { return nil }
-                if held.receiverVerdict?.fixAuthenticated == nil, let rawWatch, mayHaveVerdicts(rawWatch),
-                   case .fix(let next) = try waitForFix(timeoutMilliseconds: 1_000 + GPSDSource.verdictWaitMilliseconds) {
+                if held.receiverVerdict?.fixAuthenticated == nil, let rawWatch, mayHaveVerdicts(rawWatch), !deadline.hasPassed,
+                   case .fix(let next) = try waitForFix(timeoutMilliseconds: Int(clamping: deadline.remainingMilliseconds)) {
                     return next
                 }
                 return held
