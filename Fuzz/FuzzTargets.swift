@@ -90,7 +90,7 @@ enum FuzzTarget: String, CaseIterable {
         defer { close(fd) }
         let reader = NMEAReader(fileDescriptor: fd, blockSize: 64)
         var frames = 0
-        reader.frameHandler = { frame in
+        try? reader.forEachSentence({ _ in true }, frames: { frame in
             precondition(frame.payload.count <= UBXFrame.maximumPayloadLength, "frame longer than the limit")
             frames += 1
             switch UBXMessage(frame) {
@@ -104,8 +104,7 @@ enum FuzzTarget: String, CaseIterable {
             case .osnma(let report)?: precondition(report.authenticatedSatellites <= 63, "authSVs out of range")
             case nil: break
             }
-        }
-        try? reader.forEachSentence { _ in true }
+        })
         precondition(reader.statistics.ubxFrames == frames, "frames counted but not handed on")
         guard let again = pipeHolding(bytes) else { return }
         defer { close(again) }

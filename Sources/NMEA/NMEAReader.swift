@@ -50,7 +50,7 @@ public struct NMEAStatistics: Sendable, Equatable {
 /// whatever the file size. Every `$` starts a sentence, which is how a receiver's spliced output
 /// (`$GPGGA,12$GPRMC,...`) keeps its second sentence; every `B5 62` starts a UBX frame, read by
 /// its length (its bytes may hold newlines and `$`), checked by its checksum and handed to
-/// `frameHandler`, so a u-blox port's mix of both loses neither.
+/// the caller's `frames`, so a u-blox port's mix of both loses neither.
 public final class NMEAReader {
     /// The longest line accepted, in bytes; SPEC §2 rejects anything longer.
     public static let maximumLineLength = 1024
@@ -75,8 +75,6 @@ public final class NMEAReader {
     /// counted once as `badUBX`, not again as a line that is not NMEA.
     private var restOfBadFrame = false
 
-    /// Called with each UBX frame whose checksum is right; frames are skipped without one.
-    public var frameHandler: ((UBXFrame) -> Void)?
     private var endOfInput = false
     /// Set once a sentence with a checksum was seen: from then on a missing checksum means a
     /// truncated line. Streams that never send checksums (some timing receivers) stay accepted.
@@ -134,13 +132,10 @@ public final class NMEAReader {
     /// Calling it again after `body` returned false continues with the next sentence.
     /// - Throws: `NMEAReadError` when the descriptor cannot be read, or when
     ///   `maximumBytesPerCall` bytes pass without `body` asking to stop.
-    public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
-        try forEachSentence(body, frames: { frameHandler?($0) })
-    }
-
-    /// The same, with each UBX frame whose checksum is right given to `frames` (not to
-    /// `frameHandler`): a closure that does not escape costs no reference counting per frame.
-    public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool, frames: (UBXFrame) -> Void) throws {
+    /// Each UBX frame whose checksum is right goes to `frames` (a closure that does not escape
+    /// costs no reference counting per frame); a frame without is skipped and counted.
+    public func forEachSentence(_ body: (UnsafeBufferPointer<UInt8>) throws -> Bool,
+                                frames: (UBXFrame) -> Void = { _ in }) throws {
         let started = monotonicMilliseconds?()
         while true {
             awaitingFrame = false
@@ -533,9 +528,8 @@ public final class NMEAEpochStream {
     /// hundreds of bytes, and copying it was most of what UBX cost a replay.
     private func judge(_ epoch: inout Epoch?) {
         guard verdicts.messagesRead > 0, let time = epoch?.timeOfDay else { return }
-        verdicts.stampUntimed(with: time)
-        guard epoch?.fix != nil else { return }
-        epoch?.fix?.receiverVerdict = verdicts.verdict(forTimeOfDay: time)
+        let verdict = verdicts.judge(epochAt: time)
+        epoch?.fix?.receiverVerdict = verdict
     }
 
     /// What the stream contained so far.

@@ -32,7 +32,12 @@ public struct ReceiverVerdict: Sendable, Equatable, Codable {
         case invalid
 
         init(_ value: UInt8) {
-            self = [.notYet, .test, .operational, .invalid][Int(value & 0x03)]
+            switch value & 0x03 {
+            case 0: self = .notYet
+            case 1: self = .test
+            case 2: self = .operational
+            default: self = .invalid
+            }
         }
     }
 
@@ -71,7 +76,11 @@ public struct ReceiverVerdict: Sendable, Equatable, Codable {
     public var osnmaReplay: Bool? { osnmaTimeSyncStatus.map { $0 == 4 } }
 
     /// Whether the receiver said anything at all.
-    public var isEmpty: Bool { self == ReceiverVerdict() }
+    public var isEmpty: Bool {
+        fixAuthenticated == nil && timeAuthenticated == nil && osnmaEnabled == nil && osnmaStatus == nil
+            && osnmaTimeSyncStatus == nil && authenticatedSatellites == nil && signals == nil
+            && authenticatedSignals == nil && jammingState == nil && spoofingState == nil && spoofDetectionState == nil
+    }
 }
 
 /// Gathers the UBX messages of a stream and gives each NMEA epoch the verdicts that belong to it.
@@ -88,54 +97,121 @@ public struct ReceiverVerdictTracker: Sendable {
     /// How close NAV-PVT's time must be to the epoch's.
     public static let solutionWindow = 10
 
-    /// How many of each state message are kept: some seconds of a 10 Hz receiver.
+    /// How many of each message are kept: some seconds of a 10 Hz receiver (the size of
+    /// `Recent`'s storage and of its alarm bits).
     static let historyLimit = 16
 
-    /// A message as read: its time of day (`nil` while no time is known: it takes the time of
-    /// the first NAV-PVT or epoch that comes), and what it said.
-    private struct Stamped<Value: Sendable>: Sendable {
-        var time: Int?
-        var value: Value
-    }
-
-    /// The last `historyLimit` of something, oldest first: a ring, so keeping one more message
-    /// moves nothing (an array's `removeFirst` moved the whole history at every message).
-    private struct Recent<Element: Sendable>: Sendable {
-        private var items: [Element] = []
+    /// The last `historyLimit` messages of one kind with their times of day, a ring: keeping one
+    /// more moves nothing. Messages come in time order but for a midnight or a message read
+    /// before any time, so while the ring holds them in order the look for the message nearest
+    /// an epoch stops once past it, and alarms are marked as they come: an epoch visits two or
+    /// three messages, not all 16 (a scan of all, once an epoch, was most of what UBX cost).
+    private struct Recent<Value: Sendable>: Sendable {
+        /// Inline, not an array: an array's uniqueness check and reference count at every
+        /// message cost more than keeping it.
+        private var items = InlineArray<16, (time: Int?, value: Value)?>(repeating: nil)
+        private var count = 0
         private var oldest = 0
+        private var newest = 0
+        /// How many more messages must come before the ring holds its messages in time order
+        /// again: each message out of order stays for `historyLimit` more.
+        private var disorder = 0
+        /// Which of `items` are alarms, a bit each.
+        private var alarms: UInt16 = 0
 
-        mutating func append(_ element: Element) {
-            if items.count < ReceiverVerdictTracker.historyLimit {
-                items.append(element)
+        /// Keeps `value` read at `time` (`nil`: not known yet, see `stamp(_:)`), forgetting the
+        /// oldest; an alarm is one that a later "none" must not hide.
+        mutating func append(_ value: Value, at time: Int?, isAlarm: Bool = false) {
+            if disorder > 0 { disorder -= 1 }
+            let inOrder: Bool
+            if let time, let last = count == 0 ? time : items[newest]?.time {
+                inOrder = time >= last
             } else {
-                items[oldest] = element
-                oldest = (oldest + 1) % items.count
+                inOrder = false
+            }
+            if !inOrder { disorder = ReceiverVerdictTracker.historyLimit }
+            if count < ReceiverVerdictTracker.historyLimit {
+                newest = count
+                count += 1
+            } else {
+                newest = oldest
+                oldest = oldest + 1 == count ? 0 : oldest + 1
+            }
+            items[newest] = (time, value)
+            let bit = UInt16(1) << newest
+            alarms = isAlarm ? alarms | bit : alarms & ~bit
+        }
+
+        /// Gives the messages read before any time was known the time `time`.
+        mutating func stamp(_ time: Int) {
+            for index in 0..<count where items[index]?.time == nil { items[index]?.time = time }
+        }
+
+        /// How far apart two times of day are, the way round midnight too.
+        @inline(__always)
+        private static func distance(_ time: Int, _ epoch: Int) -> Int {
+            let apart = time > epoch ? time - epoch : epoch - time
+            // Both lie within one day: past half a day, the way round midnight is shorter.
+            return apart > 43_200_000 ? 86_400_000 - apart : apart
+        }
+
+        /// The message nearest `epoch` within `window` ms (on a tie the one read last).
+        @inline(__always)
+        mutating func nearest(within window: Int, of epoch: Int) -> Value? {
+            var best: (distance: Int, value: Value)?
+            forEach(within: window, of: epoch) { value, distance in
+                if best.map({ distance < $0.distance }) ?? true { best = (distance, value) }
+            } stoppingAt: { time in
+                // In order, a message at or before the epoch and no nearer than the best has
+                // only ones further back behind it.
+                time <= epoch && best.map { epoch - time >= $0.distance } ?? false
+            }
+            return best?.value
+        }
+
+        /// Calls `body` with each alarm within `window` ms of `epoch`.
+        @inline(__always)
+        mutating func forEachAlarm(within window: Int, of epoch: Int, _ body: (Value) -> Void) {
+            var lanes = alarms
+            let items = items.span
+            while lanes != 0 {
+                let lane = lanes.trailingZeroBitCount
+                lanes &= lanes - 1
+                if let item = items[lane], let time = item.time, Self.distance(time, epoch) <= window { body(item.value) }
             }
         }
 
-        mutating func update(_ body: (inout Element) -> Void) {
-            for index in items.indices { body(&items[index]) }
-        }
-
-        /// Each element, oldest first.
+        /// Calls `body` with each message within `window` ms of `epoch` and its distance, the
+        /// one read last first; while the ring is in time order, stops at a message of which
+        /// `stop` says, by its time, that none further back can matter.
         @inline(__always)
-        func forEach(_ body: (Element) -> Void) {
-            var index = oldest
-            for _ in 0..<items.count {
-                body(items[index])
-                index = index + 1 == items.count ? 0 : index + 1
+        mutating func forEach(within window: Int, of epoch: Int, _ body: (Value, Int) -> Void,
+                     stoppingAt stop: (Int) -> Bool = { _ in false }) {
+            // In time order, and with the window not across midnight, every message after one
+            // too old is older still and further away (across midnight, a message just after it
+            // is near an epoch just before it, though its time is smaller).
+            let mayStop = disorder == 0 && epoch >= window && epoch + window < 86_400_000
+            var index = newest
+            let items = items.span
+            for _ in 0..<count {
+                guard let item = items[index] else { return }
+                index = index == 0 ? count - 1 : index - 1
+                guard let time = item.time else { continue }
+                if mayStop && (time < epoch - window || stop(time)) { return }
+                let apart = Self.distance(time, epoch)
+                if apart <= window { body(item.value, apart) }
             }
         }
     }
 
-    private var solutions = Recent<(timeOfDay: Int, solution: UBXMessage.NavigationSolution)>()
+    private var solutions = Recent<UBXMessage.NavigationSolution>()
     /// Time of day minus time of week (mod one day), from the latest NAV-PVT with both.
     private var weekToDay: Int?
     private var latestSolutionTime: Int?
-    private var osnmaReports = Recent<Stamped<UBXMessage.OSNMAReport>>()
-    private var securityReports = Recent<Stamped<(jamming: UInt8?, spoofing: UInt8?)>>()
-    private var statusReports = Recent<Stamped<UInt8>>()
-    private var signalReports = Recent<Stamped<(signals: Int, authenticated: Int)>>()
+    private var osnmaReports = Recent<UBXMessage.OSNMAReport>()
+    private var securityReports = Recent<(jamming: UInt8?, spoofing: UInt8?)>()
+    private var statusReports = Recent<UInt8>()
+    private var signalReports = Recent<(signals: Int, authenticated: Int)>()
     /// Some message was read before any time was known (a terminal opened mid-epoch).
     private var hasUntimed = false
     /// Messages read, for `status` to tell a UBX receiver that sends none of these apart.
@@ -151,8 +227,10 @@ public struct ReceiverVerdictTracker: Sendable {
 
     public init() {}
 
-    /// Takes one message; `openEpochTime` is the time of the NMEA epoch being assembled, if any.
-    public mutating func add(_ message: UBXMessage, openEpochTime: Int?) {
+    /// Takes one message; `openEpochTime` is the time of the NMEA epoch being assembled, if any,
+    /// asked for only while no NAV-PVT has given a time (reading it from its owner each
+    /// message cost as much as the message).
+    public mutating func add(_ message: UBXMessage, openEpochTime: @autoclosure () -> Int?) {
         messagesRead += 1
         kindsRead |= 1 << message.kind
         switch message {
@@ -160,22 +238,32 @@ public struct ReceiverVerdictTracker: Sendable {
             guard let time = solution.timeOfDay else { return }
             weekToDay = Self.dayTime(time - Int(solution.timeOfWeek % 86_400_000))
             latestSolutionTime = time
-            solutions.append((time, solution))
+            solutions.append(solution, at: time)
             stampUntimed(with: time)
+        // The alarms, which stand against a later "none" (see `verdict(forTimeOfDay:)`): spoofing
+        // indicated or affirmed, critical jamming, OSNMA's "don't use" or a replay.
         case .navigationStatus(let timeOfWeek, let state):
-            let stamped = stamp(state, at: time(ofWeek: timeOfWeek, openEpochTime: openEpochTime))
-            statusReports.append(stamped)
+            let time = noteUntimed(time(ofWeek: timeOfWeek, openEpochTime: openEpochTime()))
+            statusReports.append(state, at: time, isAlarm: state >= 2)
         case .signalInformation(let timeOfWeek, let signals, let authenticated):
-            let stamped = stamp((signals: signals, authenticated: authenticated), at: time(ofWeek: timeOfWeek, openEpochTime: openEpochTime))
-            signalReports.append(stamped)
+            let time = noteUntimed(time(ofWeek: timeOfWeek, openEpochTime: openEpochTime()))
+            signalReports.append((signals: signals, authenticated: authenticated), at: time)
         case .signalSecurity(let jamming, let spoofing):
-            let stamped = stamp((jamming: jamming, spoofing: spoofing), at: latestSolutionTime ?? openEpochTime)
-            securityReports.append(stamped)
+            securityReports.append((jamming: jamming, spoofing: spoofing), at: noteUntimed(latestSolutionTime ?? openEpochTime()),
+                                   isAlarm: jamming == 3 || (spoofing ?? 0) >= 2)
         case .osnma(let report):
             // SEC-OSNMA carries no time of week either.
-            let stamped = stamp(report, at: latestSolutionTime ?? openEpochTime)
-            osnmaReports.append(stamped)
+            osnmaReports.append(report, at: noteUntimed(latestSolutionTime ?? openEpochTime()),
+                                isAlarm: report.status == 3 || report.timeSyncStatus == 4)
         }
+    }
+
+    /// The verdict for the epoch at `timeOfDay`, after giving the messages read before any time
+    /// was known its time. Mutating so that its owner hands the tracker over in place: a plain
+    /// read of it from a class copied its five histories at every epoch.
+    public mutating func judge(epochAt timeOfDay: Int) -> ReceiverVerdict? {
+        stampUntimed(with: timeOfDay)
+        return judged(epochAt: timeOfDay)
     }
 
     /// Gives the messages read before any time was known the time of `timeOfDay`: the first
@@ -183,18 +271,15 @@ public struct ReceiverVerdictTracker: Sendable {
     public mutating func stampUntimed(with timeOfDay: Int) {
         guard hasUntimed else { return }
         hasUntimed = false
-        func stamp<Value: Sendable>(_ reports: inout Recent<Stamped<Value>>) {
-            reports.update { if $0.time == nil { $0.time = timeOfDay } }
-        }
-        stamp(&osnmaReports)
-        stamp(&securityReports)
-        stamp(&statusReports)
-        stamp(&signalReports)
+        osnmaReports.stamp(timeOfDay)
+        securityReports.stamp(timeOfDay)
+        statusReports.stamp(timeOfDay)
+        signalReports.stamp(timeOfDay)
     }
 
-    private mutating func stamp<Value: Sendable>(_ value: Value, at time: Int?) -> Stamped<Value> {
+    private mutating func noteUntimed(_ time: Int?) -> Int? {
         if time == nil { hasUntimed = true }
-        return Stamped(time: time, value: value)
+        return time
     }
 
     /// The verdict for the epoch at `timeOfDay` (UTC ms of the day), `nil` when no message applies.
@@ -205,52 +290,46 @@ public struct ReceiverVerdictTracker: Sendable {
     /// whichever order the receiver sent them, and a later "none" must not hide an alarm. Every
     /// NAV-PVT of the epoch must say authenticated for the fix to be.
     public func verdict(forTimeOfDay epoch: Int) -> ReceiverVerdict? {
-        /// Both times are within one day, so no remainder is needed (it was a tenth of a replay).
-        @inline(__always)
-        func distance(_ time: Int?) -> Int? {
-            guard let time else { return nil }
-            let apart = abs(time - epoch)
-            return apart > 43_200_000 ? 86_400_000 - apart : apart
-        }
-        /// The report nearest the epoch within the window (on a tie the one read last), and
-        /// `body` called with each report within it. Loops, not filters: this runs once an
-        /// epoch, and allocating there was most of what reading UBX cost.
-        func nearest<Value: Sendable>(_ reports: Recent<Stamped<Value>>, _ body: (Value) -> Void) -> Value? {
-            var best: (distance: Int, value: Value)?
-            reports.forEach { report in
-                guard let distance = distance(report.time), distance <= Self.stateWindow else { return }
-                body(report.value)
-                if best.map({ distance <= $0.distance }) ?? true { best = (distance, report.value) }
-            }
-            return best?.value
-        }
+        var tracker = self
+        return tracker.judged(epochAt: epoch)
+    }
+
+    /// `verdict(forTimeOfDay:)`, reading the histories in place: they are kept inline, and a
+    /// non-mutating read copied each of them (some KiB an epoch, most of what a verdict cost).
+    private mutating func judged(epochAt epoch: Int) -> ReceiverVerdict? {
+        let window = Self.stateWindow
         var verdict = ReceiverVerdict()
-        solutions.forEach { match in
-            guard distance(match.timeOfDay).map({ $0 <= Self.solutionWindow }) ?? false else { return }
-            verdict.fixAuthenticated = (verdict.fixAuthenticated ?? true) && match.solution.fixAuthenticated
-            verdict.timeAuthenticated = (verdict.timeAuthenticated ?? true) && match.solution.timeAuthenticated
+        solutions.forEach(within: Self.solutionWindow, of: epoch) { solution, _ in
+            verdict.fixAuthenticated = (verdict.fixAuthenticated ?? true) && solution.fixAuthenticated
+            verdict.timeAuthenticated = (verdict.timeAuthenticated ?? true) && solution.timeAuthenticated
         }
-        var invalid = false, replayed = false
-        if let nearest = nearest(osnmaReports, { invalid = invalid || $0.status == 3; replayed = replayed || $0.timeSyncStatus == 4 }) {
+        if let nearest = osnmaReports.nearest(within: window, of: epoch) {
+            var invalid = false, replayed = false
+            osnmaReports.forEachAlarm(within: window, of: epoch) {
+                invalid = invalid || $0.status == 3
+                replayed = replayed || $0.timeSyncStatus == 4
+            }
             verdict.osnmaEnabled = nearest.enabled
             verdict.osnmaStatus = ReceiverVerdict.OSNMAStatus(invalid ? 3 : nearest.status)
             verdict.osnmaTimeSyncStatus = Int(replayed ? 4 : nearest.timeSyncStatus)
             verdict.authenticatedSatellites = nearest.authenticatedSatellites
         }
-        var criticalJamming = false
-        var worstSpoofing: UInt8?
-        if let nearest = nearest(securityReports, { report in
-            criticalJamming = criticalJamming || report.jamming == 3
-            if let spoofing = report.spoofing, spoofing >= 2 { worstSpoofing = max(worstSpoofing ?? 0, spoofing) }
-        }) {
+        if let nearest = securityReports.nearest(within: window, of: epoch) {
+            var criticalJamming = false
+            var worstSpoofing: UInt8?
+            securityReports.forEachAlarm(within: window, of: epoch) { report in
+                criticalJamming = criticalJamming || report.jamming == 3
+                if let spoofing = report.spoofing, spoofing >= 2 { worstSpoofing = max(worstSpoofing ?? 0, spoofing) }
+            }
             verdict.jammingState = (criticalJamming ? 3 : nearest.jamming).map(Int.init)
             verdict.spoofingState = (worstSpoofing ?? nearest.spoofing).map(Int.init)
         }
-        var worstStatus: UInt8?
-        if let nearest = nearest(statusReports, { if $0 >= 2 { worstStatus = max(worstStatus ?? 0, $0) } }) {
+        if let nearest = statusReports.nearest(within: window, of: epoch) {
+            var worstStatus: UInt8?
+            statusReports.forEachAlarm(within: window, of: epoch) { worstStatus = max(worstStatus ?? 0, $0) }
             verdict.spoofDetectionState = Int(worstStatus ?? nearest)
         }
-        if let nearest = nearest(signalReports, { _ in }) {
+        if let nearest = signalReports.nearest(within: window, of: epoch) {
             verdict.signals = nearest.signals
             verdict.authenticatedSignals = nearest.authenticated
         }
@@ -258,12 +337,14 @@ public struct ReceiverVerdictTracker: Sendable {
     }
 
     /// A time of week's time of day, through the latest NAV-PVT; without one, the open epoch's.
-    private func time(ofWeek timeOfWeek: UInt32, openEpochTime: Int?) -> Int? {
-        guard let weekToDay else { return latestSolutionTime ?? openEpochTime }
+    private func time(ofWeek timeOfWeek: UInt32, openEpochTime: @autoclosure () -> Int?) -> Int? {
+        guard let weekToDay else { return latestSolutionTime ?? openEpochTime() }
         return Self.dayTime(Int(timeOfWeek % 86_400_000) + weekToDay)
     }
 
+    /// `milliseconds` brought into the day, for a time at most a day before or after it (a
+    /// remainder here cost a tenth of what reading UBX did).
     private static func dayTime(_ milliseconds: Int) -> Int {
-        (milliseconds % 86_400_000 + 86_400_000) % 86_400_000
+        milliseconds < 0 ? milliseconds + 86_400_000 : milliseconds >= 86_400_000 ? milliseconds - 86_400_000 : milliseconds
     }
 }

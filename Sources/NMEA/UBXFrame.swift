@@ -58,19 +58,16 @@ public struct UBXFrame {
     }
 }
 
-/// Little-endian reads from a UBX payload, bounds-checked: a short payload reads as `nil`.
+/// Little-endian reads from a UBX payload whose length the caller has checked (each message's
+/// decoder checks it once, against the least its fields need).
 extension UnsafeBufferPointer where Element == UInt8 {
     @inline(__always)
-    func byte(_ offset: Int) -> UInt8? { offset < count ? self[offset] : nil }
-
-    @inline(__always)
-    func littleEndian16(_ offset: Int) -> UInt16? {
-        offset + 2 <= count ? UInt16(self[offset]) | UInt16(self[offset + 1]) << 8 : nil
+    func littleEndian16(_ offset: Int) -> UInt16 {
+        UnsafeRawBufferPointer(self).loadUnaligned(fromByteOffset: offset, as: UInt16.self).littleEndian
     }
 
     @inline(__always)
-    func littleEndian32(_ offset: Int) -> UInt32? {
-        guard offset + 4 <= count else { return nil }
-        return UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16 | UInt32(self[offset + 3]) << 24
+    func littleEndian32(_ offset: Int) -> UInt32 {
+        UnsafeRawBufferPointer(self).loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian
     }
 }

@@ -67,31 +67,38 @@ public enum UBXMessage: Equatable, Sendable {
         let payload = frame.payload
         switch (frame.messageClass, frame.messageID) {
         case (0x01, 0x07):
-            guard payload.count >= 92, let tow = payload.littleEndian32(0), let valid = payload.byte(11),
-                  let nano = payload.littleEndian32(16), let flags3 = payload.littleEndian16(78)
-            else { return nil }
+            guard payload.count >= 92 else { return nil }
+            let tow = payload.littleEndian32(0), valid = payload[11], nano = payload.littleEndian32(16)
+            let flags3 = payload.littleEndian16(78)
             var timeOfDay: Int?
             if valid & 0x02 != 0 {
                 let hour = Int(payload[8]), minute = Int(payload[9]), second = Int(payload[10])
                 let nanoseconds = Int(Int32(bitPattern: nano))
                 if hour < 24, minute < 60, second <= 60, abs(nanoseconds) <= 1_000_000_000 {
-                    let milliseconds = (hour * 3600 + minute * 60 + second) * 1000 + Int((Double(nanoseconds) / 1e6).rounded())
-                    timeOfDay = (milliseconds % 86_400_000 + 86_400_000) % 86_400_000
+                    // Rounded half away from zero; within a second of the day, so one day's
+                    // shift at most brings it back into the day.
+                    let fraction = (abs(nanoseconds) + 500_000) / 1_000_000
+                    let milliseconds = (hour * 3600 + minute * 60 + second) * 1000 + (nanoseconds < 0 ? -fraction : fraction)
+                    timeOfDay = milliseconds < 0 ? milliseconds + 86_400_000
+                        : milliseconds >= 86_400_000 ? milliseconds - 86_400_000 : milliseconds
                 }
             }
             self = .navigationSolution(NavigationSolution(
                 timeOfWeek: tow, timeOfDay: timeOfDay, fixAuthenticated: flags3 & (1 << 14) != 0,
                 timeAuthenticated: flags3 & (1 << 13) != 0))
         case (0x01, 0x03):
-            guard payload.count >= 16, let tow = payload.littleEndian32(0) else { return nil }
-            self = .navigationStatus(timeOfWeek: tow, spoofDetectionState: payload[7] >> 3 & 0x03)
+            guard payload.count >= 16 else { return nil }
+            self = .navigationStatus(timeOfWeek: payload.littleEndian32(0), spoofDetectionState: payload[7] >> 3 & 0x03)
         case (0x01, 0x43):
-            guard payload.count >= 8, let tow = payload.littleEndian32(0) else { return nil }
+            guard payload.count >= 8 else { return nil }
+            let tow = payload.littleEndian32(0)
             let declared = Int(payload[5])
             let signals = min(declared, (payload.count - 8) / 16)
             var authenticated = 0
-            for index in 0..<signals where payload[8 + 16 * index + 11] & 0x02 != 0 {
-                authenticated += 1
+            for index in 0..<signals {
+                // authStatus, bit 1 of sigFlags' second byte; added without a branch, as
+                // receivers mix authenticated and other signals in no order.
+                authenticated += Int(payload[8 + 16 * index + 11] >> 1 & 1)
             }
             self = .signalInformation(timeOfWeek: tow, signals: signals, authenticated: authenticated)
         case (0x27, 0x09):

@@ -427,7 +427,7 @@ struct ReadFrame {
 }
 
 /// Feeds bytes to `NMEAReader` from a file, or through a pipe in small writes, collecting the
-/// frames it hands to `frameHandler` as well as its statistics.
+/// frames it hands to `frames` as well as its statistics.
 enum UBXTestInput {
     typealias Result = (frames: [ReadFrame], sentences: Int, statistics: NMEAStatistics)
 
@@ -464,15 +464,14 @@ enum UBXTestInput {
     static func read(fileDescriptor fd: Int32, blockSize: Int) throws -> Result {
         let reader = NMEAReader(fileDescriptor: fd, blockSize: blockSize)
         var frames: [ReadFrame] = []
-        reader.frameHandler = { frame in
-            frames.append(ReadFrame(messageClass: frame.messageClass, messageID: frame.messageID,
-                                    payload: Array(frame.payload), message: UBXMessage(frame)))
-        }
         var sentences = 0
-        try reader.forEachSentence { _ in
+        try reader.forEachSentence({ _ in
             sentences += 1
             return true
-        }
+        }, frames: { frame in
+            frames.append(ReadFrame(messageClass: frame.messageClass, messageID: frame.messageID,
+                                    payload: Array(frame.payload), message: UBXMessage(frame)))
+        })
         return (frames, sentences, reader.statistics)
     }
 

@@ -1,0 +1,231 @@
+import NMEA
+import Testing
+
+/// The tracker's histories (issue 42's speed row): it keeps each kind of message in a ring and,
+/// while the ring is in time order, looks only at the messages near an epoch. Checked against a
+/// plain reference that keeps every message in a list and filters all of them for each epoch,
+/// over random receivers: 1 and 10 Hz, across midnight, messages late, early and out of order,
+/// alarms among "none"s, messages before any time, epochs asked for out of order (a held fix).
+@Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ReceiverVerdictTrackerTests {
+    @Test(arguments: 0..<40) func theRingsAgreeWithAFilterOfEveryMessage(_ seed: Int) {
+        var random = SplitMix(seed: UInt64(seed))
+        let hertz = seed % 2 == 0 ? 1 : 10
+        let step = 1000 / hertz
+        // Every fourth run starts a minute before midnight.
+        let start = seed % 4 == 0 ? 86_400_000 - 60_000 + Int(random.next() % 1000) : Int(random.next() % 86_000_000)
+        let weekOffset = Int(random.next() % 600_000_000)
+        var tracker = ReceiverVerdictTracker()
+        var reference = Reference()
+        var epochs: [Int] = []
+        var latestSolution: Int?
+        var openEpoch: Int?
+
+        func add(_ payload: [UInt8], _ messageClass: UInt8, _ messageID: UInt8, time: Int?) {
+            let message = payload.withUnsafeBufferPointer {
+                UBXMessage(UBXFrame(messageClass: messageClass, messageID: messageID, payload: $0))
+            }
+            guard let message else {
+                Issue.record("a message the test built did not decode")
+                return
+            }
+            tracker.add(message, openEpochTime: openEpoch)
+            reference.add(message, at: time)
+        }
+
+        for index in 0..<200 {
+            let epoch = Reference.dayTime(start + index * step)
+            openEpoch = random.next() % 3 == 0 ? nil : epoch
+            // Some messages sent a little before or after their epoch, some far out of order.
+            func jittered() -> Int {
+                switch random.next() % 10 {
+                case 0: Reference.dayTime(epoch - Int(random.next() % 3000))
+                case 1: Reference.dayTime(epoch + Int(random.next() % 3000))
+                default: epoch
+                }
+            }
+            if index > 0 || seed % 3 != 0 {
+                if random.next() % 8 != 0 {
+                    let time = random.next() % 10 == 0 ? jittered() : epoch
+                    add(Self.solution(at: time, weekOffset: weekOffset, authenticated: random.next() % 5 != 0), 0x01, 0x07, time: time)
+                    latestSolution = time
+                    reference.stampUntimed(time)
+                }
+            }
+            // Before any NAV-PVT, time-of-week messages take the open epoch's time like the rest.
+            let weekTime = latestSolution == nil ? openEpoch : jittered()
+            if random.next() % 4 != 0 {
+                let state = UInt8(random.next() % 10 == 0 ? 2 + random.next() % 2 : random.next() % 2)
+                add(Self.status(at: weekTime ?? 0, weekOffset: weekOffset, state: state), 0x01, 0x03, time: weekTime)
+            }
+            if random.next() % 4 != 0 {
+                add(Self.signals(at: weekTime ?? 0, weekOffset: weekOffset, count: Int(random.next() % 6), authenticated: Int(random.next() % 3)),
+                    0x01, 0x43, time: weekTime)
+            }
+            let untimedTime = latestSolution ?? openEpoch
+            if random.next() % 4 != 0 {
+                let jamming = UInt8(random.next() % 12 == 0 ? 3 : random.next() % 3)
+                let spoofing = UInt8(random.next() % 12 == 0 ? 2 + random.next() % 2 : random.next() % 2)
+                add(Self.security(jamming: random.next() % 6 == 0 ? nil : jamming, spoofing: random.next() % 6 == 0 ? nil : spoofing),
+                    0x27, 0x09, time: untimedTime)
+            }
+            if random.next() % 4 != 0 {
+                add(Self.osnma(status: UInt8(random.next() % 10 == 0 ? 3 : random.next() % 3),
+                               timeSync: UInt8(random.next() % 10 == 0 ? 4 : random.next() % 4),
+                               enabled: random.next() % 5 != 0, satellites: UInt8(random.next() % 12)),
+                    0x27, 0x0A, time: untimedTime)
+            }
+            epochs.append(epoch)
+            // The epoch just read, one asked for again later, and times between epochs.
+            var asked = [epoch, Reference.dayTime(epoch + Int(random.next() % 4000) - 2000)]
+            if let earlier = epochs.randomElement(using: &random) { asked.append(earlier) }
+            for time in asked {
+                #expect(tracker.verdict(forTimeOfDay: time) == reference.verdict(at: time),
+                        "seed \(seed), message set \(index), epoch \(time)")
+            }
+        }
+        #expect(tracker.messagesRead == reference.count)
+    }
+
+    // MARK: Payloads, at the offsets UBXReaderTests checks against pyubx2
+
+    static func solution(at time: Int, weekOffset: Int, authenticated: Bool) -> [UInt8] {
+        var payload = [UInt8](repeating: 0, count: 92)
+        put32(&payload, 0, UInt32((time + weekOffset) % 604_800_000))
+        payload[8] = UInt8(time / 3_600_000)
+        payload[9] = UInt8(time / 60_000 % 60)
+        payload[10] = UInt8(time / 1000 % 60)
+        payload[11] = 0x07
+        put32(&payload, 16, UInt32(time % 1000 * 1_000_000))
+        let flags3: UInt16 = authenticated ? 0x6000 : 0
+        payload[78] = UInt8(flags3 & 0xFF)
+        payload[79] = UInt8(flags3 >> 8)
+        return payload
+    }
+
+    static func status(at time: Int, weekOffset: Int, state: UInt8) -> [UInt8] {
+        var payload = [UInt8](repeating: 0, count: 16)
+        put32(&payload, 0, UInt32((time + weekOffset) % 604_800_000))
+        payload[7] = state << 3
+        return payload
+    }
+
+    static func signals(at time: Int, weekOffset: Int, count: Int, authenticated: Int) -> [UInt8] {
+        var payload = [UInt8](repeating: 0, count: 8 + 16 * count)
+        put32(&payload, 0, UInt32((time + weekOffset) % 604_800_000))
+        payload[5] = UInt8(count)
+        for index in 0..<min(count, authenticated) { payload[8 + 16 * index + 11] = 0x02 }
+        return payload
+    }
+
+    static func security(jamming: UInt8?, spoofing: UInt8?) -> [UInt8] {
+        var flags: UInt8 = 0
+        if let jamming { flags |= 0x01 | jamming << 1 }
+        if let spoofing { flags |= 0x08 | spoofing << 4 }
+        return [2, flags, 0, 0]
+    }
+
+    static func osnma(status: UInt8, timeSync: UInt8, enabled: Bool, satellites: UInt8) -> [UInt8] {
+        var payload = [UInt8](repeating: 0, count: 20)
+        payload[1] = status << 1
+        payload[2] = enabled ? 1 : 0
+        payload[3] = timeSync << 1
+        payload[16] = satellites
+        return payload
+    }
+
+    static func put32(_ payload: inout [UInt8], _ offset: Int, _ value: UInt32) {
+        for byte in 0..<4 { payload[offset + byte] = UInt8(value >> (8 * byte) & 0xFF) }
+    }
+}
+
+/// Every message in one list with the time the test gave it; a verdict filters the last 16 of
+/// each kind for those within the window, with distances taken by remainder.
+private struct Reference {
+    struct Entry {
+        var kind: Int
+        var time: Int?
+        var message: UBXMessage
+    }
+
+    private var entries: [Entry] = []
+    var count: Int { entries.count }
+
+    static func dayTime(_ time: Int) -> Int { ((time % 86_400_000) + 86_400_000) % 86_400_000 }
+
+    mutating func add(_ message: UBXMessage, at time: Int?) {
+        entries.append(Entry(kind: message.kind, time: time, message: message))
+    }
+
+    mutating func stampUntimed(_ time: Int) {
+        for index in entries.indices where entries[index].time == nil { entries[index].time = time }
+    }
+
+    func verdict(at epoch: Int) -> ReceiverVerdict? {
+        func distance(_ time: Int) -> Int {
+            let forward = Self.dayTime(time - epoch), backward = Self.dayTime(epoch - time)
+            return Swift.min(forward, backward)
+        }
+        /// The kind's last 16 within `window`, newest first, with their distances.
+        func near(_ kind: Int, _ window: Int) -> [(distance: Int, message: UBXMessage)] {
+            entries.filter { $0.kind == kind }.suffix(16).reversed().compactMap { entry in
+                guard let time = entry.time, distance(time) <= window else { return nil }
+                return (distance(time), entry.message)
+            }
+        }
+        /// The nearest of them; of equals the first (the newest).
+        func nearest(_ kind: Int) -> (UBXMessage, [UBXMessage])? {
+            let found = near(kind, 2000)
+            guard let best = found.min(by: { $0.distance < $1.distance }) else { return nil }
+            return (best.message, found.map(\.message))
+        }
+        var verdict = ReceiverVerdict()
+        for (_, message) in near(0, 10) {
+            guard case .navigationSolution(let solution) = message else { continue }
+            verdict.fixAuthenticated = (verdict.fixAuthenticated ?? true) && solution.fixAuthenticated
+            verdict.timeAuthenticated = (verdict.timeAuthenticated ?? true) && solution.timeAuthenticated
+        }
+        if let (best, all) = nearest(1), case .navigationStatus(_, let state) = best {
+            let states = all.compactMap { message -> UInt8? in
+                if case .navigationStatus(_, let state) = message { state } else { nil }
+            }
+            verdict.spoofDetectionState = Int(states.filter { $0 >= 2 }.max() ?? state)
+        }
+        if let (best, _) = nearest(2), case .signalInformation(_, let signals, let authenticated) = best {
+            verdict.signals = signals
+            verdict.authenticatedSignals = authenticated
+        }
+        if let (best, all) = nearest(3), case .signalSecurity(let jamming, let spoofing) = best {
+            let states = all.compactMap { message -> (UInt8?, UInt8?)? in
+                if case .signalSecurity(let jamming, let spoofing) = message { (jamming, spoofing) } else { nil }
+            }
+            verdict.jammingState = states.contains { $0.0 == 3 } ? 3 : jamming.map(Int.init)
+            verdict.spoofingState = states.compactMap(\.1).filter { $0 >= 2 }.max().map(Int.init) ?? spoofing.map(Int.init)
+        }
+        if let (best, all) = nearest(4), case .osnma(let report) = best {
+            let reports = all.compactMap { message -> UBXMessage.OSNMAReport? in
+                if case .osnma(let report) = message { report } else { nil }
+            }
+            verdict.osnmaEnabled = report.enabled
+            verdict.osnmaStatus = reports.contains { $0.status == 3 } ? .invalid
+                : ReceiverVerdict.OSNMAStatus.allCases[Int(report.status)]
+            verdict.osnmaTimeSyncStatus = reports.contains { $0.timeSyncStatus == 4 } ? 4 : Int(report.timeSyncStatus)
+            verdict.authenticatedSatellites = report.authenticatedSatellites
+        }
+        return verdict == ReceiverVerdict() ? nil : verdict
+    }
+}
+
+/// A small seeded generator, so a failing seed fails again.
+struct SplitMix: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
