@@ -125,8 +125,9 @@ package final class GPSDSource: LocationSource {
             health.release = source.release
             health.receiverHealth = GPSDHealth.receiverHealth(release: source.release)
             // A u-blox sends its verdicts once an epoch: a second's listening tells which it sends
-            // (less for a receiver whose first two epochs carry no UBX at all).
-            if let raw = source.rawWatch {
+            // (less for a receiver whose first two epochs carry no UBX at all). A device gpsd
+            // drives as another receiver sends none: status does not wait for it.
+            if let raw = source.rawWatch, source.deviceIsUBlox || !source.deviceDriverKnown || raw.receiverSendsUBX {
                 raw.listen(until: Deadline(milliseconds: 1_100, clock: elapsed))
                 if source.deviceIsUBlox || raw.receiverSendsUBX {
                     health.receiverVerdicts = GPSDHealth.receiverVerdicts(seen: raw.messageNames)
