@@ -219,4 +219,27 @@ import Testing
         #expect(waited < 1.1, "waited \(waited) s on gpsd")
         #expect(!gpsd.commands.isEmpty, "geolocate never reached the scripted gpsd")
     }
+
+    /// A u-blox whose raw stream is nothing but sync bytes, as fast as they are read (found by
+    /// the hostile pass on issue 42: reading the flood held the gate past --timeout): the fix
+    /// is reported within the timeout, as the server saw every connection, with its verdicts
+    /// unknown (null, never "all clear"); the flood was still running when geolocate let go.
+    @Test func aRawWatchFloodOfSyncBytesDoesNotHoldTheGate() throws {
+        let gpsd = try ScriptedGPSD(["poll": [], "stream": [ScriptedGPSD.tpv(time: Self.fixTime)], "driver": "u-blox", "rawFlood": true])
+        defer { gpsd.stop() }
+        let result = try trigger(gpsd, ["--timeout", "1s", "--now", Self.now])
+        #expect(result.status == 0, "\(result.stderr)")
+        let record = try result.json()
+        let location = try #require(record["location"] as? [String: Any], "\(result.stdout)")
+        #expect(location["latitude"] as? String == "53.3613367")
+        let signals = try #require(record["signals"] as? [String: Any], "\(record)")
+        for key in ["gnssAuthenticated", "receiverSpoofing", "osnmaReplay"] {
+            #expect(signals[key] is NSNull, "\(key): \(signals)")
+        }
+        #expect(gpsd.commands.contains { $0.contains(#""raw":2"#) }, "no raw watch was asked for: \(gpsd.commands)")
+        #expect(waitUntil(.seconds(10)) { !gpsd.floodedBytes.isEmpty }, "the flood never ended")
+        #expect(gpsd.floodedBytes.allSatisfy { $0 > 0 }, "\(gpsd.floodedBytes)")
+        let held = try #require(gpsd.allSessionsSeconds, "the scripted gpsd saw no whole session")
+        #expect(held < 1.1, "geolocate held gpsd's connections for \(held) s with --timeout 1s")
+    }
 }

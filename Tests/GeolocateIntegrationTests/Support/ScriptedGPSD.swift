@@ -15,7 +15,7 @@ final class ScriptedGPSD {
     var source: String { "gpsd://127.0.0.1:\(port)" }
 
     /// Starts the fake with `script` (see fake-gpsd.py: `greeting`, `silent`, `poll`, `stream`,
-    /// `interval`) and waits until it listens; with `user` (root only), run as that user, as
+    /// `interval`, `driver`, `rawFlood`) and waits until it listens; with `user` (root only), run as that user, as
     /// any local user could while gpsd is down.
     init(_ script: [String: Any], user: String? = nil) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -59,6 +59,20 @@ final class ScriptedGPSD {
         guard let connected = events.first(where: { $0["event"] as? String == "connected" })?["time"] as? Double,
               let closed = events.first(where: { $0["event"] as? String == "closed" })?["time"] as? Double else { return nil }
         return closed - connected
+    }
+
+    /// Seconds from the first client's connection to the last close: how long geolocate held
+    /// every connection it opened (the JSON watch and the raw one).
+    var allSessionsSeconds: Double? {
+        let events = self.events
+        guard let connected = events.first(where: { $0["event"] as? String == "connected" })?["time"] as? Double,
+              let closed = events.last(where: { $0["event"] as? String == "closed" })?["time"] as? Double else { return nil }
+        return closed - connected
+    }
+
+    /// The bytes each raw-watch flood sent before its connection ended (`rawFlood`).
+    var floodedBytes: [Int] {
+        events.filter { $0["event"] as? String == "flood" }.compactMap { $0["bytes"] as? Int }
     }
 
     /// When each client connected, in seconds of the server's monotonic clock.

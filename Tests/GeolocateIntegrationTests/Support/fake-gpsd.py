@@ -15,11 +15,14 @@ and serves each client by the script:
    "stream": [TPV, ...],        # TPVs sent after ?WATCH=...;, one every "interval" seconds
    "raw": ["text", ...],        # lines sent as they are after ?WATCH=...;, before the stream
    "interval": 0.05,
-   "closeAfterStream": false}  # close the connection once the stream is sent (a flapping gpsd)
+   "closeAfterStream": false,  # close the connection once the stream is sent (a flapping gpsd)
+   "driver": "NMEA0183",       # the driver DEVICES names ("u-blox": geolocate waits for UBX)
+   "rawFlood": false}          # answer a raw watch (?WATCH={..."raw":2}) with endless B5 62
 
 A TPV is written as given, after {"class":"TPV","device":"/dev/fake",...}. With "silent" the
 client gets nothing, not even the VERSION greeting, whatever it sends. Every command received
-is appended to LOG.jsonl as {"command": "..."}.
+is appended to LOG.jsonl as {"command": "..."}; a flood, as {"event": "flood", "bytes": N}
+when its connection ends.
 """
 import json
 import os
@@ -79,6 +82,20 @@ def stream(conn, script, stop):
             pass
 
 
+def flood(conn, stop):
+    """Sync bytes and nothing else, as fast as the client reads them: every B5 62 starts a
+    frame that is never whole."""
+    chunk = b"\xb5\x62" * 8192
+    sent = 0
+    try:
+        while not stop.is_set():
+            conn.sendall(chunk)
+            sent += len(chunk)
+    except OSError:
+        pass
+    log({"event": "flood", "bytes": sent, "time": time.monotonic()})
+
+
 def serve(conn):
     script = load_script()
     stop = threading.Event()
@@ -101,9 +118,11 @@ def serve(conn):
                 log({"command": command})
                 if script.get("silent"):
                     continue
-                if command.startswith("?WATCH"):
+                if command.startswith("?WATCH") and '"raw":2' in command.replace(" ", "") and script.get("rawFlood"):
+                    threading.Thread(target=flood, args=(conn, stop), daemon=True).start()
+                elif command.startswith("?WATCH"):
                     send(conn, {"class": "DEVICES", "devices": [
-                        {"class": "DEVICE", "path": DEVICE, "driver": "NMEA0183", "activated": now_iso(),
+                        {"class": "DEVICE", "path": DEVICE, "driver": script.get("driver", "NMEA0183"), "activated": now_iso(),
                          "flags": 1, "native": 0, "bps": 4800, "parity": "N", "stopbits": 1,
                          "cycle": 1.00}]})
                     send(conn, {"class": "WATCH", "enable": True, "json": True, "nmea": False,
