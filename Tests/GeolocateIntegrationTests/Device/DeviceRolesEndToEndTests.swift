@@ -191,6 +191,64 @@ struct DeviceRolesEndToEndTests {
         }
     }
 
+    /// The receiver's own verdicts across the roles (issue 42), on u-blox logs pyubx2 made
+    /// (`ubx-stream.py`), their last epoch dated now: root's gate, through the PAM hook, lets
+    /// a login through when the receiver says "no spoofing" and OSNMA authenticated the fix,
+    /// and denies it on the same log saying "spoofing affirmed" (the default `policy.distrust`);
+    /// the services, as geolocate, track the log into the spool with the verdict (read back by
+    /// Python's sqlite3); the risk server reads the gate's token with the key `key show`
+    /// printed, its `gnssAuth` claim as the log says.
+    @Test func theReceiversVerdictsReachEveryRole() throws {
+        let device = try Device()
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate, .withTime, .withDashSeparatorInDate, .withColonSeparatorInTime]
+        let start = formatter.string(from: Date().addingTimeInterval(-4))
+        func log(_ name: String, spoofing: Int) throws -> String {
+            let made = try Spawn.run(["python3", ReceiverVerdictEndToEndTests.generator, "--epochs", "5", "--start", start,
+                                      "--pvt", "1", "--sec-sig=1,\(spoofing)", "--osnma", "1,2,0,5"])
+            try #require(made.status == 0, "ubx-stream.py: \(String(decoding: made.stderr, as: UTF8.self))")
+            let shared = device.shared + "/\(name)"
+            try made.stdout.write(to: URL(fileURLWithPath: shared))
+            // The gate reads NMEA only from root's own directories.
+            #expect(try device.shell("root", ["install", "-m", "0644", shared, "/etc/geolocate/\(name)"]).status == 0)
+            return "/etc/geolocate/\(name)"
+        }
+        let clean = try log("clean.log", spoofing: 1)
+        let spoofed = try log("spoofed.log", spoofing: 3)
+        try device.set("permissions", "fine")
+        let made = try device.run("root", ["key", "init"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let pam = ["PAM_USER": "alice", "PAM_SERVICE": "sshd", "PAM_TYPE": "account"]
+
+        try device.set("source", "nmea:\(clean)")
+        let allowed = try device.run("root", ["trigger", "login", "--pam"], environment: pam)
+        #expect(allowed.status == 0, "a clean, authenticated fix lets the login through: \(allowed)")
+        try device.set("source", "nmea:\(spoofed)")
+        let denied = try device.run("root", ["trigger", "login", "--pam"], environment: pam)
+        #expect(denied.status == 4, "spoofing affirmed denies: \(denied)")
+        // The hook says its reason to syslog; the same decision, printed, says it is the receiver's.
+        let decision = try device.run("root", ["trigger", "login", "--policy"]).json()
+        let policy = decision["policy"] as? [String: Any] ?? [:]
+        #expect(policy["decision"] as? String == "deny" && (policy["reason"] as? String)?.hasPrefix("receiverSpoofing") == true, "\(decision)")
+
+        #expect(try device.run("geolocate", ["track", "--system"]).status == 0)
+        let stored = try device.shell("root", ["python3", "-c", "import sqlite3; print(sorted(set(sqlite3.connect('file:/var/lib/geolocate/spool.sqlite?mode=ro', uri=True).execute("
+            + "\"SELECT receiverSpoofing, gnssAuthenticated, osnmaStatus, authenticatedSatellites FROM records WHERE action = 'track'\").fetchall())))"])
+        #expect(stored.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[(1, 1, 'operational', 5)]", "\(stored)")
+
+        let enrolled = device.shared + "/enrolled.json"
+        try made.stdout.write(toFile: enrolled, atomically: true, encoding: .utf8)
+        try device.set("signing.audience", "https://risk.example")
+        let gate = try device.run("root", ["trigger", "login", "--format", "jwt", "--replay", spoofed])
+        #expect(gate.status == 0, "\(gate.stderr)")
+        let claims = try Tool.run([TokenEndToEndTests.python, GeolocateProcess.projectRoot.appendingPathComponent("Tests/GeolocateIntegrationTests/Support/jws-tool.py").path,
+                                   "decode", gate.stdout.trimmingCharacters(in: .whitespacesAndNewlines), enrolled])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(claims.utf8)) as? [String: Any], "\(claims)")
+        let authentication = try #require(object["gnssAuth"] as? [String: Any], "\(claims)")
+        #expect(authentication["fixAuthenticated"] as? Bool == true && authentication["osnma"] as? String == "operational"
+                    && authentication["authenticatedSatellites"] as? Int == 5, "\(authentication)")
+    }
+
     @Test func aRelativePathInTheSystemConfigIsFromEtcGeolocateInTheUnitsCopy() throws {
         let device = try Device()
         let certificates = try TestCertificates()
