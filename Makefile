@@ -101,6 +101,7 @@ gpsd-demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	./scripts/test-leaving-nothing $(SWIFT) test --skip-build --filter '^(NMEATests|GPSDTests|GeolocateCoreTests)\.'
+	./scripts/test-leaving-nothing $(SWIFT) test --skip-build --filter '^TPMTests\.'
 	./scripts/test-leaving-nothing $(SWIFT) test --skip-build --filter '^GeolocateIntegrationTests\.'
 
 # The fast layer: the library's tests (tagged unit; no binary, no server). By target, as

@@ -157,6 +157,13 @@ let package = Package(
             swiftSettings: ownSwiftSettings
         ),
         // A runner of inputs in the ordinary build; the libFuzzer target in `make fuzz`.
+        // The TSS2 ESAPI calls geolocate makes (Debian libtss2-dev): a P-256 key made inside a
+        // TPM 2.0 and persisted, its public point, ECDSA signatures: for TPMKey.swift alone.
+        .target(name: "CTPM", cSettings: [.treatAllWarnings(as: .error)],
+                linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-rc")]),
+        // The TPM adapter: `TPMKey`, a device key no one can copy (SPEC §15).
+        .target(name: "TPM", dependencies: ["GeolocateModel", "CTPM", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: ownSwiftSettings),
         .executableTarget(
             name: "geolocate-fuzz",
             dependencies: ["NMEA", "GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD"],
@@ -176,6 +183,8 @@ let package = Package(
         ),
         .testTarget(name: "NMEATests", dependencies: ["NMEA"], exclude: ["ubx-oracle.py"], swiftSettings: ownSwiftSettings),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GeolocateModel", "NMEA"], swiftSettings: ownSwiftSettings),
+        .testTarget(name: "TPMTests", dependencies: ["TPM", "GeolocateModel", .product(name: "Crypto", package: "swift-crypto")],
+                    swiftSettings: ownSwiftSettings),
         .testTarget(
             name: "GeolocateIntegrationTests",
             dependencies: ["GeolocateModel", "GeolocateConfig", "GeolocateSpool", "GeolocateDelivery", "GeolocateCore", "GPSD", "geolocate", "geolocate-fuzz",
