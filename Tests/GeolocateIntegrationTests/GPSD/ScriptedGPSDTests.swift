@@ -239,7 +239,9 @@ import Testing
         #expect(gpsd.commands.contains { $0.contains(#""raw":2"#) }, "no raw watch was asked for: \(gpsd.commands)")
         #expect(waitUntil(.seconds(10)) { !gpsd.floodedBytes.isEmpty }, "the flood never ended")
         #expect(gpsd.floodedBytes.allSatisfy { $0 > 0 }, "\(gpsd.floodedBytes)")
+        // The timeout and some slack for a loaded machine: read without its bound, the flood
+        // held the gate 10 s.
         let held = try #require(gpsd.allSessionsSeconds, "the scripted gpsd saw no whole session")
-        #expect(held < 1.1, "geolocate held gpsd's connections for \(held) s with --timeout 1s")
+        #expect(held < 2, "geolocate held gpsd's connections for \(held) s with --timeout 1s")
     }
 }
