@@ -171,7 +171,8 @@ let package = Package(
             exclude: ["corpus"],
             swiftSettings: ownSwiftSettings
         ),
-        // What both test targets use (NMEA logs written for one case each); no product has it.
+        // What the test targets share (NMEA logs written for one case each, golden files, a
+        // seeded generator); no product has it.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: ownSwiftSettings),
         .testTarget(
             name: "GeolocateCoreTests",
@@ -181,7 +182,7 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: ownSwiftSettings
         ),
-        .testTarget(name: "NMEATests", dependencies: ["NMEA"], exclude: ["ubx-oracle.py"], swiftSettings: ownSwiftSettings),
+        .testTarget(name: "NMEATests", dependencies: ["NMEA", "TestSupport"], exclude: ["ubx-oracle.py"], swiftSettings: ownSwiftSettings),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GeolocateModel", "NMEA"], swiftSettings: ownSwiftSettings),
         .testTarget(name: "TPMTests", dependencies: ["TPM", "GeolocateModel", .product(name: "Crypto", package: "swift-crypto")],
                     swiftSettings: ownSwiftSettings),

@@ -59,6 +59,17 @@ static int open_tpm(const char *conf, TSS2_TCTI_CONTEXT **tcti, ESYS_CONTEXT **e
     return 0;
 }
 
+/// `open_tpm` for a call that authorises the key with an authValue of `auth_length` bytes:
+/// at most a SHA-256 digest's, the key's name algorithm.
+static int open_tpm_for_key(const char *conf, size_t auth_length, TSS2_TCTI_CONTEXT **tcti, ESYS_CONTEXT **esys,
+                            geolocate_tpm_error *error) {
+    if (auth_length > 32) {
+        fail(error, 0, "a TPM key's authorisation value is at most 32 bytes");
+        return -1;
+    }
+    return open_tpm(conf, tcti, esys, error);
+}
+
 static void close_tpm(TSS2_TCTI_CONTEXT **tcti, ESYS_CONTEXT **esys) {
     if (*esys) Esys_Finalize(esys);
     if (*tcti) Tss2_TctiLdr_Finalize(tcti);
@@ -92,13 +103,9 @@ static int persistent_object(ESYS_CONTEXT *esys, uint32_t handle, ESYS_TR *objec
 
 int geolocate_tpm_create(const char *conf, uint32_t handle, const uint8_t *auth, size_t auth_length, int replace,
                          uint8_t x[32], uint8_t y[32], geolocate_tpm_error *error) {
-    if (auth_length > 32) {
-        fail(error, 0, "a TPM key's authorisation value is at most 32 bytes");
-        return -1;
-    }
     TSS2_TCTI_CONTEXT *tcti;
     ESYS_CONTEXT *esys;
-    if (open_tpm(conf, &tcti, &esys, error) != 0) return -1;
+    if (open_tpm_for_key(conf, auth_length, &tcti, &esys, error) != 0) return -1;
     int result = -1;
     ESYS_TR parent = ESYS_TR_NONE, key = ESYS_TR_NONE, existing = ESYS_TR_NONE, persisted = ESYS_TR_NONE;
     TPM2B_PRIVATE *private_part = NULL;
@@ -213,13 +220,9 @@ done:
 
 int geolocate_tpm_sign(const char *conf, uint32_t handle, const uint8_t *auth, size_t auth_length, const uint8_t digest[32],
                        uint8_t r[32], uint8_t s[32], geolocate_tpm_error *error) {
-    if (auth_length > 32) {
-        fail(error, 0, "a TPM key's authorisation value is at most 32 bytes");
-        return -1;
-    }
     TSS2_TCTI_CONTEXT *tcti;
     ESYS_CONTEXT *esys;
-    if (open_tpm(conf, &tcti, &esys, error) != 0) return -1;
+    if (open_tpm_for_key(conf, auth_length, &tcti, &esys, error) != 0) return -1;
     int result = -1;
     ESYS_TR key;
     TPMT_SIGNATURE *signature = NULL;

@@ -1,5 +1,6 @@
 import NMEA
 import Testing
+import TestSupport
 
 /// The tracker's histories (issue 42's speed row): it keeps each kind of message in a ring and,
 /// while the ring is in time order, looks only at the messages near an epoch. Checked against a
@@ -8,7 +9,7 @@ import Testing
 /// alarms among "none"s, messages before any time, epochs asked for out of order (a held fix).
 @Suite(.tags(.unit), .timeLimit(.minutes(5))) struct ReceiverVerdictTrackerTests {
     @Test(arguments: 0..<40) func theRingsAgreeWithAFilterOfEveryMessage(_ seed: Int) {
-        var random = SplitMix(seed: UInt64(seed))
+        var random = SplitMix64(state: UInt64(seed))
         let hertz = seed % 2 == 0 ? 1 : 10
         let step = 1000 / hertz
         // Every fourth run starts a minute before midnight.
@@ -212,20 +213,5 @@ private struct Reference {
             verdict.authenticatedSatellites = report.authenticatedSatellites
         }
         return verdict == ReceiverVerdict() ? nil : verdict
-    }
-}
-
-/// A small seeded generator, so a failing seed fails again.
-struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

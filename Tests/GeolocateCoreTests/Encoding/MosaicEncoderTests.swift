@@ -5,6 +5,7 @@ import Foundation
 @testable import GeolocateModel
 @testable import GeolocateSpool
 import Testing
+import TestSupport
 
 @Suite(.tags(.unit), .timeLimit(.minutes(5))) struct MosaicEncoderTests {
     @Test func matchesSpecExampleShape() throws {
@@ -40,18 +41,6 @@ import Testing
 
 /// The hand-written fixed-point formatting agrees with `%.Nf` (what `String(format:)` prints).
 @Suite(.tags(.unit), .timeLimit(.minutes(5))) struct DecimalTextTests {
-    /// A seeded generator, so a failure names values that fail again.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func agreesWithPrintfOnManyValues() {
         var generator = SplitMix64(state: 2026)
         var mismatches: [String] = []

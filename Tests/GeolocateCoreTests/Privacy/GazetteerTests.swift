@@ -5,6 +5,7 @@ import Foundation
 @testable import GeolocateModel
 @testable import GeolocateSpool
 import Testing
+import TestSupport
 
 /// The offline gazetteer: the right country, district and city for well-known places, and the
 /// same nearest place as a scan of every place in the file.
@@ -48,7 +49,7 @@ import Testing
     /// nearest place: 300 seeded points against a scan of all 144,561.
     @Test func agreesWithAScanOfEveryPlace() throws {
         let places = try AllPlaces(path: TestPaths.projectRoot.appendingPathComponent("share/geolocate/gazetteer.bin").path)
-        var generator = DecimalTextTests.SplitMix64(state: 6)
+        var generator = SplitMix64(state: 6)
         var points: [(Double, Double)] = [(89.99, 0), (-89.99, 0), (-89.99, 179.9), (85, 179.99), (78.2, 15.6), (-16.8, 179.999), (-16.8, -179.999), (0, 0), (-50, -140)]
         for _ in 0..<300 {
             points.append((Double.random(in: -90...90, using: &generator), Double.random(in: -180..<180, using: &generator)))
