@@ -104,8 +104,10 @@ public struct ReceiverVerdictTracker: Sendable {
     /// The last `historyLimit` messages of one kind with their times of day, a ring: keeping one
     /// more moves nothing. Messages come in time order but for a midnight or a message read
     /// before any time, so while the ring holds them in order the look for the message nearest
-    /// an epoch stops once past it, and alarms are marked as they come: an epoch visits two or
-    /// three messages, not all 16 (a scan of all, once an epoch, was most of what UBX cost).
+    /// an epoch stops once past it, and alarms are kept apart as they come: an epoch visits two
+    /// or three messages, not all 16 (a scan of all, once an epoch, was most of what UBX cost).
+    /// Its look-ups are `mutating` though they change nothing: called in place, the inline
+    /// storage is read where it is, where a non-mutating call copied it first.
     private struct Recent<Value: Sendable>: Sendable {
         /// Inline, not an array: an array's uniqueness check and reference count at every
         /// message cost more than keeping it.
@@ -116,8 +118,11 @@ public struct ReceiverVerdictTracker: Sendable {
         /// How many more messages must come before the ring holds its messages in time order
         /// again: each message out of order stays for `historyLimit` more.
         private var disorder = 0
-        /// Which of `items` are alarms, a bit each.
-        private var alarms: UInt16 = 0
+        /// The last `historyLimit` alarms, kept apart so that no number of later "none"s
+        /// pushes one out before its time has passed (a 10 Hz receiver sends 20 in 2 s).
+        private var alarmItems = InlineArray<16, (time: Int?, value: Value)?>(repeating: nil)
+        private var alarmCount = 0
+        private var nextAlarm = 0
 
         /// Keeps `value` read at `time` (`nil`: not known yet, see `stamp(_:)`), forgetting the
         /// oldest; an alarm is one that a later "none" must not hide.
@@ -138,21 +143,17 @@ public struct ReceiverVerdictTracker: Sendable {
                 oldest = oldest + 1 == count ? 0 : oldest + 1
             }
             items[newest] = (time, value)
-            let bit = UInt16(1) << newest
-            alarms = isAlarm ? alarms | bit : alarms & ~bit
+            if isAlarm {
+                alarmItems[nextAlarm] = (time, value)
+                nextAlarm = nextAlarm + 1 == ReceiverVerdictTracker.historyLimit ? 0 : nextAlarm + 1
+                alarmCount = min(alarmCount + 1, ReceiverVerdictTracker.historyLimit)
+            }
         }
 
         /// Gives the messages read before any time was known the time `time`.
         mutating func stamp(_ time: Int) {
             for index in 0..<count where items[index]?.time == nil { items[index]?.time = time }
-        }
-
-        /// How far apart two times of day are, the way round midnight too.
-        @inline(__always)
-        private static func distance(_ time: Int, _ epoch: Int) -> Int {
-            let apart = time > epoch ? time - epoch : epoch - time
-            // Both lie within one day: past half a day, the way round midnight is shorter.
-            return apart > 43_200_000 ? 86_400_000 - apart : apart
+            for index in 0..<alarmCount where alarmItems[index]?.time == nil { alarmItems[index]?.time = time }
         }
 
         /// The message nearest `epoch` within `window` ms (on a tie the one read last).
@@ -172,12 +173,9 @@ public struct ReceiverVerdictTracker: Sendable {
         /// Calls `body` with each alarm within `window` ms of `epoch`.
         @inline(__always)
         mutating func forEachAlarm(within window: Int, of epoch: Int, _ body: (Value) -> Void) {
-            var lanes = alarms
-            let items = items.span
-            while lanes != 0 {
-                let lane = lanes.trailingZeroBitCount
-                lanes &= lanes - 1
-                if let item = items[lane], let time = item.time, Self.distance(time, epoch) <= window { body(item.value) }
+            let alarms = alarmItems.span
+            for index in 0..<alarmCount {
+                if let item = alarms[index], let time = item.time, distance(time, epoch) <= window { body(item.value) }
             }
         }
 
@@ -198,7 +196,7 @@ public struct ReceiverVerdictTracker: Sendable {
                 index = index == 0 ? count - 1 : index - 1
                 guard let time = item.time else { continue }
                 if mayStop && (time < epoch - window || stop(time)) { return }
-                let apart = Self.distance(time, epoch)
+                let apart = distance(time, epoch)
                 if apart <= window { body(item.value, apart) }
             }
         }
@@ -238,22 +236,26 @@ public struct ReceiverVerdictTracker: Sendable {
             guard let time = solution.timeOfDay else { return }
             weekToDay = Self.dayTime(time - Int(solution.timeOfWeek % 86_400_000))
             latestSolutionTime = time
-            solutions.append(solution, at: time)
+            // One that does not say authenticated is kept as an alarm: every NAV-PVT of an
+            // epoch must say so, however many more come.
+            solutions.append(solution, at: time, isAlarm: !solution.fixAuthenticated || !solution.timeAuthenticated)
             stampUntimed(with: time)
         // The alarms, which stand against a later "none" (see `verdict(forTimeOfDay:)`): spoofing
         // indicated or affirmed, critical jamming, OSNMA's "don't use" or a replay.
         case .navigationStatus(let timeOfWeek, let state):
-            let time = noteUntimed(time(ofWeek: timeOfWeek, openEpochTime: openEpochTime()))
+            let time = noteUntimed(Self.time(ofWeek: timeOfWeek, weekToDay: weekToDay, latestSolutionTime: latestSolutionTime,
+                                             openEpochTime: openEpochTime()))
             statusReports.append(state, at: time, isAlarm: state >= 2)
         case .signalInformation(let timeOfWeek, let signals, let authenticated):
-            let time = noteUntimed(time(ofWeek: timeOfWeek, openEpochTime: openEpochTime()))
+            let time = noteUntimed(Self.time(ofWeek: timeOfWeek, weekToDay: weekToDay, latestSolutionTime: latestSolutionTime,
+                                             openEpochTime: openEpochTime()))
             signalReports.append((signals: signals, authenticated: authenticated), at: time)
         case .signalSecurity(let jamming, let spoofing):
-            securityReports.append((jamming: jamming, spoofing: spoofing), at: noteUntimed(latestSolutionTime ?? openEpochTime()),
+            securityReports.append((jamming: jamming, spoofing: spoofing), at: noteUntimed(Self.timeOfUntimed(latestSolutionTime: latestSolutionTime, openEpochTime: openEpochTime())),
                                    isAlarm: jamming == 3 || (spoofing ?? 0) >= 2)
         case .osnma(let report):
             // SEC-OSNMA carries no time of week either.
-            osnmaReports.append(report, at: noteUntimed(latestSolutionTime ?? openEpochTime()),
+            osnmaReports.append(report, at: noteUntimed(Self.timeOfUntimed(latestSolutionTime: latestSolutionTime, openEpochTime: openEpochTime())),
                                 isAlarm: report.status == 3 || report.timeSyncStatus == 4)
         }
     }
@@ -299,10 +301,12 @@ public struct ReceiverVerdictTracker: Sendable {
     private mutating func judged(epochAt epoch: Int) -> ReceiverVerdict? {
         let window = Self.stateWindow
         var verdict = ReceiverVerdict()
-        solutions.forEach(within: Self.solutionWindow, of: epoch) { solution, _ in
+        func take(_ solution: UBXMessage.NavigationSolution) {
             verdict.fixAuthenticated = (verdict.fixAuthenticated ?? true) && solution.fixAuthenticated
             verdict.timeAuthenticated = (verdict.timeAuthenticated ?? true) && solution.timeAuthenticated
         }
+        solutions.forEach(within: Self.solutionWindow, of: epoch) { solution, _ in take(solution) }
+        solutions.forEachAlarm(within: Self.solutionWindow, of: epoch) { take($0) }
         if let nearest = osnmaReports.nearest(within: window, of: epoch) {
             var invalid = false, replayed = false
             osnmaReports.forEachAlarm(within: window, of: epoch) {
@@ -336,10 +340,24 @@ public struct ReceiverVerdictTracker: Sendable {
         return verdict.isEmpty ? nil : verdict
     }
 
+    /// The time of a message that carries none (SEC-SIG, SEC-OSNMA): the latest NAV-PVT's when
+    /// it is within a second of the NMEA epoch being read (the receiver's own clock, which
+    /// dates UBX sent before its epoch's NMEA right), else that epoch's. A NAV-PVT that came
+    /// late, or one sent every few epochs, would otherwise date the message seconds away, and
+    /// an alarm in it would reach no epoch (found by the hostile pass).
+    private static func timeOfUntimed(latestSolutionTime: Int?, openEpochTime: Int?) -> Int? {
+        guard let latestSolutionTime else { return openEpochTime }
+        guard let openEpochTime else { return latestSolutionTime }
+        return distance(latestSolutionTime, openEpochTime) <= 1_000 ? latestSolutionTime : openEpochTime
+    }
+
     /// A time of week's time of day, through the latest NAV-PVT; without one, the open epoch's.
-    private func time(ofWeek timeOfWeek: UInt32, openEpochTime: @autoclosure () -> Int?) -> Int? {
+    /// Static, as `timeOfUntimed`: a method of the tracker called from `add` copied the whole
+    /// tracker (some KiB of histories) at every message.
+    private static func time(ofWeek timeOfWeek: UInt32, weekToDay: Int?, latestSolutionTime: Int?,
+                             openEpochTime: @autoclosure () -> Int?) -> Int? {
         guard let weekToDay else { return latestSolutionTime ?? openEpochTime() }
-        return Self.dayTime(Int(timeOfWeek % 86_400_000) + weekToDay)
+        return dayTime(Int(timeOfWeek % 86_400_000) + weekToDay)
     }
 
     /// `milliseconds` brought into the day, for a time at most a day before or after it (a
@@ -347,4 +365,12 @@ public struct ReceiverVerdictTracker: Sendable {
     private static func dayTime(_ milliseconds: Int) -> Int {
         milliseconds < 0 ? milliseconds + 86_400_000 : milliseconds >= 86_400_000 ? milliseconds - 86_400_000 : milliseconds
     }
+}
+
+/// How far apart two times of day are, in ms, the way round midnight too.
+@inline(__always)
+private func distance(_ time: Int, _ epoch: Int) -> Int {
+    let apart = time > epoch ? time - epoch : epoch - time
+    // Both lie within one day: past half a day, the way round midnight is shorter.
+    return apart > 43_200_000 ? 86_400_000 - apart : apart
 }

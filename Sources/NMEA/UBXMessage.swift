@@ -43,7 +43,7 @@ public enum UBXMessage: Equatable, Sendable {
         /// UTC time of day, ms (hour, minute, second and `nano` rounded to the millisecond),
         /// when `valid.validTime` says it is known; NMEA's epoch time is matched against it.
         public var timeOfDay: Int?
-        /// `flags3.nmaFixStatus`: the fix rests on authenticated navigation data.
+        /// `flags3.nmaFixStatus`, with `flags.gnssFixOK`: the fix rests on authenticated navigation data.
         public var fixAuthenticated: Bool
         /// `flags3.authTime`: the time rests on authenticated data.
         public var timeAuthenticated: Bool
@@ -83,8 +83,11 @@ public enum UBXMessage: Equatable, Sendable {
                         : milliseconds >= 86_400_000 ? milliseconds - 86_400_000 : milliseconds
                 }
             }
+            // nmaFixStatus says of the fix; without gnssFixOK (flags bit 0) there is no valid
+            // fix to be authenticated.
+            let fixValid = payload[21] & 0x01 != 0
             self = .navigationSolution(NavigationSolution(
-                timeOfWeek: tow, timeOfDay: timeOfDay, fixAuthenticated: flags3 & (1 << 14) != 0,
+                timeOfWeek: tow, timeOfDay: timeOfDay, fixAuthenticated: fixValid && flags3 & (1 << 14) != 0,
                 timeAuthenticated: flags3 & (1 << 13) != 0))
         case (0x01, 0x03):
             guard payload.count >= 16 else { return nil }

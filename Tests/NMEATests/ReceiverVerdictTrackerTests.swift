@@ -62,7 +62,13 @@ import TestSupport
                 add(Self.signals(at: weekTime ?? 0, weekOffset: weekOffset, count: Int(random.next() % 6), authenticated: Int(random.next() % 3)),
                     0x01, 0x43, time: weekTime)
             }
-            let untimedTime = latestSolution ?? openEpoch
+            // A message without time takes the latest NAV-PVT's when it is within a second of the
+            // open epoch's, else the open epoch's.
+            var untimedTime = latestSolution ?? openEpoch
+            if let solved = latestSolution, let open = openEpoch,
+               min(Reference.dayTime(solved - open), Reference.dayTime(open - solved)) > 1000 {
+                untimedTime = open
+            }
             if random.next() % 4 != 0 {
                 let jamming = UInt8(random.next() % 12 == 0 ? 3 : random.next() % 3)
                 let spoofing = UInt8(random.next() % 12 == 0 ? 2 + random.next() % 2 : random.next() % 2)
@@ -87,6 +93,38 @@ import TestSupport
         #expect(tracker.messagesRead == reference.count)
     }
 
+    /// An alarm stands against any number of later "none"s within 2 s (a 10 or 20 Hz receiver
+    /// sends more than the 16 kept of each kind), and a NAV-PVT not saying authenticated against
+    /// any number of ones saying so in its epoch (found by the hostile pass: the 17th pushed it out).
+    @Test(arguments: [15, 16, 40]) func anAlarmOutlastsAnyNumberOfNones(_ nones: Int) {
+        func message(_ payload: [UInt8], _ messageClass: UInt8, _ messageID: UInt8) -> UBXMessage? {
+            payload.withUnsafeBufferPointer { UBXMessage(UBXFrame(messageClass: messageClass, messageID: messageID, payload: $0)) }
+        }
+        var tracker = ReceiverVerdictTracker()
+        let epoch = 43_200_000, week = 100_000
+        guard let unauthenticated = message(Self.solution(at: epoch, weekOffset: week, authenticated: false), 0x01, 0x07),
+              let authenticated = message(Self.solution(at: epoch, weekOffset: week, authenticated: true), 0x01, 0x07),
+              let spoofed = message(Self.security(jamming: 3, spoofing: 3), 0x27, 0x09),
+              let clean = message(Self.security(jamming: 1, spoofing: 1), 0x27, 0x09),
+              let replay = message(Self.osnma(status: 2, timeSync: 4, enabled: true, satellites: 5), 0x27, 0x0A),
+              let synced = message(Self.osnma(status: 2, timeSync: 1, enabled: true, satellites: 5), 0x27, 0x0A),
+              let alarmed = message(Self.status(at: epoch, weekOffset: week, state: 3), 0x01, 0x03)
+        else {
+            Issue.record("a message the test built did not decode")
+            return
+        }
+        for first in [unauthenticated, spoofed, replay, alarmed] { tracker.add(first, openEpochTime: epoch) }
+        for index in 0..<nones {
+            // 50 ms apart: all within 2 s of the epoch.
+            let time = epoch + 50 * (index % 40)
+            guard let calm = message(Self.status(at: time, weekOffset: week, state: 1), 0x01, 0x03) else { return }
+            for next in [authenticated, clean, synced, calm] { tracker.add(next, openEpochTime: epoch) }
+        }
+        let verdict = tracker.verdict(forTimeOfDay: epoch)
+        #expect(verdict?.fixAuthenticated == false && verdict?.spoofing == true && verdict?.jamming == true
+                    && verdict?.osnmaReplay == true && verdict?.spoofDetectionState == 3, "\(String(describing: verdict))")
+    }
+
     // MARK: Payloads, at the offsets UBXReaderTests checks against pyubx2
 
     static func solution(at time: Int, weekOffset: Int, authenticated: Bool) -> [UInt8] {
@@ -96,6 +134,7 @@ import TestSupport
         payload[9] = UInt8(time / 60_000 % 60)
         payload[10] = UInt8(time / 1000 % 60)
         payload[11] = 0x07
+        payload[21] = 0x01
         put32(&payload, 16, UInt32(time % 1000 * 1_000_000))
         let flags3: UInt16 = authenticated ? 0x6000 : 0
         payload[78] = UInt8(flags3 & 0xFF)
@@ -157,6 +196,18 @@ private struct Reference {
         entries.append(Entry(kind: message.kind, time: time, message: message))
     }
 
+    /// What a later "none" must not hide: a NAV-PVT not saying authenticated, spoofing
+    /// indicated or affirmed, critical jamming, OSNMA "don't use" or a replay.
+    static func isAlarm(_ message: UBXMessage) -> Bool {
+        switch message {
+        case .navigationSolution(let solution): !solution.fixAuthenticated || !solution.timeAuthenticated
+        case .navigationStatus(_, let state): state >= 2
+        case .signalInformation: false
+        case .signalSecurity(let jamming, let spoofing): jamming == 3 || (spoofing ?? 0) >= 2
+        case .osnma(let report): report.status == 3 || report.timeSyncStatus == 4
+        }
+    }
+
     mutating func stampUntimed(_ time: Int) {
         for index in entries.indices where entries[index].time == nil { entries[index].time = time }
     }
@@ -166,21 +217,29 @@ private struct Reference {
             let forward = Self.dayTime(time - epoch), backward = Self.dayTime(epoch - time)
             return Swift.min(forward, backward)
         }
-        /// The kind's last 16 within `window`, newest first, with their distances.
-        func near(_ kind: Int, _ window: Int) -> [(distance: Int, message: UBXMessage)] {
-            entries.filter { $0.kind == kind }.suffix(16).reversed().compactMap { entry in
+        /// Of `entries` within `window`, newest first, with their distances.
+        func near(_ entries: [Entry], _ window: Int) -> [(distance: Int, message: UBXMessage)] {
+            entries.reversed().compactMap { entry in
                 guard let time = entry.time, distance(time) <= window else { return nil }
                 return (distance(time), entry.message)
             }
         }
-        /// The nearest of them; of equals the first (the newest).
+        /// The kind's last 16, and its last 16 alarms (which later "none"s do not push out).
+        func kept(_ kind: Int) -> (recent: [Entry], alarms: [Entry]) {
+            let all = entries.filter { $0.kind == kind }
+            return (Array(all.suffix(16)), Array(all.filter { Self.isAlarm($0.message) }.suffix(16)))
+        }
+        /// The nearest of the last 16 within 2 s (of equals the newest), and every message
+        /// within 2 s that is kept, alarms included.
         func nearest(_ kind: Int) -> (UBXMessage, [UBXMessage])? {
-            let found = near(kind, 2000)
+            let (recent, alarms) = kept(kind)
+            let found = near(recent, 2000)
             guard let best = found.min(by: { $0.distance < $1.distance }) else { return nil }
-            return (best.message, found.map(\.message))
+            return (best.message, found.map(\.message) + near(alarms, 2000).map(\.message))
         }
         var verdict = ReceiverVerdict()
-        for (_, message) in near(0, 10) {
+        let solutions = kept(0)
+        for (_, message) in near(solutions.recent, 10) + near(solutions.alarms, 10) {
             guard case .navigationSolution(let solution) = message else { continue }
             verdict.fixAuthenticated = (verdict.fixAuthenticated ?? true) && solution.fixAuthenticated
             verdict.timeAuthenticated = (verdict.timeAuthenticated ?? true) && solution.timeAuthenticated

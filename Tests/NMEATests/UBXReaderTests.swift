@@ -60,7 +60,8 @@ import Glibc
                 return
             }
             #expect(solution.timeOfWeek == UInt32(f["iTOW"]!), "\(label)")
-            #expect(solution.fixAuthenticated == (f["nmaFixStatus"] == 1), "\(label)")
+            // A fix the receiver does not call valid (gnssFixOK 0) is no authenticated fix.
+            #expect(solution.fixAuthenticated == (f["nmaFixStatus"] == 1 && f["gnssFixOk"] == 1), "\(label)")
             #expect(solution.timeAuthenticated == (f["authTime"] == 1), "\(label)")
             var expectedTime: Int?
             if f["validTime"] == 1 {

@@ -35,8 +35,9 @@ def case(message, wanted, **fields):
 
 
 # NAV-PVT: nmaFixStatus and authTime each 0 and 1, at times that round, wrap at midnight
-# (nano may be negative, or carry the second into the next day), and once without validTime.
-PVT = ("iTOW", "hour", "min", "second", "nano", "validTime", "nmaFixStatus", "authTime")
+# (nano may be negative, or carry the second into the next day), once without validTime, and
+# once saying authenticated without a valid fix (gnssFixOk 0).
+PVT = ("iTOW", "hour", "min", "second", "nano", "validTime", "gnssFixOk", "nmaFixStatus", "authTime")
 times = [(12, 34, 56, 0), (12, 34, 56, 123_400_000), (0, 0, 0, -400_000_000), (23, 59, 59, 999_600_000),
          (7, 0, 1, -1_200)]
 index = 0
@@ -47,8 +48,10 @@ for nma in (0, 1):
             case("NAV-PVT", PVT, iTOW=345_600_000 + index * 1000, year=2026, month=3, day=1, hour=hour, min=minute,
                  second=second, nano=nano, validDate=1, validTime=1, fullyResolved=1, fixType=3, gnssFixOk=1,
                  numSV=12, nmaFixStatus=nma, authTime=auth, invalidLlh=1, lastCorrectionAge=15)
-case("NAV-PVT", PVT, iTOW=1000, hour=12, min=0, second=0, validDate=1, validTime=0, nmaFixStatus=1, authTime=1,
+case("NAV-PVT", PVT, iTOW=1000, hour=12, min=0, second=0, validDate=1, validTime=0, gnssFixOk=1, nmaFixStatus=1, authTime=1,
      invalidLlh=1, lastCorrectionAge=15)
+case("NAV-PVT", PVT, iTOW=2000, hour=12, min=0, second=1, validDate=1, validTime=1, fixType=0, gnssFixOk=0, nmaFixStatus=1,
+     authTime=1, invalidLlh=1, lastCorrectionAge=15)
 
 # NAV-STATUS: spoofDetState 0-3, psmState and carrSoln (the bits around it) set.
 for state in range(4):

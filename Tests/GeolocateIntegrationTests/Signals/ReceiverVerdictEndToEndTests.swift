@@ -503,6 +503,28 @@ import Testing
         #expect((record["policy"] as? [String: Any])?["decision"] as? String == "deny", "\(record)")
     }
 
+    /// A NAV-PVT dated seconds away from its NMEA epoch (a receiver whose NAV-PVT comes late,
+    /// or every few epochs) does not carry SEC-SIG's and SEC-OSNMA's alarms away with it: a
+    /// message without time takes the NAV-PVT's only within a second of the epoch being read,
+    /// else that epoch's (found by the hostile pass: every alarm here read as null, exit 0).
+    @Test(arguments: [-3000, -2500, 5000, 800])
+    func aNavigationSolutionSecondsAwayDoesNotCarryTheAlarmsAway(offset: Int) throws {
+        let made = try Spawn.run(["python3", Self.generator, "--epochs", "5", "--pvt", "1", "--sec-sig=3,3",
+                                  "--osnma", "1,1,4,5", "--pvt-offset", String(offset)])
+        try #require(made.status == 0)
+        let log = geolocate.home.appendingPathComponent("stale-\(UUID().uuidString).log")
+        try FileManager.default.createDirectory(at: geolocate.home, withIntermediateDirectories: true)
+        try made.stdout.write(to: log)
+        let (tracked, records) = try track(log.path)
+        #expect(records.count == 5, "\(tracked.stderr)")
+        for record in records {
+            let signals = Self.signals(record)
+            #expect(Self.said(signals, "receiverSpoofing") == "true" && Self.said(signals, "osnmaReplay") == "true", "\(signals)")
+        }
+        let (result, record) = try trigger(log.path, ["--enforce"])
+        #expect(result.status == 4 && (record["policy"] as? [String: Any])?["decision"] as? String == "deny", "\(result.stderr)")
+    }
+
     // MARK: 6. Spool, flush and export
 
     /// Records spooled by `track` keep the four signals and the token's `gnssAuth` members:
