@@ -146,6 +146,7 @@ let package = Package(
                 "GeolocateCore",
                 "GPSD",
                 "Mosquitto",
+                "TPM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

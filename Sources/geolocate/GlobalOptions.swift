@@ -5,6 +5,7 @@ import GeolocateCore
 import GeolocateDelivery
 import GeolocateModel
 import Logging
+import TPM
 
 /// `--config FILE`, `--state-dir DIR` and `--system`, shared by every command.
 struct GlobalOptions: ParsableArguments {
@@ -84,7 +85,7 @@ struct GlobalOptions: ParsableArguments {
     func context(verbose: Bool = false, logger: Logger? = nil, readingConfig: Bool = true) throws -> CommandContext {
         let store = configStore
         return CommandContext(settings: readingConfig ? try store.settings() : Settings(), configPath: store.path, environment: environment,
-                              clock: clock, elapsed: elapsed, logger: logger ?? DiagnosticLog.logger(verbose: verbose))
+                              clock: clock, elapsed: elapsed, logger: logger ?? DiagnosticLog.logger(verbose: verbose), tpm: TSS2TPM(elapsed: elapsed))
     }
 
     /// The command's wall clock: the system's. The core takes it as a parameter everywhere

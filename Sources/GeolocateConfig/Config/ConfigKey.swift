@@ -123,6 +123,10 @@ package enum ConfigKey {
                                                           help: "the aud of location tokens when --audience is not given")
     package static let signingTokenLifetime = Setting<Int64>("signing.tokenLifetime", .duration(tokenLifetimeRange, examples: "such as 30s or 2m"),
                                                              default: 120_000, help: "how long a location token holds after it is signed (exp - iat)")
+    package static let signingKeyProvider = Setting<KeyProvider>("signing.keyProvider", SettingKind<KeyProvider>.choice(), default: .file,
+                                                                 help: "where key init and key rotate make the device key: file, or tpm (a P-256 key inside the TPM, ES256 tokens)")
+    package static let signingTPM = Setting<String>("signing.tpm", .tcti, default: "device:/dev/tpmrm0",
+                                                    help: "the TPM 2.0 of a tpm key, as a TCTI: device:/dev/tpmrm0, swtpm:host=127.0.0.1,port=2321, mssim:… or tabrmd:…")
     /// From 10 s, time for a login to reach the server, to 1 h: a token is a proof for one login, not a pass.
     package static let tokenLifetimeRange: ClosedRange<Int64> = 10_000...3_600_000
     /// `fields.NAME`, one per field of `RecordFields`, in the order of `RecordFields.keys`.
@@ -145,7 +149,7 @@ package enum ConfigKey {
         signalsMaxAccuracy.entry, signalsMaxClockSkew.entry, signalsMinCn0StdDev.entry, signalsMaxJamming.entry,
         policyEnabled.entry, actionPolicy.entry, policyZones.entry, policyCountries.entry, policyUndetermined.entry,
         policyMaxAge.entry, policyDistrust.entry, policyRequireAuthenticated.entry, policyOnError.entry,
-        signingKeyFile.entry, signingAudience.entry, signingTokenLifetime.entry,
+        signingKeyFile.entry, signingAudience.entry, signingTokenLifetime.entry, signingKeyProvider.entry, signingTPM.entry,
     ] + fields.map(\.entry)
 
     private static var anyDuration: SettingKind<Int64> {

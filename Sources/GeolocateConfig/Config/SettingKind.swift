@@ -173,6 +173,18 @@ extension SettingKind where Value == String {
         }, format: { $0 })
     }
 
+    /// A TCTI (the TSS2 transport to a TPM): one of the TCTIs Debian ships, then `:` and its
+    /// configuration. Never a library path: the TCTI loader would load any library named.
+    package static var tcti: SettingKind {
+        .text("device:PATH, swtpm:…, mssim:… or tabrmd:…", parse: { text in
+            let name = text.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+            guard ["device", "swtpm", "mssim", "tabrmd"].contains(name), PlainText.isPlain(text) else {
+                throw GeolocateError.usage("the value must be a TCTI: device:/dev/tpmrm0, swtpm:host=HOST,port=PORT, mssim:… or tabrmd:…")
+            }
+            return text
+        }, format: { $0 })
+    }
+
     /// A password: text without control characters, or `file:/PATH` naming the file that
     /// holds it (`SecretFile`).
     package static var secretText: SettingKind {

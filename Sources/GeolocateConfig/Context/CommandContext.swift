@@ -21,11 +21,13 @@ package struct CommandContext: Sendable {
     /// Every wait and deadline.
     package var elapsed: MonotonicClock
     package var logger: Logger
+    /// The TPM a device key inside one signs in (`nil`: such a key cannot sign here).
+    package var tpm: (any TPMAccess)?
 
     /// A context whose state directory is the one `environment` names (`GEOLOCATE_STATE_DIR`,
     /// system mode, else XDG's).
     package init(settings: Settings, configPath: String, environment: [String: String],
-                 stateDirectory: String? = nil, clock: WallClock, elapsed: MonotonicClock, logger: Logger) {
+                 stateDirectory: String? = nil, clock: WallClock, elapsed: MonotonicClock, logger: Logger, tpm: (any TPMAccess)? = nil) {
         self.settings = settings
         self.configPath = configPath
         self.environment = environment
@@ -33,5 +35,6 @@ package struct CommandContext: Sendable {
         self.clock = clock
         self.elapsed = elapsed
         self.logger = logger
+        self.tpm = tpm
     }
 }

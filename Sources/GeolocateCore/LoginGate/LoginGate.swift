@@ -53,6 +53,8 @@ package struct LoginGate: Sendable {
     package var sources: SourceOpener
     /// Publishes to an MQTT endpoint; `nil` in a build without libmosquitto.
     package var mqtt: MQTTTransport?
+    /// Signs tokens with a device key inside a TPM; `nil` in tests without one.
+    package var tpm: (any TPMAccess)?
     /// Writes a decision line: `SystemLog.write` in the program, a collector in tests.
     package var log: @Sendable (SystemLog.Priority, String) -> Void
     /// Ends the process at the deadline with the decided code: `_exit` in the program.
@@ -63,7 +65,7 @@ package struct LoginGate: Sendable {
     package static let slackSeconds = 0.1
 
     package init(configPath: String, stateDirectory: String, callers: [String: String], clock: WallClock, elapsed: MonotonicClock,
-                 logger: Logger, sources: SourceOpener, mqtt: MQTTTransport?,
+                 logger: Logger, sources: SourceOpener, mqtt: MQTTTransport?, tpm: (any TPMAccess)? = nil,
                  log: @escaping @Sendable (SystemLog.Priority, String) -> Void = SystemLog.write,
                  endProcess: @escaping @Sendable (Int32) -> Void = { _exit($0) }) {
         self.configPath = configPath
@@ -74,6 +76,7 @@ package struct LoginGate: Sendable {
         self.logger = logger
         self.sources = sources
         self.mqtt = mqtt
+        self.tpm = tpm
         self.log = log
         self.endProcess = endProcess
     }
@@ -109,7 +112,7 @@ package struct LoginGate: Sendable {
         onError.value = settings[ConfigKey.policyOnError]
         let context = CommandContext(settings: settings, configPath: configPath,
                                      environment: PAMHook.environment(from: callers, stateDirectory: stateDirectory),
-                                     stateDirectory: stateDirectory, clock: clock, elapsed: elapsed, logger: logger)
+                                     stateDirectory: stateDirectory, clock: clock, elapsed: elapsed, logger: logger, tpm: tpm)
         let trigger = Trigger(context, openSource: sources.trustingOnlySystemListeners().trustingOnlyRootsNMEA().open)
         deadline.reset(seconds: Double(trigger.resolveTimeout(request.trigger.timeoutMilliseconds, action: action)) / 1000 + Self.slackSeconds,
                        from: started)

@@ -7,22 +7,27 @@ import GeolocateModel
 import Glibc
 #endif
 
-/// The device's Ed25519 signing key (SPEC §15), and the public keys it replaced.
+/// The device's signing key (SPEC §15), and the public keys it replaced.
 ///
-/// The file is PEM: the private key as PKCS#8 (`BEGIN PRIVATE KEY`, which `openssl pkey`
-/// reads), then each retired public key (`BEGIN PUBLIC KEY`), newest first, so that `key show`
-/// keeps listing a key a server may still hold tokens of. It is refused unless it is a regular
-/// file of this user's that nobody else may read or write (0600): whoever reads it can sign
-/// as this device.
+/// The file is PEM: the signing key first, either an Ed25519 private key as PKCS#8 (`BEGIN
+/// PRIVATE KEY`, which `openssl pkey` reads) or where a TPM holds its P-256 key (`BEGIN
+/// GEOLOCATE TPM KEY`: the handle, the authorisation value and the public key); then each
+/// retired public key (`BEGIN PUBLIC KEY`), newest first, so that `key show` keeps listing a
+/// key a server may still hold tokens of. It is refused unless it is a regular file of this
+/// user's that nobody else may read or write (0600): whoever reads it can sign as this device.
 package struct DeviceKey: Sendable {
     /// The key that signs.
-    package let privateKey: Curve25519.Signing.PrivateKey
+    package let signing: SigningKey
     /// The public keys of earlier keys, newest first.
-    package let retired: [Curve25519.Signing.PublicKey]
+    package let retired: [DevicePublicKey]
 
-    package init(privateKey: Curve25519.Signing.PrivateKey, retired: [Curve25519.Signing.PublicKey] = []) {
-        self.privateKey = privateKey
+    package init(_ signing: SigningKey, retired: [DevicePublicKey] = []) {
+        self.signing = signing
         self.retired = retired
+    }
+
+    package init(privateKey: Curve25519.Signing.PrivateKey, retired: [DevicePublicKey] = []) {
+        self.init(.ed25519(privateKey), retired: retired)
     }
 
     /// The largest key file read: a key and a few thousand retired ones.
@@ -40,11 +45,13 @@ package struct DeviceKey: Sendable {
         return StateFile.deviceKey.path(in: stateDirectory)
     }
 
-    /// The key in `path`.
+    /// The key in `path`; a key in a TPM is reached at `tcti` (`signing.tpm`) through `tpm`
+    /// (without them it can be shown, not used).
     /// - Throws: `GeolocateError.missingSetting` (78) naming the file and the command that makes
     ///   one: no key, a key others may read or write or that is not this user's, or a file that
-    ///   holds no Ed25519 key.
-    package static func load(from path: String) throws -> DeviceKey {
+    ///   holds no signing key.
+    package static func load(from path: String, tcti: String = "",
+                             tpm: (any TPMAccess)? = nil) throws -> DeviceKey {
         func refused(_ why: String) -> GeolocateError {
             .missingSetting("device key \(path) \(why)")
         }
@@ -82,8 +89,8 @@ package struct DeviceKey: Sendable {
         case .success(let contents): data = contents
         case .failure(let failure): throw refused(failure.text(limit: maximumBytes))
         }
-        guard let key = DeviceKey(pem: String(decoding: data, as: UTF8.self)) else {
-            throw refused("holds no Ed25519 private key (PEM, PKCS#8); make one with: geolocate key init --force-new")
+        guard let key = DeviceKey(pem: String(decoding: data, as: UTF8.self), tcti: tcti, tpm: tpm) else {
+            throw refused("holds no signing key (an Ed25519 PKCS#8 key or a GEOLOCATE TPM KEY); make one with: geolocate key init --force-new")
         }
         return key
     }
@@ -129,10 +136,7 @@ package struct DeviceKey: Sendable {
         // `key init`s at once, or one after another, never replace a key.
         let made: Bool
         do { made = try directory.writeIfAbsent(data, to: name, permissions: 0o600, owner: signer) } catch { throw unwritable(error) }
-        guard made else {
-            throw GeolocateError.missingSetting("a device key already exists at \(path): geolocate key show prints it; "
-                + "geolocate key init --force-new replaces it (a cloned disk image), geolocate key rotate moves to a new one")
-        }
+        guard made else { throw DeviceKey.alreadyExists(path) }
     }
 
     /// Who a new key at `path` belongs to: the service user for the system key that root
@@ -191,18 +195,18 @@ package struct DeviceKey: Sendable {
         return !middle.isEmpty && middle.allSatisfy(\.isASCII) && middle.allSatisfy(\.isNumber)
     }
 
-    /// A new key that retires this one, and how many of the oldest retired keys it forgets
-    /// to stay within `maximumRetired`.
-    package func rotated() -> (key: DeviceKey, forgotten: Int) {
-        let retired = [privateKey.publicKey] + retired
-        return (DeviceKey(privateKey: Curve25519.Signing.PrivateKey(), retired: Array(retired.prefix(DeviceKey.maximumRetired))),
+    /// `next` as the signing key, retiring this one, and how many of the oldest retired keys
+    /// it forgets to stay within `maximumRetired`.
+    package func rotated(to next: SigningKey) -> (key: DeviceKey, forgotten: Int) {
+        let retired = [signing.publicKey] + retired
+        return (DeviceKey(next, retired: Array(retired.prefix(DeviceKey.maximumRetired))),
                 max(0, retired.count - DeviceKey.maximumRetired))
     }
 
     // MARK: Public forms
 
     /// The signing key's RFC 7638 thumbprint, the `kid` of its tokens.
-    package var keyID: String { DeviceKey.thumbprint(privateKey.publicKey) }
+    package var keyID: String { signing.publicKey.thumbprint }
 
     /// The signing key as a JWK Set (RFC 7517 §5) with the device id `iss` beside `keys`, so
     /// a server enrols the device's id and key together; the retired keys only when asked
@@ -212,7 +216,7 @@ package struct DeviceKey: Sendable {
         json.beginObject()
         json.string("iss", issuer)
         json.beginArray("keys")
-        for key in [privateKey.publicKey] + (includingRetired ? retired : []) { DeviceKey.writeJWK(key, to: &json) }
+        for key in [signing.publicKey] + (includingRetired ? retired : []) { key.writeJWK(to: &json) }
         json.endArray()
         json.endObject()
         return json.text
@@ -220,24 +224,7 @@ package struct DeviceKey: Sendable {
 
     /// The signing key, then the retired ones when asked, as PEM public keys (SubjectPublicKeyInfo).
     package func publicPEM(includingRetired: Bool = false) -> String {
-        ([privateKey.publicKey] + (includingRetired ? retired : [])).map { DeviceKey.pem("PUBLIC KEY", DeviceKey.spkiPrefix + $0.rawRepresentation) }.joined()
-    }
-
-    /// A public key as a JWK (RFC 8037): `crv`, `kid`, `kty`, `x`, in that order.
-    package static func writeJWK(_ key: Curve25519.Signing.PublicKey, to json: inout JSONWriter) {
-        json.beginObject()
-        json.string("crv", "Ed25519")
-        json.string("kid", thumbprint(key))
-        json.string("kty", "OKP")
-        json.string("x", Base64URL.encode(key.rawRepresentation))
-        json.endObject()
-    }
-
-    /// RFC 7638: SHA-256 of the required members in lexicographic order with no spaces,
-    /// base64url.
-    package static func thumbprint(_ key: Curve25519.Signing.PublicKey) -> String {
-        let members = #"{"crv":"Ed25519","kty":"OKP","x":"\#(Base64URL.encode(key.rawRepresentation))"}"#
-        return Base64URL.encode(Data(SHA256.hash(data: Data(members.utf8))))
+        ([signing.publicKey] + (includingRetired ? retired : [])).map { DeviceKey.pem("PUBLIC KEY", $0.subjectPublicKeyInfo) }.joined()
     }
 
     // MARK: PEM
@@ -245,34 +232,56 @@ package struct DeviceKey: Sendable {
     /// DER of PKCS#8 `PrivateKeyInfo` for Ed25519 (RFC 8410 §7) before the 32-byte seed.
     private static let pkcs8Prefix: [UInt8] = [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70,
                                                0x04, 0x22, 0x04, 0x20]
-    /// DER of `SubjectPublicKeyInfo` for Ed25519 (RFC 8410 §4) before the 32-byte key.
-    private static let spkiPrefix: [UInt8] = [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00]
+    /// The label of a key a TPM holds; its bytes are the handle (4, big-endian), the length of
+    /// the authorisation value (1) and the value, then the public key's SubjectPublicKeyInfo.
+    private static let tpmLabel = "GEOLOCATE TPM KEY"
 
     private var pem: String {
-        DeviceKey.pem("PRIVATE KEY", DeviceKey.pkcs8Prefix + privateKey.rawRepresentation)
-            + retired.map { DeviceKey.pem("PUBLIC KEY", DeviceKey.spkiPrefix + $0.rawRepresentation) }.joined()
+        let first: String
+        switch signing {
+        case .ed25519(let key):
+            first = DeviceKey.pem("PRIVATE KEY", Data(DeviceKey.pkcs8Prefix) + key.rawRepresentation)
+        case .tpm(let reference, let key, _):
+            var bytes = withUnsafeBytes(of: reference.handle.bigEndian) { Data($0) }
+            bytes.append(UInt8(reference.authorization.count))
+            bytes.append(contentsOf: reference.authorization)
+            first = DeviceKey.pem(DeviceKey.tpmLabel, bytes + key.derRepresentation)
+        }
+        return first + retired.map { DeviceKey.pem("PUBLIC KEY", $0.subjectPublicKeyInfo) }.joined()
     }
 
-    private init?(pem text: String) {
-        var privateKey: Curve25519.Signing.PrivateKey?
-        var retired: [Curve25519.Signing.PublicKey] = []
+    private init?(pem text: String, tcti: String, tpm: (any TPMAccess)?) {
+        var signing: SigningKey?
+        var retired: [DevicePublicKey] = []
         for (label, der) in DeviceKey.pemBlocks(text) {
-            if label == "PRIVATE KEY", privateKey == nil, der.count == 48, Array(der.prefix(16)) == DeviceKey.pkcs8Prefix {
-                privateKey = try? Curve25519.Signing.PrivateKey(rawRepresentation: der.suffix(32))
-            } else if label == "PUBLIC KEY", der.count == 44, Array(der.prefix(12)) == DeviceKey.spkiPrefix,
-                      let key = try? Curve25519.Signing.PublicKey(rawRepresentation: der.suffix(32)) {
+            if label == "PRIVATE KEY", signing == nil, der.count == 48, Array(der.prefix(16)) == DeviceKey.pkcs8Prefix {
+                signing = (try? Curve25519.Signing.PrivateKey(rawRepresentation: der.suffix(32))).map { .ed25519($0) }
+            } else if label == DeviceKey.tpmLabel, signing == nil {
+                signing = DeviceKey.tpmKey(der, tcti: tcti, tpm: tpm)
+            } else if label == "PUBLIC KEY", let key = DevicePublicKey(subjectPublicKeyInfo: Data(der)) {
                 retired.append(key)
             }
         }
-        guard let privateKey else { return nil }
+        guard let signing else { return nil }
         // A key listed twice (a hand-edited file, or the signing key pasted in as retired) is
         // listed once: a JWK Set's kids must be unique.
-        var seen: Set<Data> = [privateKey.publicKey.rawRepresentation]
-        self.init(privateKey: privateKey, retired: retired.filter { seen.insert($0.rawRepresentation).inserted })
+        var seen: Set<Data> = [signing.publicKey.identity]
+        self.init(signing, retired: retired.filter { seen.insert($0.identity).inserted })
     }
 
-    private static func pem(_ label: String, _ der: [UInt8]) -> String {
-        let base64 = Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+    /// The TPM key a `GEOLOCATE TPM KEY` block holds; `nil` unless every part is whole and the
+    /// handle a persistent one.
+    private static func tpmKey(_ der: [UInt8], tcti: String, tpm: (any TPMAccess)?) -> SigningKey? {
+        guard der.count > 5 else { return nil }
+        let handle = der.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let length = Int(der[4])
+        guard (0x8100_0000...0x81FF_FFFF).contains(handle), (1...64).contains(length), der.count > 5 + length,
+              let key = try? P256.Signing.PublicKey(derRepresentation: der[(5 + length)...]) else { return nil }
+        return .tpm(TPMKeyReference(tcti: tcti, handle: handle, authorization: Array(der[5..<(5 + length)])), key, tpm)
+    }
+
+    private static func pem(_ label: String, _ der: Data) -> String {
+        let base64 = der.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
         return "-----BEGIN \(label)-----\n\(base64)\n-----END \(label)-----\n"
     }
 

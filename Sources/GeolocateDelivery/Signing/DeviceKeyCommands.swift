@@ -1,5 +1,12 @@
+import Crypto
+import Foundation
 import GeolocateConfig
 import GeolocateModel
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `key init`, `key show` and `key rotate`: the device key of the context's configuration and
 /// state directory, each returning what the command prints and saying the rest on the logger.
@@ -10,6 +17,48 @@ extension DeviceKey {
         path(settings: context.settings, environment: context.environment, stateDirectory: context.stateDirectory)
     }
 
+    /// The key of `context`, ready to sign: a key in a TPM signs through the context's TPM at
+    /// `signing.tpm`.
+    /// - Throws: as `load(from:)`.
+    package static func load(in context: CommandContext) throws -> DeviceKey {
+        try load(from: path(in: context), tcti: context.settings[ConfigKey.signingTPM], tpm: context.tpm)
+    }
+
+    /// The persistent handles a TPM key sits at: a rotation makes the new key at the one the
+    /// old key does not use, so the old key can still sign the statement for the new one. The
+    /// attestation key (`key attest`) sits between them, at 0x81000011.
+    package static let tpmHandles: [UInt32] = [0x8100_0010, 0x8100_0012]
+
+    /// A new signing key where `signing.keyProvider` says: in this process, or in the TPM at
+    /// `handle` (a key there replaced only when `replacing`).
+    private static func makeSigningKey(in context: CommandContext, handle: UInt32, replacing: Bool) throws -> SigningKey {
+        switch context.settings[ConfigKey.signingKeyProvider] {
+        case .file:
+            return .ed25519(.init())
+        case .tpm:
+            let tcti = context.settings[ConfigKey.signingTPM]
+            guard let tpm = context.tpm else {
+                throw GeolocateError.missingSetting("signing.keyProvider is tpm, but this command cannot reach a TPM")
+            }
+            let made = try tpm.makeKey(tcti: tcti, handle: handle, replacing: replacing)
+            let point = Data([0x04] + made.x + made.y)
+            let publicKey: P256.Signing.PublicKey
+            do { publicKey = try P256.Signing.PublicKey(x963Representation: point) } catch {
+                throw GeolocateError.missingSetting("the TPM at \(tcti) made a key whose public point is not on P-256")
+            }
+            return .tpm(made.key, publicKey, tpm)
+        }
+    }
+
+    /// Removes `key` from its TPM when it is a TPM key, saying on the logger when that fails:
+    /// a key left in the TPM signs nothing of ours, it only takes a handle.
+    private static func removeFromTPM(_ key: SigningKey, _ why: String, logger: Logger) {
+        guard case .tpm(let reference, _, let tpm?) = key else { return }
+        do { try tpm.remove(reference) } catch {
+            logger.warning("\(why) could not be removed from the TPM (\(reference.handleText)): \(ErrorText.plain(error))")
+        }
+    }
+
     /// `key init`: makes the key (an existing one is kept unless `replacing`), writes the JWK
     /// Set a server enrols to `write`, then says on the logger what it made (after, so that a
     /// failed write is the one line said).
@@ -18,16 +67,29 @@ extension DeviceKey {
     package static func initialize(in context: CommandContext, replacing: Bool, write: (String) throws -> Void) throws {
         let path = path(in: context)
         let issuer = try DeviceInfo.deviceID(stateDirectory: context.stateDirectory)
-        let key = DeviceKey(privateKey: .init())
-        try changing(path) { try key.save(to: path, replacing: replacing) }
+        let key = try changing(path) {
+            // Asked before a TPM makes anything: a kept key leaves the TPM as it is.
+            var info = stat()
+            if !replacing, lstat(path, &info) == 0 { throw alreadyExists(path) }
+            let old = replacing ? try? load(in: context) : nil
+            let key = DeviceKey(try makeSigningKey(in: context, handle: tpmHandles[0], replacing: replacing))
+            do { try key.save(to: path, replacing: replacing) } catch {
+                removeFromTPM(key.signing, "the key just made", logger: context.logger)
+                throw error
+            }
+            if let old, case .tpm(let reference, _, _) = old.signing, reference.handle != tpmHandles[0] {
+                removeFromTPM(old.signing, "the replaced key", logger: context.logger)
+            }
+            return key
+        }
         try write(key.jwkSet(issuer: issuer))
-        context.logger.notice("made the device key \(path) (kid \(key.keyID))")
+        context.logger.notice("made the device key \(path) (kid \(key.keyID)\(key.placeText))")
     }
 
     /// `key show`: the device id and the signing key (retired ones too with `all`) as one
     /// JSON object, or with `pem` the public keys as PEM.
     package static func show(in context: CommandContext, pem: Bool, all: Bool) throws -> String {
-        let key = try load(from: path(in: context))
+        let key = try load(in: context)
         if pem { return key.publicPEM(includingRetired: all) }
         return key.jwkSet(issuer: try DeviceInfo.deviceID(stateDirectory: context.stateDirectory), includingRetired: all) + "\n"
     }
@@ -45,16 +107,35 @@ extension DeviceKey {
         let issuer = try DeviceInfo.deviceID(stateDirectory: context.stateDirectory)
         let logger = context.logger
         let (old, new) = try changing(path) {
-            let old = try load(from: path)
-            let (new, forgotten) = old.rotated()
-            let statement = try KeyRotation(old: old, new: new, issuer: issuer, issuedAt: context.clock.nowMilliseconds / 1000).compact()
-            try write(statement)
-            try new.save(to: path, replacing: true)
+            let old = try load(in: context)
+            let handle = if case .tpm(let reference, _, _) = old.signing, reference.handle == tpmHandles[0] { tpmHandles[1] } else { tpmHandles[0] }
+            let (new, forgotten) = old.rotated(to: try makeSigningKey(in: context, handle: handle, replacing: true))
+            do {
+                let statement = try KeyRotation(old: old, new: new, issuer: issuer, issuedAt: context.clock.nowMilliseconds / 1000).compact()
+                try write(statement)
+                try new.save(to: path, replacing: true)
+            } catch {
+                removeFromTPM(new.signing, "the new key", logger: logger)
+                throw error
+            }
+            removeFromTPM(old.signing, "the old key", logger: logger)
             if forgotten > 0 {
                 logger.warning("the oldest retired key is no longer listed: a key file keeps \(maximumRetired) retired keys")
             }
             return (old, new)
         }
-        logger.notice("the device key \(path) is new (kid \(new.keyID)); the old one (kid \(old.keyID)) signs no more (key show --all lists it)")
+        logger.notice("the device key \(path) is new (kid \(new.keyID)\(new.placeText)); the old one (kid \(old.keyID)) signs no more (key show --all lists it)")
+    }
+
+    /// Where the signing key is, when a TPM holds it: `, in the TPM at 0x81000010`.
+    private var placeText: String {
+        guard case .tpm(let reference, _, _) = signing else { return "" }
+        return ", in the TPM at \(reference.tcti), \(reference.handleText)"
+    }
+
+    /// The error of `key init` where a key is kept.
+    static func alreadyExists(_ path: String) -> GeolocateError {
+        .missingSetting("a device key already exists at \(path): geolocate key show prints it; "
+            + "geolocate key init --force-new replaces it (a cloned disk image), geolocate key rotate moves to a new one")
     }
 }

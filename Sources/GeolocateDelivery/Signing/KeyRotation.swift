@@ -26,9 +26,9 @@ package struct KeyRotation: Sendable {
         json.beginObject()
         json.integer("iat", issuedAt)
         json.string("iss", issuer)
-        json.member("jwk") { DeviceKey.writeJWK(new.privateKey.publicKey, to: &$0) }
+        json.member("jwk") { new.signing.publicKey.writeJWK(to: &$0) }
         json.string("sub", new.keyID)
         json.endObject()
-        return try JWS.compact(type: "key-rotation+jwt", payload: json.bytes, key: old.privateKey)
+        return try JWS.compact(type: "key-rotation+jwt", payload: json.bytes, key: old.signing)
     }
 }

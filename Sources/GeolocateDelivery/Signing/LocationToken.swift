@@ -33,13 +33,13 @@ package struct LocationToken: Sendable {
     /// `record`, under `policy`, as a compact JWS signed with `key`.
     package func compact(_ record: Record, policy: OutputPolicy, key: DeviceKey) throws -> String {
         var out: [UInt8] = []
-        try append(record, policy: policy, key: key.privateKey, header: JWS.header(type: "JWT", key: key.privateKey), to: &out)
+        try append(record, policy: policy, key: key.signing, header: JWS.header(type: "JWT", key: key.signing), to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
     /// The same appended to `out`, with the header's encoding made once (`JWS.header`), as a
     /// signer of many does.
-    package func append(_ record: Record, policy: OutputPolicy, key: Curve25519.Signing.PrivateKey, header: [UInt8],
+    package func append(_ record: Record, policy: OutputPolicy, key: SigningKey, header: [UInt8],
                         to out: inout [UInt8]) throws {
         try JWS.append(encodedHeader: header, payload: claims(record, policy: policy), key: key, to: &out)
     }

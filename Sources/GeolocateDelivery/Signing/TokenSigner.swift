@@ -19,7 +19,7 @@ package struct TokenSigner: Sendable, Equatable {
     private let header: [UInt8]
 
     package init(key: DeviceKey, issuer: String, audience: String?, lifetimeMilliseconds: Int64, clock: any WallClock) {
-        self.header = JWS.header(type: "JWT", key: key.privateKey)
+        self.header = JWS.header(type: "JWT", key: key.signing)
         self.key = key
         self.issuer = issuer
         self.audience = audience
@@ -32,8 +32,7 @@ package struct TokenSigner: Sendable, Equatable {
     ///   usable key; `.stateNotWritable` when the device id cannot be stored.
     package init(_ context: CommandContext) throws {
         let settings = context.settings
-        self.init(key: try DeviceKey.load(from: DeviceKey.path(settings: settings, environment: context.environment,
-                                                              stateDirectory: context.stateDirectory)),
+        self.init(key: try DeviceKey.load(in: context),
                   issuer: try DeviceInfo.deviceID(stateDirectory: context.stateDirectory), audience: settings[ConfigKey.signingAudience],
                   lifetimeMilliseconds: settings[ConfigKey.signingTokenLifetime], clock: context.clock)
     }
@@ -52,14 +51,17 @@ package struct TokenSigner: Sendable, Equatable {
         let token = LocationToken(issuer: issuer, audience: audience ?? "", nonce: nonce, issuedAt: clock.nowMilliseconds / 1000,
                                   lifetimeMilliseconds: lifetimeMilliseconds)
         do {
-            try token.append(record, policy: policy, key: key.privateKey, header: header, to: &out)
+            try token.append(record, policy: policy, key: key.signing, header: header, to: &out)
+        } catch let error as GeolocateError {
+            throw error
         } catch {
             throw GeolocateError.missingSetting("the device key (kid \(key.keyID)) could not sign: \(ErrorText.plain(error))")
         }
     }
 
     /// The tokens of `records`, in order, one per line, signed on every core: a signature
-    /// costs more than rendering and sending its record, so a `jwt` batch is bound by it.
+    /// costs more than rendering and sending its record, so a `jwt` batch is bound by it. A
+    /// TPM signs one at a time, so its tokens are signed in turn.
     /// - Throws: the first record's error, as `token(for:policy:)` does.
     package func lines(for records: [Record], policy: OutputPolicy) throws -> [UInt8] {
         @Sendable func lines(_ slice: ArraySlice<Record>) throws -> [UInt8] {
@@ -71,7 +73,8 @@ package struct TokenSigner: Sendable, Equatable {
             }
             return out
         }
-        let cores = max(1, min(ProcessInfo.processInfo.activeProcessorCount, records.count / 32))
+        let inProcess = if case .ed25519 = key.signing { true } else { false }
+        let cores = inProcess ? max(1, min(ProcessInfo.processInfo.activeProcessorCount, records.count / 32)) : 1
         guard cores > 1 else { return try lines(records[...]) }
         let size = (records.count + cores - 1) / cores
         let parts = Mutex<[Int: Result<[UInt8], any Error>]>([:])

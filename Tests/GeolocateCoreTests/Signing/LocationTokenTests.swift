@@ -42,14 +42,63 @@ import Testing
         let key = try LocationTokenTests.rfcKey
         // RFC 8037 A.2 (the public key) and A.3 (its RFC 7638 thumbprint).
         #expect(Base64URL.encode(key.publicKey.rawRepresentation) == "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")
-        #expect(DeviceKey.thumbprint(key.publicKey) == "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k")
+        #expect(DevicePublicKey.ed25519(key.publicKey).thumbprint == "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k")
+    }
+
+    /// RFC 7515 A.3's P-256 key: its thumbprint and SubjectPublicKeyInfo as Python's hashlib
+    /// and `cryptography` compute them.
+    @Test func aP256KeysThumbprintIsRFC7638s() throws {
+        let key = DevicePublicKey.p256(try LocationTokenTests.rfcP256Key)
+        #expect(key.thumbprint == "oKIywvGUpTVTyxMQ3bwIIeQUudfr_CkLMjCE19ECD-U")
+        #expect(key.subjectPublicKeyInfo.map { String(format: "%02x", $0) }.joined()
+            == "3059301306072a8648ce3d020106082a8648ce3d030107034200047fcdce2770f6c45d4183cbee6fdb4b7b580733357be9ef13bacf6e3c7bd15445"
+            + "c7f144cd1bbd9b7e872cdfedb9eeb9f4b3695d6ea90b24ad8a4623288588e5ad")
+        var json = JSONWriter()
+        key.writeJWK(to: &json)
+        #expect(json.text == #"{"crv":"P-256","kid":"oKIywvGUpTVTyxMQ3bwIIeQUudfr_CkLMjCE19ECD-U","kty":"EC","#
+            + #""x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#)
+    }
+
+    /// RFC 7515 A.3's public key.
+    static var rfcP256Key: P256.Signing.PublicKey {
+        get throws {
+            let x = try #require(Data(base64URL: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"))
+            let y = try #require(Data(base64URL: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"))
+            return try P256.Signing.PublicKey(x963Representation: Data([4]) + x + y)
+        }
+    }
+
+    /// A key kept in a TPM is a handle, an authorisation and a public key in its file; without
+    /// a TPM it is shown, not used: signing says so in one line.
+    @Test func aTPMKeyFileRoundTripsAndSignsOnlyThroughATPM() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-key-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/device-key"
+        let edwards = DeviceKey(privateKey: try LocationTokenTests.rfcKey)
+        let reference = TPMKeyReference(tcti: "", handle: 0x8100_0012, authorization: Array(repeating: 7, count: 32))
+        let (inTPM, forgotten) = edwards.rotated(to: .tpm(reference, try LocationTokenTests.rfcP256Key, nil))
+        #expect(forgotten == 0)
+        try inTPM.save(to: path, replacing: false)
+        let loaded = try DeviceKey.load(from: path, tcti: "swtpm:port=1")
+        guard case .tpm(let read, let publicKey, nil) = loaded.signing else { Issue.record("not a TPM key: \(loaded.signing)"); return }
+        #expect(read == TPMKeyReference(tcti: "swtpm:port=1", handle: 0x8100_0012, authorization: reference.authorization))
+        let expected = try LocationTokenTests.rfcP256Key
+        #expect(publicKey.x963Representation == expected.x963Representation)
+        #expect(loaded.keyID == "oKIywvGUpTVTyxMQ3bwIIeQUudfr_CkLMjCE19ECD-U")
+        #expect(loaded.retired.map(\.thumbprint) == [edwards.keyID])
+        // Back to a file key: the TPM key is listed as retired, a P-256 PUBLIC KEY.
+        try loaded.rotated(to: .ed25519(.init())).key.save(to: path, replacing: true)
+        #expect(try DeviceKey.load(from: path).retired.map(\.thumbprint) == [loaded.keyID, edwards.keyID])
+        #expect(throws: GeolocateError.missingSetting("the device key is in a TPM (0x81000012), which this command cannot reach")) {
+            _ = try JWS.compact(type: "JWT", payload: [], key: loaded.signing)
+        }
     }
 
     @Test func theCompactSerializationIsRFC8037s() throws {
         // RFC 8037 A.4: header {"alg":"EdDSA"}, payload "Example of Ed25519 signing".
         let key = try LocationTokenTests.rfcKey
         let token = try JWS.compact(header: Array(#"{"alg":"EdDSA"}"#.utf8), payload: Array("Example of Ed25519 signing".utf8),
-                                    key: key)
+                                    key: .ed25519(key))
         #expect(token == "eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc."
             + "hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg")
     }
@@ -105,11 +154,11 @@ import Testing
     }
 
     @Test func rotationKeepsAtMostTheRetiredKeysAFileHolds() throws {
-        let many = (0..<DeviceKey.maximumRetired).map { _ in Curve25519.Signing.PrivateKey().publicKey }
+        let many = (0..<DeviceKey.maximumRetired).map { _ in DevicePublicKey.ed25519(Curve25519.Signing.PrivateKey().publicKey) }
         let key = DeviceKey(privateKey: .init(), retired: many)
-        let (next, forgotten) = key.rotated()
+        let (next, forgotten) = key.rotated(to: .ed25519(.init()))
         #expect(forgotten == 1 && next.retired.count == DeviceKey.maximumRetired)
-        #expect(next.retired.first?.rawRepresentation == key.privateKey.publicKey.rawRepresentation)
+        #expect(next.retired.first?.thumbprint == key.keyID)
         #expect(next.jwkSet(issuer: "i", includingRetired: true).utf8.count < DeviceKey.maximumBytes)
     }
 
@@ -120,11 +169,11 @@ import Testing
         let first = DeviceKey(privateKey: try LocationTokenTests.rfcKey)
         try first.save(to: path, replacing: false)
         #expect(throws: GeolocateError.self) { try DeviceKey(privateKey: .init()).save(to: path, replacing: false) }
-        let second = try DeviceKey.load(from: path).rotated().key
+        let second = try DeviceKey.load(from: path).rotated(to: .ed25519(.init())).key
         try second.save(to: path, replacing: true)
         let loaded = try DeviceKey.load(from: path)
         #expect(loaded.keyID == second.keyID)
-        #expect(loaded.retired.map { DeviceKey.thumbprint($0) } == [first.keyID])
+        #expect(loaded.retired.map(\.thumbprint) == [first.keyID])
         #expect(loaded.jwkSet(issuer: "i", includingRetired: true) == second.jwkSet(issuer: "i", includingRetired: true))
         // The signing key and a retired one pasted in again are listed once each.
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -132,7 +181,7 @@ import Testing
         try (text + second.publicPEM() + first.publicPEM()).write(toFile: path, atomically: false, encoding: .utf8)
         chmod(path, 0o600)
         let repeated = try DeviceKey.load(from: path)
-        #expect(repeated.retired.map { DeviceKey.thumbprint($0) } == [first.keyID])
+        #expect(repeated.retired.map(\.thumbprint) == [first.keyID])
     }
 }
 

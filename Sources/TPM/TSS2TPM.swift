@@ -1,0 +1,39 @@
+import GeolocateModel
+
+/// The core's way to a TPM (`TPMAccess`) through `TPMKey`, each call bounded in time: the
+/// command line hands one to the core, which never imports this target.
+package struct TSS2TPM: TPMAccess {
+    /// The clock the calls' deadlines run on.
+    package var elapsed: MonotonicClock
+    /// How long making a key may take: a CreatePrimary and a Create take about a second on
+    /// slow chips.
+    package var makeKeyMilliseconds: Int64 = 30_000
+    /// How long one signature may take (tens of milliseconds on real chips): a TPM that does not
+    /// answer within it is said to, and the gate's own time bound holds in any case.
+    package var signMilliseconds: Int64 = 5_000
+
+    package init(elapsed: MonotonicClock) {
+        self.elapsed = elapsed
+    }
+
+    package func makeKey(tcti: String, handle: UInt32, replacing: Bool) throws -> (key: TPMKeyReference, x: [UInt8], y: [UInt8]) {
+        let (key, point) = try TPMKey.create(tcti: tcti, handle: handle, replacing: replacing,
+                                             deadline: Deadline(milliseconds: makeKeyMilliseconds, clock: elapsed))
+        return (TPMKeyReference(tcti: tcti, handle: handle, authorization: key.authorization), point.x, point.y)
+    }
+
+    package func sign(_ message: UnsafeRawBufferPointer, with key: TPMKeyReference) throws -> [UInt8] {
+        try TPMKey(key).sign(message, deadline: Deadline(milliseconds: signMilliseconds, clock: elapsed))
+    }
+
+    package func remove(_ key: TPMKeyReference) throws {
+        try TPMKey(key).evict(deadline: Deadline(milliseconds: signMilliseconds, clock: elapsed))
+    }
+}
+
+extension TPMKey {
+    /// The key `reference` names.
+    package init(_ reference: TPMKeyReference) {
+        self.init(tcti: reference.tcti, handle: reference.handle, authorization: reference.authorization)
+    }
+}
