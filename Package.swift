@@ -185,7 +185,7 @@ let package = Package(
         ),
         .testTarget(name: "NMEATests", dependencies: ["NMEA", "TestSupport"], exclude: ["ubx-oracle.py"], swiftSettings: ownSwiftSettings),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "GeolocateModel", "NMEA"], swiftSettings: ownSwiftSettings),
-        .testTarget(name: "TPMTests", dependencies: ["TPM", "GeolocateModel", .product(name: "Crypto", package: "swift-crypto")],
+        .testTarget(name: "TPMTests", dependencies: ["TPM", "GeolocateModel", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
                     swiftSettings: ownSwiftSettings),
         .testTarget(
             name: "GeolocateIntegrationTests",

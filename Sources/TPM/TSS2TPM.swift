@@ -23,7 +23,14 @@ package struct TSS2TPM: TPMAccess {
     }
 
     package func sign(_ message: UnsafeRawBufferPointer, with key: TPMKeyReference) throws -> [UInt8] {
-        try TPMKey(key).sign(message, deadline: Deadline(milliseconds: signMilliseconds, clock: elapsed))
+        do {
+            return try TPMKey(key).sign(message, deadline: Deadline(milliseconds: signMilliseconds, clock: elapsed))
+        } catch let error as GeolocateError where error.description.contains("holds no key at") {
+            // The key file outlived the key: a TPM2_Clear (a firmware reset, a reinstall) removes
+            // every persistent key, and only a new key and a new enrolment help.
+            throw GeolocateError.missingSetting(error.description
+                + "; a TPM clear removes its keys: make a new one with geolocate key init --force-new, and enrol it again")
+        }
     }
 
     package func remove(_ key: TPMKeyReference) throws {

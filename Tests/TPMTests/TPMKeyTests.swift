@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GeolocateModel
 import TPM
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -72,7 +73,7 @@ import Glibc
     /// No TPM at the TCTI's address, and a TCTI that cannot be loaded: one line each, at once.
     @Test(arguments: ["swtpm:host=127.0.0.1,port=PORT", "nosuch:anything", "device:/nonexistent/tpmrm0"])
     func noTPMIsOneLine(_ tcti: String) throws {
-        let closed = try Loopback.freePortPair()
+        let closed = try TPMLoopback.freePortPair()
         let key = TPMKey(tcti: tcti.replacingOccurrences(of: "PORT", with: String(closed)), handle: Self.handle, authorization: [])
         do {
             _ = try key.sign(Array("x".utf8), deadline: deadline())
@@ -86,8 +87,8 @@ import Glibc
     /// A TCTI whose peer accepts the connection and never answers: the call ends at its
     /// deadline with one line, whatever the TSS libraries are still waiting for.
     @Test func aTPMThatNeverAnswersCostsTheDeadlineOnly() throws {
-        let port = try Loopback.freePortPair()
-        let server = try Loopback.listener(port: port), control = try Loopback.listener(port: port + 1)
+        let port = try TPMLoopback.freePortPair()
+        let server = try TPMLoopback.listener(port: port), control = try TPMLoopback.listener(port: port + 1)
         defer {
             close(server)
             close(control)

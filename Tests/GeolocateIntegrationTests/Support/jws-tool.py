@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """What the token tests ask of an independent JOSE implementation (PyJWT, cryptography).
 
-  thumbprints JWKS_FILE          each key's RFC 7638 thumbprint, computed here, one per line
+  thumbprints JWKS_FILE          each key's RFC 7638 thumbprint (OKP or EC), computed here, one per line
   pem-keys PEM_FILE              each PEM public key's raw bytes, base64url, one per line
   forge KIND TOKEN JWKS_FILE     TOKEN's claims under a forged token: none | hs256-pem |
                                  hs256-x | embedded-jwk (a new key's signature, its jwk in
                                  the header, the enrolled kid)
-  decode TOKEN JWKS_FILE         the claims of TOKEN verified with the JWKS's first key, no
-                                 audience or time checks (rotation statements, golden tokens)
+  decode TOKEN JWKS_FILE         the claims of TOKEN verified with the JWKS's first key (EdDSA
+                                 or ES256, as the key's type says), no audience or time checks
+                                 (rotation statements, golden tokens)
 """
 import base64, hashlib, hmac, json, sys
 import jwt
@@ -30,7 +31,8 @@ def segment(obj):
 def main(command, *args):
     if command == "thumbprints":
         for key in json.load(open(args[0]))["keys"]:
-            members = json.dumps({"crv": key["crv"], "kty": key["kty"], "x": key["x"]}, separators=(",", ":"), sort_keys=True)
+            required = ("crv", "kty", "x", "y") if key["kty"] == "EC" else ("crv", "kty", "x")
+            members = json.dumps({name: key[name] for name in required}, separators=(",", ":"), sort_keys=True)
             print(b64(hashlib.sha256(members.encode()).digest()))
     elif command == "pem-keys":
         text = open(args[0]).read()
@@ -58,8 +60,10 @@ def main(command, *args):
         else:
             sys.exit(f"unknown forgery {kind}")
     elif command == "decode":
-        key = jwt.PyJWK.from_dict(json.load(open(args[1]))["keys"][0]).key
-        print(json.dumps(jwt.decode(args[0], key, algorithms=["EdDSA"], options={"verify_aud": False, "verify_exp": False})))
+        enrolled = json.load(open(args[1]))["keys"][0]
+        key = jwt.PyJWK.from_dict(enrolled).key
+        algorithm = "ES256" if enrolled["kty"] == "EC" else "EdDSA"  # the enrolled key's, never the token's
+        print(json.dumps(jwt.decode(args[0], key, algorithms=[algorithm], options={"verify_aud": False, "verify_exp": False})))
     else:
         sys.exit(__doc__)
 

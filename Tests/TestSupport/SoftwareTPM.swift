@@ -8,17 +8,17 @@ import Glibc
 /// in a directory of its own: started by a test, stopped at the end of its last reference.
 ///
 /// swtpm's TCTI talks to the TPM on `port` and to its control channel on `port + 1`.
-final class SoftwareTPM {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-swtpm-\(UUID().uuidString)")
-    let port: Int
+package final class SoftwareTPM {
+    package let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-swtpm-\(UUID().uuidString)")
+    package let port: Int
     private var pid: pid_t = 0
 
-    var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+    package var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
-    init() throws {
+    package init() throws {
         let state = directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        port = try Loopback.freePortPair()
+        port = try TPMLoopback.freePortPair()
         let log = directory.appendingPathComponent("swtpm.log").path
         let arguments = ["/usr/bin/swtpm", "socket", "--tpm2", "--tpmstate", "dir=\(state.path)",
                          "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
@@ -43,7 +43,7 @@ final class SoftwareTPM {
         let status = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
         guard status == 0 else { throw SoftwareTPMError(message: "cannot start swtpm: \(String(cString: strerror(status)))") }
         var waited = 0
-        while !Loopback.isListening(port) || !Loopback.isListening(port + 1) {
+        while !TPMLoopback.isListening(port) || !TPMLoopback.isListening(port + 1) {
             var exit: Int32 = 0
             guard waitpid(pid, &exit, WNOHANG) == 0, waited < 1000 else {
                 stop()
@@ -60,7 +60,7 @@ final class SoftwareTPM {
     }
 
     /// Ends swtpm (SIGTERM, which it handles by shutting down) and waits for it.
-    func stop() {
+    package func stop() {
         guard pid > 0 else { return }
         kill(pid, SIGTERM)
         var exit: Int32 = 0
@@ -69,15 +69,15 @@ final class SoftwareTPM {
     }
 }
 
-struct SoftwareTPMError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+package struct SoftwareTPMError: Error, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 }
 
 /// Loopback ports for the simulator and for servers that never answer.
-enum Loopback {
+package enum TPMLoopback {
     /// A port `p` such that `p` and `p + 1` are both free now.
-    static func freePortPair() throws -> Int {
+    package static func freePortPair() throws -> Int {
         for _ in 0..<100 {
             let first = try listener(port: 0)
             let port = Int(boundPort(first))
@@ -92,7 +92,7 @@ enum Loopback {
 
     /// A socket listening on 127.0.0.1:`port` (0: any free one), never accepting: a peer that
     /// connects and is never answered.
-    static func listener(port: Int) throws -> Int32 {
+    package static func listener(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -108,7 +108,7 @@ enum Loopback {
         return fd
     }
 
-    static func boundPort(_ fd: Int32) -> UInt16 {
+    package static func boundPort(_ fd: Int32) -> UInt16 {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
@@ -118,7 +118,7 @@ enum Loopback {
     }
 
     /// Whether something accepts connections on 127.0.0.1:`port`.
-    static func isListening(_ port: Int) -> Bool {
+    package static func isListening(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
