@@ -40,7 +40,13 @@ extension DeviceKey {
             guard let tpm = context.tpm else {
                 throw GeolocateError.missingSetting("signing.keyProvider is tpm, but this command cannot reach a TPM")
             }
-            let made = try tpm.makeKey(tcti: tcti, handle: handle, replacing: replacing)
+            let made: (key: TPMKeyReference, x: [UInt8], y: [UInt8])
+            do { made = try tpm.makeKey(tcti: tcti, handle: handle, replacing: replacing) } catch let error as GeolocateError
+                where !replacing && error.description.contains("already holds a key") {
+                // No key file names it: a file lost, or another program's key.
+                throw GeolocateError.missingSetting(error.description
+                    + " that no key file names (a lost key file, or another program's key); geolocate key init --force-new replaces it")
+            }
             let point = Data([0x04] + made.x + made.y)
             let publicKey: P256.Signing.PublicKey
             do { publicKey = try P256.Signing.PublicKey(x963Representation: point) } catch {

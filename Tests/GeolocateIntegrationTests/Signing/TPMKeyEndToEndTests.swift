@@ -82,6 +82,12 @@ import Glibc
         let second = try geolocate.run(["key", "init"])
         #expect(second.status == 78 && second.stderr.contains("already exists"), "\(second)")
         #expect(try decoded(try self.token().stdout.trimmingCharacters(in: .whitespacesAndNewlines), jwks).status == 0)
+        // The key file lost: the key in the TPM is replaced only when asked to.
+        try FileManager.default.removeItem(atPath: geolocate.stateDirectory + "/device-key")
+        let lost = try geolocate.run(["key", "init"])
+        #expect(lost.status == 78 && lost.stderr.contains("already holds a key at 0x81000010 that no key file names")
+            && lost.stderr.contains("--force-new replaces it"), "\(lost)")
+        #expect(try geolocate.run(["key", "init", "--force-new"]).status == 0)
     }
 
     /// An Ed25519 file key rotates to a TPM key (the file key signs the statement), the TPM key
