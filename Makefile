@@ -121,7 +121,7 @@ bench:
 # libFuzzer and AddressSanitizer, FUZZ_SECONDS each (60), from the seeds in Fuzz/corpus.
 # FUZZ_SEED 0 draws a fresh seed each run and prints it; FUZZ_SEED=N runs that one again.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= nmea ubx gpsd config text state spool geocoder zones
+FUZZ_TARGETS ?= nmea ubx gpsd config text state spool geocoder zones key
 FUZZ_SEED ?= 0
 fuzz: deps
 	$(SWIFT) build --product geolocate-fuzz --scratch-path .build-fuzz \

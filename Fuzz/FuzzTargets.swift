@@ -39,6 +39,9 @@ enum FuzzTarget: String, CaseIterable {
     case geocoder
     /// A `policy.zones` GeoJSON file, then decisions at places that stress the geometry.
     case zones
+    /// A device key file (an Ed25519 key or a TPM key's block, retired keys), shown as a
+    /// server enrols it and written back.
+    case key
 
     /// Runs one input; a finding is a trap (a failed `check` included).
     func run(_ bytes: [UInt8]) {
@@ -52,6 +55,7 @@ enum FuzzTarget: String, CaseIterable {
         case .spool: FuzzTarget.spool(bytes)
         case .geocoder: _ = try? StreetGeocoder.parse(bytes)
         case .zones: FuzzTarget.zones(bytes)
+        case .key: FuzzTarget.key(bytes)
         }
     }
 
@@ -175,6 +179,16 @@ enum FuzzTarget: String, CaseIterable {
 
     private static func state(_ bytes: [UInt8]) {
         if let fix = LastKnownStore.fix(decoding: Data(bytes)) { check(fix) }
+    }
+
+    /// A key file read, shown, and written back: what is written reads back as the same key.
+    private static func key(_ bytes: [UInt8]) {
+        guard let key = DeviceKey(pem: String(decoding: bytes, as: UTF8.self)) else { return }
+        _ = key.jwkSet(issuer: "fuzz", includingRetired: true)
+        _ = key.publicPEM(includingRetired: true)
+        let again = DeviceKey(pem: key.pem)
+        precondition(again?.keyID == key.keyID, "a key file written back reads as another key")
+        precondition(again?.retired.map(\.thumbprint) == key.retired.map(\.thumbprint), "retired keys changed when written back")
     }
 
     /// A record line of a version-1 spool, read as its migration reads it, then rendered in

@@ -5,7 +5,7 @@ import Testing
 /// the ordinary build of `geolocate-fuzz`: a finding that comes back fails here, in `make test`,
 /// without a libFuzzer build.
 @Suite(.tags(.integration), .timeLimit(.minutes(10))) struct FuzzCorpusTests {
-    static let targets = ["nmea", "ubx", "gpsd", "config", "text", "state", "spool", "geocoder", "zones"]
+    static let targets = ["nmea", "ubx", "gpsd", "config", "text", "state", "spool", "geocoder", "zones", "key"]
 
     @Test(arguments: targets) func corpusReplaysCleanly(_ target: String) throws {
         let runner = GeolocateProcess.builtExecutable("geolocate-fuzz")

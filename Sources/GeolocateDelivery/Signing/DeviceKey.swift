@@ -236,7 +236,8 @@ package struct DeviceKey: Sendable {
     /// the authorisation value (1) and the value, then the public key's SubjectPublicKeyInfo.
     private static let tpmLabel = "GEOLOCATE TPM KEY"
 
-    private var pem: String {
+    /// The key file's text: the signing key's block, then the retired public keys.
+    package var pem: String {
         let first: String
         switch signing {
         case .ed25519(let key):
@@ -250,7 +251,8 @@ package struct DeviceKey: Sendable {
         return first + retired.map { DeviceKey.pem("PUBLIC KEY", $0.subjectPublicKeyInfo) }.joined()
     }
 
-    private init?(pem text: String, tcti: String, tpm: (any TPMAccess)?) {
+    /// The key a key file's text holds; `nil` when it holds no signing key.
+    package init?(pem text: String, tcti: String = "", tpm: (any TPMAccess)? = nil) {
         var signing: SigningKey?
         var retired: [DevicePublicKey] = []
         for (label, der) in DeviceKey.pemBlocks(text) {
