@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -189,6 +190,51 @@ struct DeviceRolesEndToEndTests {
                                        "decode", token, enrolled])
             #expect(claims.contains(#""iss": ""#) || claims.contains(#""iss":""#), "\(claims)")
         }
+    }
+
+    /// The key inside a TPM (issue 43; swtpm on loopback, as a TPM the device reaches): root's
+    /// `key init` gives the service user a key file that holds no private key, and root's gate
+    /// and the services sign ES256 with the one key, which PyJWT verifies with what the
+    /// service user's `key show` prints.
+    @Test func theGateAndTheServicesSignWithOneKeyInTheTPM() throws {
+        let device = try Device()
+        let tpm = try SoftwareTPM()
+        let collector = try Collector()
+        defer { collector.stop() }
+        try device.set("permissions", "fine")
+        try device.set("source", "nmea:\(device.shared)/kiosk-gnss.nmea")
+        try device.set("endpoints.risk.url", collector.url("/risk"))
+        try device.set("endpoints.risk.format", "jwt")
+        try device.set("endpoints.risk.actions", "login")
+        try device.set("signing.audience", "https://risk.example")
+        try device.set("signing.keyProvider", "tpm")
+        try device.set("signing.tpm", tpm.tcti)
+        let made = try device.run("root", ["key", "init"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try device.stat("%U:%G %a", "/etc/geolocate/device-key") == "geolocate:geolocate 600")
+        let file = try device.shell("root", ["cat", "/etc/geolocate/device-key"]).stdout
+        #expect(file.hasPrefix("-----BEGIN GEOLOCATE TPM KEY-----") && !file.contains("PRIVATE"), "\(file)")
+        let enrolled = device.shared + "/enrolled.json"
+        let shown = try device.run("geolocate", ["key", "show", "--system"])
+        #expect(shown.stdout == made.stdout, "\(shown)")
+        try shown.stdout.write(toFile: enrolled, atomically: true, encoding: .utf8)
+        let gate = try device.run("root", ["trigger", "login", "--format", "jwt", "--replay", device.shared + "/kiosk-gnss.nmea"])
+        #expect(gate.status == 0, "\(gate.stderr)")
+        try collector.script(["/risk": ["default": ["status": 503]]])
+        let spooled = try device.run("root", ["trigger", "login", "--endpoint", "risk", "--replay", device.shared + "/kiosk-gnss.nmea"])
+        #expect(spooled.stderr.contains("spool"), "\(spooled)")
+        try collector.script([:])
+        let flushed = try device.run("geolocate", ["flush", "--system"])
+        #expect(flushed.status == 0, "the service user signs in the TPM: \(flushed)")
+        let tokens = collector.requests("/risk").filter { $0.sent && $0.status == 200 }.flatMap { $0.body.split(separator: "\n").map(String.init) }
+        #expect(tokens.count == 1, "\(tokens)")
+        for token in tokens + [gate.stdout.trimmingCharacters(in: .whitespacesAndNewlines)] {
+            let claims = try Spawn.run([TokenEndToEndTests.python, TPMKeyEndToEndTests.tool, "decode", token, enrolled])
+            #expect(claims.status == 0, "ES256 with the enrolled key: \(String(decoding: claims.stderr, as: UTF8.self))")
+        }
+        // The monitor sees the key, not its authorisation: the file is the service user's alone.
+        let monitor = try device.run("monitor", ["key", "show", "--system"])
+        #expect(monitor.status != 0 && monitor.stdout.isEmpty && monitor.stderr.contains("belongs to uid"), "\(monitor)")
     }
 
     /// The receiver's own verdicts across the roles (issue 42), on u-blox logs pyubx2 made
