@@ -159,9 +159,11 @@ let package = Package(
         ),
         // A runner of inputs in the ordinary build; the libFuzzer target in `make fuzz`.
         // The TSS2 ESAPI calls geolocate makes (Debian libtss2-dev): a P-256 key made inside a
-        // TPM 2.0 and persisted, its public point, ECDSA signatures: for TPMKey.swift alone.
+        // TPM 2.0 and persisted, its public point, ECDSA signatures, its attestation (TPM2_Certify by
+        // an attestation key under the endorsement key, ActivateCredential): for TPMKey.swift alone.
         .target(name: "CTPM", cSettings: [.treatAllWarnings(as: .error)],
-                linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-rc")]),
+                linkerSettings: [.linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu"),
+                                .linkedLibrary("tss2-rc")]),
         // The TPM adapter: `TPMKey`, a device key no one can copy (SPEC §15).
         .target(name: "TPM", dependencies: ["GeolocateModel", "CTPM", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: ownSwiftSettings),

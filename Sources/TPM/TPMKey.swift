@@ -103,3 +103,60 @@ package struct TPMKey: Sendable {
     /// The handle as TPM tools print it, `0x81010010`.
     package var handleText: String { "0x" + String(handle, radix: 16) }
 }
+
+// MARK: - Attestation (SPEC §15, `key attest`)
+
+extension TPMKey {
+    /// Where the attestation key sits, whichever handle the signing key is at: a rotation
+    /// moves the signing key between 0x81000010 and 0x81000012, and the attestation key stays,
+    /// so a server enrols it once.
+    package static let attestationKeyHandle: UInt32 = 0x8100_0011
+
+    /// `TPMKey.attestationKeyHandle`.
+    package var attestationKeyHandle: UInt32 { Self.attestationKeyHandle }
+
+    /// The TPM's evidence that this key lives in it, for `nonce` (at most 64 bytes, the
+    /// server's, so the evidence is fresh). The attestation key is made under the endorsement
+    /// key and persisted at `attestationKeyHandle` the first time, and reused afterwards, so a
+    /// server enrols it once (`activate`).
+    /// - Throws: `GeolocateError.missingSetting` (78) when the TPM cannot be reached, refuses,
+    ///   has no endorsement key certificate, or does not answer before `deadline`.
+    package func attest(nonce: [UInt8], deadline: Deadline) throws -> TPMAttestation {
+        let akHandle = attestationKeyHandle
+        return try call("attest the key", deadline: deadline) { error in
+            // Each marshalled structure fits in 1 KiB (an RSA-4096 public area is 0.6 KiB);
+            // EK certificates are 1–2 KiB.
+            let buffers = [1024, 1024, 1024, 1024, 1024, 4096].map { UnsafeMutableBufferPointer<UInt8>.allocate(capacity: $0) }
+            defer { buffers.forEach { $0.deallocate() } }
+            func buffer(_ index: Int) -> geolocate_tpm_buffer {
+                geolocate_tpm_buffer(bytes: buffers[index].baseAddress, capacity: buffers[index].count, length: 0)
+            }
+            var out = geolocate_tpm_attestation(cert_info: buffer(0), signature: buffer(1), public_area: buffer(2), ak_public: buffer(3),
+                                                ek_public: buffer(4), ek_certificate: buffer(5))
+            guard geolocate_tpm_attest(tcti, handle, authorization, authorization.count, akHandle, nonce, nonce.count, &out, error) == 0 else {
+                return nil
+            }
+            func bytes(_ buffer: geolocate_tpm_buffer) -> [UInt8] { Array(UnsafeBufferPointer(start: buffer.bytes, count: buffer.length)) }
+            return TPMAttestation(certInfo: bytes(out.cert_info), signature: bytes(out.signature), pubArea: bytes(out.public_area),
+                                  akPublic: bytes(out.ak_public), ekPublic: bytes(out.ek_public), ekCertificate: bytes(out.ek_certificate))
+        }
+    }
+
+    /// The answer to a server's credential challenge (TPM2_ActivateCredential): the secret it
+    /// sealed to this TPM's endorsement key and attestation key with TPM2_MakeCredential.
+    /// `credentialBlob` is a TPM2B_ID_OBJECT's contents, `encryptedSecret` a
+    /// TPM2B_ENCRYPTED_SECRET's, each without its size prefix.
+    /// - Throws: `GeolocateError.missingSetting` (78) when the TPM cannot be reached, holds no
+    ///   attestation key, cannot open the credential (made for another TPM or key), or does not
+    ///   answer before `deadline`.
+    package func activate(credentialBlob: [UInt8], encryptedSecret: [UInt8], deadline: Deadline) throws -> [UInt8] {
+        let akHandle = attestationKeyHandle
+        return try call("answer the credential challenge", deadline: deadline) { error in
+            var secret = [UInt8](repeating: 0, count: 32)
+            var length = 0
+            let status = geolocate_tpm_activate(tcti, akHandle, credentialBlob, credentialBlob.count, encryptedSecret, encryptedSecret.count,
+                                                &secret, &length, error)
+            return status == 0 ? Array(secret.prefix(length)) : nil
+        }
+    }
+}

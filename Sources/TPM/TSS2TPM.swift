@@ -36,6 +36,17 @@ package struct TSS2TPM: TPMAccess {
     package func remove(_ key: TPMKeyReference) throws {
         try TPMKey(key).evict(deadline: Deadline(milliseconds: signMilliseconds, clock: elapsed))
     }
+
+    /// Bounded as making a key is: the first attestation makes the attestation key, and each
+    /// one re-creates the endorsement key (a CreatePrimary, seconds on slow chips).
+    package func attest(_ key: TPMKeyReference, nonce: [UInt8]) throws -> TPMAttestation {
+        try TPMKey(key).attest(nonce: nonce, deadline: Deadline(milliseconds: makeKeyMilliseconds, clock: elapsed))
+    }
+
+    package func activate(_ key: TPMKeyReference, credentialBlob: [UInt8], encryptedSecret: [UInt8]) throws -> [UInt8] {
+        try TPMKey(key).activate(credentialBlob: credentialBlob, encryptedSecret: encryptedSecret,
+                                 deadline: Deadline(milliseconds: makeKeyMilliseconds, clock: elapsed))
+    }
 }
 
 extension TPMKey {

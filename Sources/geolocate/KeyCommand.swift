@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GeolocateConfig
 import GeolocateDelivery
 
 struct KeyCommand: ParsableCommand {
@@ -7,17 +8,20 @@ struct KeyCommand: ParsableCommand {
         commandName: "key",
         abstract: "Make and show the device key that signs location tokens.",
         discussion: """
-            An Ed25519 key (signing.keyFile, else device-key in the state directory; \
+            An Ed25519 key in a file (signing.keyFile, else device-key in the state directory; \
             /etc/geolocate/device-key in system mode, the user geolocate's, which root's \
-            login gate and the services share), mode 0600. Servers enrol the device from \
-            what 'key show' prints: its id (iss) and the signing key.
+            login gate and the services share), mode 0600; with signing.keyProvider tpm, a \
+            P-256 key made inside the TPM at signing.tpm (tokens are ES256), and the file \
+            holds only where it is. Servers enrol the device from what 'key show' prints: its \
+            id (iss) and the signing key.
 
             Examples:
               geolocate key init
               geolocate key show > device.jwks
               geolocate key rotate
+              geolocate key attest --nonce N > evidence.json
             """,
-        subcommands: [Init.self, Show.self, Rotate.self]
+        subcommands: [Init.self, Show.self, Rotate.self, Attest.self]
     )
 
     struct Init: ParsableCommand {
@@ -66,6 +70,47 @@ struct KeyCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors { try DeviceKey.rotate(in: try globalOptions.context()) { try FileHandleOutput.stdout($0 + "\n") } }
+        }
+    }
+
+    struct Attest: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "attest",
+            abstract: "Print the TPM's evidence that the signing key lives in it.",
+            discussion: """
+                For a key in a TPM (signing.keyProvider tpm). With --nonce, one JSON object \
+                (akPub, certInfo, ekCert, ekPub, pubArea, sig: base64url): the TPM's \
+                TPM2_Certify of the signing key by its attestation key, with the nonce inside, \
+                and the endorsement key's certificate from the TPM maker. A server enrols the \
+                attestation key once: it answers the evidence with a credential challenge that \
+                only this TPM can open, and --activate prints the TPM's answer.
+
+                Examples:
+                  geolocate key attest --nonce N > evidence.json
+                  geolocate key attest --activate=CHALLENGE
+                """)
+        /// Taken whatever it starts with, as trigger's: a server's nonce may start with `-`.
+        @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The server's nonce (1 to 64 bytes).", valueName: "nonce"))
+        var nonce: String?
+        @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Answer a server's credential challenge.", valueName: "challenge"))
+        var activate: String?
+        @OptionGroup var globalOptions: GlobalOptions
+
+        func validate() throws {
+            if (nonce == nil) == (activate == nil) { throw ValidationError("give one of --nonce and --activate") }
+            // A server logs what it checks (`PlainText`).
+            if let nonce, !PlainText.isPlain(nonce) { throw ValidationError("--nonce needs text without control characters") }
+        }
+
+        func run() throws {
+            try runReportingErrors {
+                let context = try globalOptions.context()
+                if let nonce {
+                    try FileHandleOutput.stdout(try DeviceKey.attest(in: context, nonce: nonce))
+                } else if let activate {
+                    try FileHandleOutput.stdout(try DeviceKey.activate(in: context, challenge: activate))
+                }
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ import Logging
 import Glibc
 #endif
 
-/// `key init`, `key show` and `key rotate`: the device key of the context's configuration and
+/// `key init`, `key show`, `key rotate` and `key attest`: the device key of the context's configuration and
 /// state directory, each returning what the command prints and saying the rest on the logger.
 extension DeviceKey {
     /// Where the key is for `context` (`signing.keyFile`, else the state directory's, else
@@ -131,6 +131,50 @@ extension DeviceKey {
             return (old, new)
         }
         logger.notice("the device key \(path) is new (kid \(new.keyID)\(new.placeText)); the old one (kid \(old.keyID)) signs no more (key show --all lists it)")
+    }
+
+    /// The most bytes a nonce for `key attest` may have: TPM2_Certify's `qualifyingData` is a
+    /// digest-sized buffer, and 64 bytes is what a TPM with SHA-512 takes (most take 64).
+    package static let maximumAttestNonceBytes = 64
+
+    /// `key attest --nonce`: the TPM's evidence that the signing key lives in it, for the
+    /// server's `nonce` (its UTF-8 bytes), as one JSON object and a newline.
+    /// - Throws: `GeolocateError.usage` (64) for an empty or longer nonce;
+    ///   `GeolocateError.missingSetting` (78) when the key is not in a TPM, or the TPM cannot
+    ///   attest it (no EK certificate, unreachable, refusing, silent).
+    package static func attest(in context: CommandContext, nonce: String) throws -> String {
+        let bytes = Array(nonce.utf8)
+        guard (1...maximumAttestNonceBytes).contains(bytes.count) else {
+            throw GeolocateError.usage("--nonce takes 1 to \(maximumAttestNonceBytes) bytes (this one has \(bytes.count))")
+        }
+        let (reference, tpm) = try tpmKey(in: context)
+        return try tpm.attest(reference, nonce: bytes).json + "\n"
+    }
+
+    /// `key attest --activate`: the TPM's answer to a server's credential challenge
+    /// (`verify.py attest-challenge` prints it: the credential blob and the encrypted secret,
+    /// base64url, joined by a dot), the secret as base64url and a newline.
+    /// - Throws: `GeolocateError.usage` (64) for a challenge not in that form; as `attest`,
+    ///   and when the challenge was made for another TPM or attestation key.
+    package static func activate(in context: CommandContext, challenge: String) throws -> String {
+        let parts = challenge.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let blob = Base64URL.decode(parts[0]), let secret = Base64URL.decode(parts[1]),
+              !blob.isEmpty, !secret.isEmpty, blob.count <= 1024, secret.count <= 1024 else {
+            throw GeolocateError.usage("--activate takes the challenge a server's attest-challenge prints: two base64url parts joined by a dot")
+        }
+        let (reference, tpm) = try tpmKey(in: context)
+        return Base64URL.encode(try tpm.activate(reference, credentialBlob: blob, encryptedSecret: secret)) + "\n"
+    }
+
+    /// The signing key's place in a TPM and the way to it, for `key attest`.
+    private static func tpmKey(in context: CommandContext) throws -> (TPMKeyReference, any TPMAccess) {
+        let key = try load(in: context)
+        guard case .tpm(let reference, _, let tpm) = key.signing else {
+            throw GeolocateError.missingSetting("the device key \(path(in: context)) is in a file, and only a key in a TPM can be attested: "
+                + "set signing.keyProvider tpm, then geolocate key rotate")
+        }
+        guard let tpm else { throw GeolocateError.missingSetting("the device key is in a TPM, but this command cannot reach a TPM") }
+        return (reference, tpm)
     }
 
     /// Where the signing key is, when a TPM holds it: `, in the TPM at 0x81000010`.
