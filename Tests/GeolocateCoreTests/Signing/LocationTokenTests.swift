@@ -137,6 +137,25 @@ import Testing
         }
     }
 
+    /// The strict decoder against Foundation's decoding (padding and RFC 7515's replacements
+    /// undone by hand): every canonical text decodes to Foundation's bytes; padding, the
+    /// standard alphabet, a length of 4n+1 and spare bits set are refused.
+    @Test func base64URLDecodesOnlyCanonicalText() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...300 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let text = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+                + String(repeating: "=", count: (4 - text.count % 4) % 4)
+            #expect(Base64URL.decode(text) == Data(base64Encoded: standard).map { Array($0) }, "\(length) bytes")
+        }
+        for refused in ["AA==", "AA=", "+w", "/w", "A", "AAAAA", "AB", "AAB", "A A", "Zg\n"] {
+            #expect(Base64URL.decode(refused) == nil, "\(refused)")
+        }
+        #expect(Base64URL.decode("_w") == [0xFF] && Base64URL.decode("-g") == [0xFA] && Base64URL.decode("") == [])
+    }
+
     /// An endpoint's tokens name its URL as the server knows itself: no credentials, the rest kept.
     @Test func theAudienceOfAnEndpointIsItsURLWithoutCredentials() {
         #expect(Endpoint(name: "x", url: "http://u:p@127.0.0.1:8080/jwt?token=abc#frag").audienceURL == "http://127.0.0.1:8080/jwt?token=abc#frag")

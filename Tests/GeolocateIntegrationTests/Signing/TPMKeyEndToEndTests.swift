@@ -173,6 +173,115 @@ import Glibc
         try fails("a TPM that never answers", saying: ["did not answer in time to sign"], within: 8)
     }
 
+    /// The shipped verifier (Examples/verify/verify.py) with a store of the test's: its
+    /// stdout trimmed, and its status.
+    func verifier(_ arguments: [String], input: String? = nil, trusting authorities: [URL] = []) throws -> (status: Int32, output: String, error: String) {
+        let script = GeolocateProcess.projectRoot.appendingPathComponent("Examples/verify/verify.py").path
+        let store = geolocate.home.appendingPathComponent("server.store").path
+        let outcome = try Spawn.run(["/usr/bin/python3", script, "--store", store] + authorities.flatMap { ["--ca", $0.path] } + arguments,
+                                    input: input.map { Data($0.utf8) })
+        return (outcome.status, String(decoding: outcome.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+                String(decoding: outcome.stderr, as: UTF8.self))
+    }
+
+    /// `key attest` end to end, as a risk server uses it: the server enrols the device's key and,
+    /// from a first attestation, its attestation key (a credential challenge that `key attest
+    /// --activate` answers, as only this TPM can); then each `key attest --nonce` for a nonce
+    /// the server issued verifies to the signing key's kid, after a rotation too (the
+    /// attestation key stays, so it is enrolled once). The TPM is swtpm manufactured with an EK
+    /// certificate from a private CA, the one CA the verifier is given.
+    @Test func keyAttestVerifiesWithTheShippedVerifier() throws {
+        let tpm = try SoftwareTPM(certified: true)
+        try configure(provider: "tpm", tcti: tpm.tcti)
+        let made = try geolocate.run(["key", "init"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let iss = try #require((try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any])?["iss"] as? String)
+        let enrolled = try verifier(["enrol", try saved(made.stdout, as: "device.jwks")])
+        #expect(enrolled.status == 0, "\(enrolled)")
+        let authorities = [tpm.rootCertificate, tpm.intermediateCertificate]
+
+        // Enrolment of the attestation key: evidence, the server's challenge, the TPM's answer.
+        let first = try geolocate.run(["key", "attest", "--nonce", "enrolment"])
+        #expect(first.status == 0 && first.stderr.isEmpty, "\(first)")
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: String])
+        #expect(fields.keys.sorted() == ["akPub", "certInfo", "ekCert", "ekPub", "pubArea", "sig"], "\(fields)")
+        let challenge = try verifier(["attest-challenge", iss], input: first.stdout, trusting: authorities)
+        #expect(challenge.status == 0 && challenge.output.contains("."), "\(challenge)")
+        let answered = try geolocate.run(["key", "attest", "--activate=\(challenge.output)"])
+        #expect(answered.status == 0, "\(answered)")
+        let enrolledAK = try verifier(["attest-enrol", iss], input: answered.stdout)
+        #expect(enrolledAK.status == 0 && enrolledAK.output.hasPrefix("enrolled attestation key"), "\(enrolledAK)")
+
+        /// `key attest` for a nonce the server issues, checked: what the verifier says.
+        func attested() throws -> (status: Int32, output: String, error: String) {
+            let nonce = try verifier(["nonce", iss]).output
+            let evidence = try geolocate.run(["key", "attest", "--nonce=\(nonce)"])
+            #expect(evidence.status == 0, "\(evidence)")
+            return try verifier(["attest-check", iss, nonce], input: evidence.stdout)
+        }
+        let kid = try #require((try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any])
+            .flatMap { ($0["keys"] as? [[String: Any]])?.first?["kid"] as? String })
+        let checked = try attested()
+        #expect(checked.status == 0 && checked.output == "attested \(kid)", "\(checked)")
+
+        // A rotation within the TPM: the server takes the statement; the same attestation key
+        // now certifies the new key.
+        let rotated = try geolocate.run(["key", "rotate"])
+        #expect(rotated.status == 0, "\(rotated)")
+        #expect(try verifier(["rotate"], input: rotated.stdout).status == 0)
+        let newKid = try #require((try JSONSerialization.jsonObject(with: Data(try geolocate.run(["key", "show"]).stdout.utf8)) as? [String: Any])
+            .flatMap { ($0["keys"] as? [[String: Any]])?.first?["kid"] as? String })
+        let afterRotation = try attested()
+        #expect(newKid != kid && afterRotation.status == 0 && afterRotation.output == "attested \(newKid)", "\(afterRotation)")
+
+        // Evidence for a nonce the server never issued is refused.
+        let unissued = try geolocate.run(["key", "attest", "--nonce", "my own nonce"])
+        let refused = try verifier(["attest-check", iss, "my own nonce"], input: unissued.stdout)
+        #expect(refused.status == 1 && refused.error.contains("nonce"), "\(refused)")
+
+        // Another TPM's challenge cannot be answered here: one line, exit 78.
+        let other = try SoftwareTPM(certified: true)
+        let stranger = GeolocateProcess()
+        for (key, value) in [("signing.keyProvider", "tpm"), ("signing.tpm", other.tcti)] {
+            #expect(try stranger.run(["config", "set", key, value]).status == 0)
+        }
+        #expect(try stranger.run(["key", "init"]).status == 0)
+        let foreign = try stranger.run(["key", "attest", "--nonce", "x"])
+        let foreignChallenge = try verifier(["attest-challenge", iss, "--replace"], input: foreign.stdout,
+                                            trusting: [other.rootCertificate, other.intermediateCertificate])
+        #expect(foreignChallenge.status == 0, "\(foreignChallenge)")
+        let wrongTPM = try geolocate.run(["key", "attest", "--activate=\(foreignChallenge.output)"])
+        #expect(wrongTPM.status == 78 && wrongTPM.stdout.isEmpty && wrongTPM.stderr.split(separator: "\n").count == 1, "\(wrongTPM)")
+    }
+
+    /// `key attest` used wrongly: neither or both of --nonce and --activate, a nonce too long or
+    /// with control characters, a challenge that is not two base64url parts (64); a key in a
+    /// file, or a TPM without an EK certificate (78). One line each, nothing on stdout.
+    @Test func keyAttestRefusesInOneLine() throws {
+        let tpm = try SoftwareTPM()
+        try configure(provider: "file", tcti: tpm.tcti)
+        #expect(try geolocate.run(["key", "init"]).status == 0)
+        for (arguments, status, words) in [
+            ([], 64, "one of --nonce and --activate"),
+            (["--nonce", "a", "--activate=a.b"], 64, "one of --nonce and --activate"),
+            (["--nonce", String(repeating: "n", count: 65)], 64, "1 to 64 bytes"),
+            (["--nonce", "a\u{1B}[2J"], 64, "control characters"),
+            (["--activate=abc"], 64, "two base64url parts"),
+            (["--activate=ab=.cd"], 64, "two base64url parts"),
+            (["--activate=a.b.c"], 64, "two base64url parts"),
+            (["--nonce", "n"], 78, "is in a file, and only a key in a TPM can be attested"),
+        ] as [([String], Int32, String)] {
+            let outcome = try geolocate.run(["key", "attest"] + arguments)
+            #expect(outcome.status == status && outcome.stdout.isEmpty && outcome.stderr.contains(words), "\(arguments): \(outcome)")
+            #expect(outcome.status == 64 || outcome.stderr.split(separator: "\n").count == 1, "\(arguments): \(outcome.stderr)")
+        }
+        #expect(try geolocate.run(["config", "set", "signing.keyProvider", "tpm"]).status == 0)
+        #expect(try geolocate.run(["key", "rotate"]).status == 0)
+        let uncertified = try geolocate.run(["key", "attest", "--nonce", "n"])
+        #expect(uncertified.status == 78 && uncertified.stdout.isEmpty && uncertified.stderr.contains("no endorsement key certificate")
+            && uncertified.stderr.split(separator: "\n").count == 1, "\(uncertified)")
+    }
+
     /// A TCTI must be one Debian ships: a library path would be loaded by the TCTI loader.
     @Test func aTCTIIsNeverALibraryPath() throws {
         for value in ["/tmp/evil.so", "libtss2-tcti-evil.so", "evil:conf", ""] {
