@@ -14,6 +14,12 @@ import Glibc
 /// its client id is the device id, and a broker drops the older of two connections with one
 /// id. libmosquitto runs without a thread of its own: every call, and so every callback, runs
 /// on one serial queue, driven by `mosquitto_loop`, and every wait has a deadline.
+///
+/// MQTT 5 by default (SPEC §11): libmosquitto takes the broker's Receive Maximum from its
+/// CONNACK as the most messages on the wire unacknowledged, each message carries its record
+/// id as user property `id`, and a PUBACK reason code of 0x80 or more is a refusal, never an
+/// acknowledgement. A broker that refuses 5 (CONNACK "unsupported protocol version", or a
+/// close before any CONNACK) is connected to again at once with 3.1.1.
 package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
     // @unchecked: `session` is only touched on `queue`.
     private let queue = DispatchQueue(label: "geolocate.mosquitto")
@@ -40,7 +46,7 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
         self.elapsed = elapsed
     }
 
-    package func publish(_ messages: [[UInt8]], to broker: MQTTBroker, awaitingAll: Bool) async -> MQTTOutcome {
+    package func publish(_ messages: [MQTTMessage], to broker: MQTTBroker, awaitingAll: Bool) async -> MQTTOutcome {
         await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: self.publishNow(messages, to: broker, awaitingAll: awaitingAll)) }
         }
@@ -56,7 +62,7 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
         }
     }
 
-    private func publishNow(_ messages: [[UInt8]], to broker: MQTTBroker, awaitingAll: Bool) -> MQTTOutcome {
+    private func publishNow(_ messages: [MQTTMessage], to broker: MQTTBroker, awaitingAll: Bool) -> MQTTOutcome {
         if let session, session.broker != broker || session.lost {
             let acknowledged = session.countAcknowledged()
             let unacknowledged = session.unacknowledged
@@ -67,10 +73,19 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
         }
         // Nothing to publish and no connection: nothing is unacknowledged either.
         if messages.isEmpty && session == nil { return MQTTOutcome(acknowledged: 0) }
+        var connectedWith: MQTTVersion?
         if session == nil {
-            switch Session.connect(to: broker, inflight: MosquittoTransport.inflight(qos: broker.qos), elapsed: elapsed) {
-            case .success(let connected): session = connected
-            case .failure(let failure): return MQTTOutcome(acknowledged: 0, failure: failure)
+            let inflight = MosquittoTransport.inflight(qos: broker.qos)
+            var result = Session.connect(to: broker, version: broker.version, inflight: inflight, elapsed: elapsed)
+            if broker.version == .v5, case .failure(.version5Refused) = result {
+                result = Session.connect(to: broker, version: .v311, inflight: inflight, elapsed: elapsed)
+            }
+            switch result {
+            case .success(let connected):
+                session = connected
+                connectedWith = connected.version
+            case .failure(let failure):
+                return MQTTOutcome(acknowledged: 0, failure: failure.reported)
             }
         }
         var acknowledged = 0
@@ -84,17 +99,34 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
             if let failure = outcome.failure {
                 session.disconnect()
                 self.session = nil
-                return MQTTOutcome(acknowledged: acknowledged, failure: failure)
+                return MQTTOutcome(acknowledged: acknowledged, failure: failure, connectedWith: connectedWith)
             }
             start = end
         } while start < messages.count
-        return MQTTOutcome(acknowledged: acknowledged)
+        return MQTTOutcome(acknowledged: acknowledged, connectedWith: connectedWith)
+    }
+}
+
+/// Why a connection was not made.
+private enum ConnectFailure: Error {
+    case failed(MQTTFailure)
+    /// The broker refused MQTT 5, or closed the connection before any CONNACK: worth one
+    /// try with 3.1.1, and said as `failure` when there is none.
+    case version5Refused(MQTTFailure)
+
+    var reported: MQTTFailure {
+        switch self {
+        case .failed(let failure), .version5Refused(let failure): failure
+        }
     }
 }
 
 /// One connection to a broker and what its callbacks reported.
 private final class Session {
+    /// The broker as the caller named it (its `version` the one asked for first).
     let broker: MQTTBroker
+    /// The version this connection speaks.
+    let version: MQTTVersion
     private let handle: OpaquePointer
     /// The CONNACK's return code, once it came.
     private var connack: Int32?
@@ -106,11 +138,15 @@ private final class Session {
     private var head = 0
     /// The message ids the broker acknowledged that are not yet counted.
     private var acknowledged = Set<Int32>()
+    /// The first message the broker refused (an MQTT 5 PUBACK or PUBREC reason code of 0x80
+    /// or more): its id and the reason code.
+    private var refusal: (id: Int32, reason: Int32)?
 
     private let elapsed: MonotonicClock
 
-    private init(broker: MQTTBroker, handle: OpaquePointer, elapsed: MonotonicClock) {
+    private init(broker: MQTTBroker, version: MQTTVersion, handle: OpaquePointer, elapsed: MonotonicClock) {
         self.broker = broker
+        self.version = version
         self.handle = handle
         self.elapsed = elapsed
     }
@@ -118,61 +154,86 @@ private final class Session {
     deinit { mosquitto_destroy(handle) }
 
     /// Connects and waits for the broker's CONNACK, for at most the endpoint's timeout.
-    static func connect(to broker: MQTTBroker, inflight: Int32, elapsed: MonotonicClock) -> Result<Session, MQTTFailure> {
+    static func connect(to broker: MQTTBroker, version: MQTTVersion, inflight: Int32, elapsed: MonotonicClock) -> Result<Session, ConnectFailure> {
         for (name, path) in [("caFile", broker.caFile), ("certFile", broker.certFile), ("keyFile", broker.keyFile)] {
             if let path, access(path, R_OK) != 0 {
-                return .failure(.refused("cannot read \(name) \(path): \(String(cString: strerror(errno)))"))
+                return .failure(.failed(.refused("cannot read \(name) \(path): \(String(cString: strerror(errno)))")))
             }
         }
         guard let handle = mosquitto_new(broker.clientID, true, nil) else {
-            return .failure(.unreachable("cannot make an MQTT client: \(String(cString: strerror(errno)))"))
+            return .failure(.failed(.unreachable("cannot make an MQTT client: \(String(cString: strerror(errno)))")))
         }
-        let session = Session(broker: broker, handle: handle, elapsed: elapsed)
+        let session = Session(broker: broker, version: version, handle: handle, elapsed: elapsed)
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(session).toOpaque())
+        _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
         mosquitto_connect_callback_set(handle) { _, context, code in Session.of(context).connack = code }
-        mosquitto_publish_callback_set(handle) { _, context, mid in Session.of(context).acknowledged.insert(mid) }
+        mosquitto_publish_v5_callback_set(handle) { _, context, mid, reason, _ in
+            let session = Session.of(context)
+            if reason >= 0x80 {
+                if session.refusal == nil { session.refusal = (mid, reason) }
+            } else {
+                session.acknowledged.insert(mid)
+            }
+        }
         mosquitto_disconnect_callback_set(handle) { _, context, _ in Session.of(context).lost = true }
         // At QoS 0 nothing waits for an answer, so Nagle's algorithm may gather messages into
         // full segments (a fifth faster on loopback); at QoS 1 and 2 each message is sent at once.
         _ = mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, broker.qos == 0 ? 0 : 1)
         _ = mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, inflight)
         if let username = broker.username, mosquitto_username_pw_set(handle, username, broker.password) != MOSQ_ERR_SUCCESS.rawValue {
-            return .failure(.refused("the user name or password cannot be used"))
+            return .failure(.failed(.refused("the user name or password cannot be used")))
         }
         if broker.tls {
             // No passphrase callback would make OpenSSL ask on the terminal for an encrypted key.
             let code = mosquitto_tls_set(handle, broker.caFile, broker.caFile == nil ? "/etc/ssl/certs" : nil,
                                          broker.certFile, broker.keyFile) { _, _, _, _ in 0 }
-            if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(.refused("the TLS files cannot be used: \(text(of: code))")) }
+            if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(.failed(.refused("the TLS files cannot be used: \(text(of: code))"))) }
         }
         let code = mosquitto_connect_async(handle, broker.host, Int32(broker.port), 60)
-        if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code, connecting: true)) }
+        if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(.failed(session.failure(code, connecting: true))) }
+        // A close or an answer that is not MQTT 5 before any CONNACK may be a broker that only
+        // speaks 3.1.1 (some close rather than answer); 3.1.1 then says what it really is.
+        let beforeConnack: (MQTTFailure) -> ConnectFailure = { version == .v5 ? .version5Refused($0) : .failed($0) }
         let deadline = Deadline(milliseconds: broker.timeoutMilliseconds, clock: elapsed)
         while session.connack == nil {
             let code = mosquitto_loop(handle, Int32(min(100, deadline.remainingMilliseconds)), 1)
             // A refusing CONNACK also ends the loop with an error and the connection: it says why.
             if session.connack != nil { break }
-            if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(session.failure(code, connecting: true)) }
-            if session.lost { return .failure(session.failure(MOSQ_ERR_CONN_LOST.rawValue, connecting: true)) }
-            if deadline.hasPassed { return .failure(.unreachable("no answer from the broker within the timeout")) }
+            if code != MOSQ_ERR_SUCCESS.rawValue {
+                let closed = [MOSQ_ERR_CONN_LOST, MOSQ_ERR_NO_CONN, MOSQ_ERR_PROTOCOL, MOSQ_ERR_MALFORMED_PACKET].map(\.rawValue).contains(code)
+                    || code == MOSQ_ERR_ERRNO.rawValue && (errno == 0 || errno == ECONNRESET)
+                let failure = session.failure(code, connecting: true)
+                return .failure(closed ? beforeConnack(failure) : .failed(failure))
+            }
+            if session.lost { return .failure(beforeConnack(session.failure(MOSQ_ERR_CONN_LOST.rawValue, connecting: true))) }
+            if deadline.hasPassed { return .failure(.failed(.unreachable("no answer from the broker within the timeout"))) }
         }
-        switch session.connack ?? 0 {
-        case 0: return .success(session)
-        case 3: return .failure(.unreachable("the broker is unavailable"))
-        case 4: return .failure(.refused("the broker refused the user name or password"))
-        case 5: return .failure(.refused("the broker refused the connection as not authorized (check the user name or password, and the broker's ACL)"))
-        case let code: return .failure(.refused("the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))"))
+        let connack = session.connack ?? 0
+        switch (version, connack) {
+        case (_, 0): return .success(session)
+        case (.v5, Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)), (.v5, 1):
+            return .failure(.version5Refused(.refused("the broker refused MQTT 5")))
+        case (.v311, 3), (.v5, 0x88), (.v5, 0x89):
+            return .failure(.failed(.unreachable("the broker is unavailable")))
+        case (.v311, 4), (.v5, 0x86):
+            return .failure(.failed(.refused("the broker refused the user name or password")))
+        case (.v311, 5), (.v5, 0x87):
+            return .failure(.failed(.refused("the broker refused the connection as not authorized (check the user name or password, and the broker's ACL)")))
+        case (.v311, let code):
+            return .failure(.failed(.refused("the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))")))
+        case (.v5, let code):
+            return .failure(.failed(.refused("the broker refused the connection: \(String(cString: mosquitto_reason_string(code)).lowercased()) (reason code 0x\(String(code, radix: 16)))")))
         }
     }
 
     /// Publishes `messages` in order and waits until at most `limit` of all published are
     /// unacknowledged, the connection drops, or the broker acknowledges nothing for the
     /// endpoint's timeout; the outcome counts the acknowledgements since the last one.
-    func publish(_ messages: ArraySlice<[UInt8]>, leaving limit: Int) -> MQTTOutcome {
+    func publish(_ messages: ArraySlice<MQTTMessage>, leaving limit: Int) -> MQTTOutcome {
         var failure: MQTTFailure?
         for message in messages {
             var id: Int32 = 0
-            let code = message.withUnsafeBytes {
+            let code = version == .v5 ? publishVersion5(message, id: &id) : message.payload.withUnsafeBytes {
                 mosquitto_publish(handle, &id, broker.topic, Int32($0.count), $0.baseAddress, Int32(broker.qos), false)
             }
             guard code == MOSQ_ERR_SUCCESS.rawValue else {
@@ -192,7 +253,9 @@ private final class Session {
             let code = mosquitto_loop(handle, Int32(min(100, deadline.remainingMilliseconds)), 1)
             let counted = countAcknowledged()
             done += counted
-            if code != MOSQ_ERR_SUCCESS.rawValue {
+            if let refusal {
+                failure = refused(refusal.reason)
+            } else if code != MOSQ_ERR_SUCCESS.rawValue {
                 failure = self.failure(code)
             } else if lost {
                 failure = .unreachable("the broker closed the connection")
@@ -203,6 +266,28 @@ private final class Session {
             }
         }
         return MQTTOutcome(acknowledged: done, failure: failure)
+    }
+
+    /// Publishes `message` with MQTT 5's properties: the record id as user property `id`, and
+    /// the Message Expiry Interval when the endpoint has one. libmosquitto copies them.
+    private func publishVersion5(_ message: MQTTMessage, id: inout Int32) -> Int32 {
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        var code = mosquitto_property_add_string_pair(&properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), "id", message.id)
+        if code == MOSQ_ERR_SUCCESS.rawValue, let expiry = broker.messageExpirySeconds {
+            code = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expiry)
+        }
+        guard code == MOSQ_ERR_SUCCESS.rawValue else { return code }
+        return message.payload.withUnsafeBytes {
+            mosquitto_publish_v5(handle, &id, broker.topic, Int32($0.count), $0.baseAddress, Int32(broker.qos), false, properties)
+        }
+    }
+
+    /// A message the broker refused by its PUBACK's reason code: a quota is temporary, the rest
+    /// (not authorized, a topic or payload it will not take) is the endpoint's to fix.
+    private func refused(_ reason: Int32) -> MQTTFailure {
+        let text = "the broker refused a message: \(String(cString: mosquitto_reason_string(reason)).lowercased()) (reason code 0x\(String(reason, radix: 16)))"
+        return reason == Int32(MQTT_RC_QUOTA_EXCEEDED.rawValue) ? .unreachable(text) : .refused(text)
     }
 
     /// How many messages published on this connection are not counted as acknowledged.

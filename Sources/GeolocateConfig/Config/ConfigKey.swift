@@ -53,6 +53,13 @@ package enum ConfigKey {
                                                 help: "the request timeout, the body included")
     package static let endpointQoS = Setting<Int>("endpoints.NAME.qos", .integer(0...2), default: 1,
                                             help: "MQTT: 0 at most once, 1 at least once, 2 exactly once (per connection)")
+    package static let endpointMQTTVersion = Setting<MQTTVersion>("endpoints.NAME.mqttVersion", SettingKind<MQTTVersion>.choice(), default: .v5,
+                                                        help: "MQTT: the protocol version, 5 or 3.1.1; a broker that refuses 5 gets 3.1.1 at once, and is remembered")
+    package static let endpointMessageExpiry = Setting<Int64?>("endpoints.NAME.messageExpiry",
+                                                         SettingKind<Int64>.duration(1_000...MQTTVersion.longestExpiryMilliseconds,
+                                                                                     examples: "such as 10m or 1d").optional,
+                                                         default: nil,
+                                                         help: "MQTT 5: a broker drops a message not yet delivered to a subscriber after this (none: never)")
     package static let endpointUsername = Setting<String?>("endpoints.NAME.username", SettingKind<String>.plainText.optional, default: nil,
                                                  help: "MQTT: the user name")
     package static let endpointPassword = Setting<String?>("endpoints.NAME.password", SettingKind<String>.secretText.optional, default: nil,
@@ -140,7 +147,7 @@ package enum ConfigKey {
         actionMode.entry, actionTimeout.entry, actionLastKnownMaxAge.entry, actionEndpoint.entry, source.entry,
         spoolMaxRetention.entry, spoolKeepDelivered.entry, spoolMaxRecords.entry, visitsEnabled.entry, visitsRadius.entry, visitsMinDuration.entry,
         endpointURL.entry, endpointHeader.entry, endpointFormat.entry, endpointActions.entry, endpointBatchSize.entry, endpointTimeout.entry,
-        endpointQoS.entry, endpointUsername.entry, endpointPassword.entry, endpointCAFile.entry, endpointCertFile.entry, endpointKeyFile.entry,
+        endpointQoS.entry, endpointMQTTVersion.entry, endpointMessageExpiry.entry, endpointUsername.entry, endpointPassword.entry, endpointCAFile.entry, endpointCertFile.entry, endpointKeyFile.entry,
         owntracksTrackerID.entry,
         transmissionInterval.entry, privacyPrecision.entry, privacyAccuracyThreshold.entry,
         privacyCountryCodeReplacement.entry, privacyLocationAttributeFilter.entry,

@@ -18,6 +18,8 @@ package struct Endpoint: Sendable, Equatable {
     /// An MQTT endpoint's session settings; unused over HTTP.
     package struct MQTTSettings: Sendable, Equatable {
         package var qos = ConfigKey.endpointQoS.builtInValue
+        package var version = ConfigKey.endpointMQTTVersion.builtInValue
+        package var messageExpiryMilliseconds: Int64?
         package var username: String?
         package var password: String?
 

@@ -1,6 +1,18 @@
 import Foundation
 import GeolocateModel
 
+/// The MQTT protocol version an endpoint speaks (`endpoints.NAME.mqttVersion`).
+package enum MQTTVersion: String, Sendable, Hashable, CaseIterable {
+    /// MQTT 5: the broker's Receive Maximum bounds the window, each message carries the record
+    /// id as user property `id`, and a refused message is said (a PUBACK reason code).
+    case v5 = "5"
+    /// MQTT 3.1.1, which every broker speaks.
+    case v311 = "3.1.1"
+
+    /// The longest Message Expiry Interval: its 4-byte count of seconds.
+    package static let longestExpiryMilliseconds = Int64(UInt32.max) * 1000
+}
+
 /// Where an `mqtt://` or `mqtts://` endpoint publishes: broker, topic and session (SPEC §11).
 package struct MQTTBroker: Sendable, Hashable {
     package var host: String
@@ -18,6 +30,10 @@ package struct MQTTBroker: Sendable, Hashable {
     package var caFile: String?
     package var certFile: String?
     package var keyFile: String?
+    /// The protocol version to connect with first.
+    package var version: MQTTVersion = .v5
+    /// MQTT 5's Message Expiry Interval of each message, in seconds; `nil` for none.
+    package var messageExpirySeconds: UInt32?
     /// The longest the broker may take to accept the connection, and then to acknowledge the
     /// next message, before it counts as unreachable.
     package var timeoutMilliseconds: Int64

@@ -109,6 +109,8 @@ package struct Settings: Sendable, Equatable {
                                     timeoutMilliseconds: self[ConfigKey.endpointTimeout, name: name])
             endpoint.actions = self[ConfigKey.endpointActions, name: name]
             endpoint.mqtt.qos = self[ConfigKey.endpointQoS, name: name]
+            endpoint.mqtt.version = self[ConfigKey.endpointMQTTVersion, name: name]
+            endpoint.mqtt.messageExpiryMilliseconds = self[ConfigKey.endpointMessageExpiry, name: name]
             endpoint.mqtt.username = self[ConfigKey.endpointUsername, name: name]
             endpoint.mqtt.password = self[ConfigKey.endpointPassword, name: name]
             endpoint.tls = TLSFiles(caFile: self[ConfigKey.endpointCAFile, name: name].map(resolvedPath),

@@ -43,11 +43,12 @@ package enum Delivery {
                 signerProblem = error
             }
         }
-        let flusher = Flusher(spool: spool, endpoints: settings.endpoints,
+        var flusher = Flusher(spool: spool, endpoints: settings.endpoints,
                               transport: transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed),
                               limits: settings.spoolLimits, clock: clock, logger: logger,
                               policy: OutputPolicy(settings: settings), sender: sender, signerProblem: signerProblem,
                               mqtt: mqtt, ignoresRetryAt: ignoringRetryAfter)
+        flusher.mqttVersions = MQTTVersionMemory(stateDirectory: stateDirectory)
         let report: FlushReport
         do {
             report = try await flusher.run(only: names, batchSize: batchSize, dryRun: dryRun)
@@ -118,12 +119,18 @@ package enum Delivery {
                 signerProblem = error
             }
         }
-        let broker: MQTTBroker?
+        var broker: MQTTBroker?
         let tls: TLSConfiguration?
         do {
             endpoint = try endpoint.readingSecretFiles()
             broker = try endpoint.broker(as: sender)
             tls = try endpoint.tlsConfiguration()
+            // What flush found is used, never written here: the gate runs as root, and a file
+            // it made would be root's in the service user's directory.
+            if let known = broker, known.version == .v5,
+               MQTTVersionMemory(stateDirectory: stateDirectory).refusedVersion5(endpoint: endpoint.name, broker: known) {
+                broker?.version = .v311
+            }
         } catch let error as GeolocateError {
             throw GeolocateError.missingSetting("endpoint \(endpoint.name): \(error.description)")
         }
@@ -149,8 +156,12 @@ package enum Delivery {
         if let signerProblem {
             verdict = .endpointRefused(signerProblem.description)
         } else if let broker, let mqtt {
-            let outcome = await mqtt.publish([try endpoint.format.message(for: record, policy: policy, sender: endpoint.signing(as: sender))], to: broker, awaitingAll: true)
+            let message = MQTTMessage(id: record.id, payload: try endpoint.format.message(for: record, policy: policy, sender: endpoint.signing(as: sender)))
+            let outcome = await mqtt.publish([message], to: broker, awaitingAll: true)
             await mqtt.close()
+            if outcome.connectedWith == .v311 && broker.version == .v5 {
+                logger.info("endpoint \(endpoint.name): the broker at \(broker.host):\(broker.port) does not take MQTT 5; it got 3.1.1")
+            }
             switch outcome.failure {
             case nil: verdict = .delivered
             case .unreachable(let reason): verdict = .retry(reason, retryAfterMilliseconds: nil)

@@ -26,10 +26,14 @@ extension Endpoint {
         }
         guard let clientID = sender.deviceID else { throw wrong("MQTT needs the device id (the state directory's device-id file)") }
         let topic = address.topic.replacingOccurrences(of: "{deviceId}", with: clientID)
-        return MQTTBroker(host: address.host, port: address.port, tls: address.tls, topic: topic, qos: mqtt.qos, clientID: clientID,
-                          username: mqtt.username ?? address.username, password: mqtt.password ?? address.password,
-                          caFile: tls.caFile, certFile: tls.certFile, keyFile: tls.keyFile,
-                          timeoutMilliseconds: timeoutMilliseconds)
+        var broker = MQTTBroker(host: address.host, port: address.port, tls: address.tls, topic: topic, qos: mqtt.qos, clientID: clientID,
+                                username: mqtt.username ?? address.username, password: mqtt.password ?? address.password,
+                                caFile: tls.caFile, certFile: tls.certFile, keyFile: tls.keyFile,
+                                timeoutMilliseconds: timeoutMilliseconds)
+        broker.version = mqtt.version
+        // Whole seconds, rounded up: a second is MQTT's unit, and 0 would mean "expired".
+        broker.messageExpirySeconds = mqtt.messageExpiryMilliseconds.map { UInt32(clamping: ($0 + 999) / 1000) }
+        return broker
     }
 
     /// The HTTPS client configuration of the endpoint's TLS files (`caFile`, `certFile`,

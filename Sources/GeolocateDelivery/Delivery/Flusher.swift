@@ -67,6 +67,9 @@ package struct Flusher: Sendable {
     package var transport: HTTPTransport
     /// Publishes to `mqtt://` and `mqtts://` endpoints; `nil` in builds without libmosquitto.
     package var mqtt: MQTTTransport?
+    /// The brokers that refused MQTT 5 (the state directory's); `nil`: none kept, and each
+    /// fallback is said.
+    package var mqttVersions: MQTTVersionMemory?
     /// Who the records are sent as: OsmAnd's `id`, OwnTracks' `tid`, the MQTT client id.
     package var sender = Sender()
     /// Why the device key cannot sign, when it cannot: the jwt endpoints stop with it, as
@@ -165,7 +168,11 @@ package struct Flusher: Sendable {
             // A key that cannot sign stops the jwt endpoints alone: the others need no key.
             if configured.format == .jwt, let signerProblem { throw signerProblem }
             endpoint = try configured.readingSecretFiles()
-            broker = try endpoint.broker(as: sender)
+            var found = try endpoint.broker(as: sender)
+            if let memory = mqttVersions, let known = found, known.version == .v5, memory.refusedVersion5(endpoint: endpoint.name, broker: known) {
+                found?.version = .v311
+            }
+            broker = found
             if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("this build of geolocate has no MQTT") }
             tls = try endpoint.tlsConfiguration()
         } catch let error as GeolocateError {
@@ -274,7 +281,7 @@ package struct Flusher: Sendable {
         package var lastSeq: Int64
 
         /// Its MQTT messages, one per sendable record.
-        var messages: [[UInt8]] {
+        var messages: [MQTTMessage] {
             if case .mqtt(let messages) = payload { return messages }
             return []
         }
@@ -284,7 +291,7 @@ package struct Flusher: Sendable {
     /// its range, or one MQTT message per record.
     private enum Payload: Sendable {
         case http([(records: Range<Int>, request: DeliveryRequest)])
-        case mqtt([[UInt8]])
+        case mqtt([MQTTMessage])
     }
 
     /// The fewest records read from the spool at once for HTTP, whatever a request carries.
@@ -317,7 +324,9 @@ package struct Flusher: Sendable {
                     let records = start..<min(start + perRequest, sendable.count)
                     return (records, try request(for: sendable[records], to: endpoint, tls: tls))
                 })
-                : .mqtt(try sendable.map { try endpoint.format.message(for: $0.record, policy: policy, sender: endpoint.signing(as: sender)) })
+                : .mqtt(try sendable.map {
+                    MQTTMessage(id: $0.record.id, payload: try endpoint.format.message(for: $0.record, policy: policy, sender: endpoint.signing(as: sender)))
+                })
         }
         return Batch(sendable: sendable, seqs: sendable.map(\.seq), payload: payload, damaged: damaged, skipped: skipped, lastSeq: last.seq)
     }
@@ -343,7 +352,7 @@ package struct Flusher: Sendable {
         var isEmpty: Bool { batches.isEmpty }
 
         /// The messages to publish again after a reconnection, in order.
-        var messages: [[UInt8]] {
+        var messages: [MQTTMessage] {
             guard let first = batches.first else { return [] }
             return Array(first.messages.dropFirst(acknowledgedOfFirst)) + batches.dropFirst().flatMap(\.messages)
         }
@@ -389,6 +398,7 @@ package struct Flusher: Sendable {
         var waited: Int64 = 0
         while true {
             let result = await mqtt.publish(messages, to: broker, awaitingAll: batch == nil)
+            if result.connectedWith == .v311 && broker.version == .v5 { noteFallback(of: endpoint, to: broker) }
             if result.acknowledged > 0 { attempt = 1 }
             settled += unacknowledged.acknowledge(result.acknowledged)
             let missing: MQTTFailure? = batch == nil && !unacknowledged.isEmpty ? .unreachable("the broker did not acknowledge every message") : nil
@@ -404,6 +414,21 @@ package struct Flusher: Sendable {
                 messages = unacknowledged.messages
             }
         }
+    }
+
+    /// Says that `broker` refused MQTT 5 and took 3.1.1, once: the state directory keeps it,
+    /// and later flushes connect with 3.1.1 at once.
+    private func noteFallback(of endpoint: Endpoint, to broker: MQTTBroker) {
+        if let memory = mqttVersions {
+            if memory.refusedVersion5(endpoint: endpoint.name, broker: broker) { return }
+            do { try memory.rememberRefusal(endpoint: endpoint.name, broker: broker) } catch {
+                logger.warning("endpoint \(endpoint.name): \(ErrorText.plain(error))")
+            }
+        }
+        logger.notice("""
+            endpoint \(endpoint.name): the broker at \(broker.host):\(broker.port) does not take MQTT 5; it gets 3.1.1, \
+            from now on at once (endpoints.\(endpoint.name).mqttVersion 3.1.1 says so for good)
+            """)
     }
 
     /// Sends a batch's requests in order, each until delivered, refused or out of tries; the

@@ -20,6 +20,8 @@ package enum StateFile: String, CaseIterable, Sendable {
     /// What a monitoring user may read: counts and ages, no locations (`StatusSummary`).
     case statusSummary = "status.json"
     case geocoderCache = "geocoder-cache.sqlite"
+    /// The MQTT brokers found to refuse MQTT 5, per endpoint (`MQTTVersionMemory`).
+    case mqttVersions = "mqtt-versions.json"
     /// Kept by versions before the SQLite geocoder cache.
     case legacyGeocoderCache = "geocoder-cache.json"
     /// Kept by versions before the SQLite geocoder cache.

@@ -4,8 +4,9 @@ import Foundation
 import Glibc
 #endif
 
-/// An MQTT broker on 127.0.0.1 (`fake-mqtt.py`) that acknowledges only what a test plans, one
-/// plan word per connection (`ack`, `ack:K`, `down`), and logs every PUBLISH it received.
+/// An MQTT 5 and 3.1.1 broker on 127.0.0.1 (`fake-mqtt.py`) that acknowledges only what a test
+/// plans, one plan word per connection (`ack`, `ack:K`, `window:N`, `v3only`, `close-v5`,
+/// `down`), and logs every CONNECT and PUBLISH it received.
 final class FakeMQTTBroker {
     /// A PUBLISH received: on which connection (from 1), the record id in its payload, and
     /// whether the broker's acknowledgement was written to the socket.
@@ -13,6 +14,13 @@ final class FakeMQTTBroker {
         var connection: Int
         var id: String
         var acknowledged: Bool
+        /// 4 for MQTT 3.1.1, 5 for MQTT 5.
+        var version = 4
+        /// MQTT 5: the user property `id`, and the Message Expiry Interval.
+        var property: String?
+        var expiry: Int?
+        /// How many PUBLISHes of its connection were unacknowledged with it (`window:N`).
+        var unacknowledged = 0
     }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fake-mqtt-\(UUID().uuidString)")
@@ -39,7 +47,18 @@ final class FakeMQTTBroker {
         return text.split(whereSeparator: \.isNewline).compactMap {
             guard let entry = try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any],
                   let connection = entry["connection"] as? Int, let id = entry["id"] as? String else { return nil }
-            return Publish(connection: connection, id: id, acknowledged: entry["acked"] as? Bool ?? false)
+            return Publish(connection: connection, id: id, acknowledged: entry["acked"] as? Bool ?? false,
+                           version: entry["version"] as? Int ?? 4, property: entry["property"] as? String, expiry: entry["expiry"] as? Int,
+                           unacknowledged: entry["unacknowledged"] as? Int ?? 0)
+        }
+    }
+
+    /// The protocol version of each CONNECT received, in order.
+    func connects() -> [Int] {
+        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: \.isNewline).compactMap {
+            guard let entry = try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], entry["connect"] != nil else { return nil }
+            return entry["version"] as? Int
         }
     }
 

@@ -22,8 +22,9 @@ final class MosquittoBroker {
     private let reservation: Loopback.Reservation
     private(set) var pid: pid_t = 0
 
-    /// Starts the broker and waits until it listens.
-    init(_ security: Security = .plain) throws {
+    /// Starts the broker and waits until it listens; `readOnlyTopics` are topics an ACL lets
+    /// clients subscribe to and never publish to.
+    init(_ security: Security = .plain, readOnlyTopics: [String] = []) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         reservation = try Loopback.Reservation()
@@ -43,6 +44,10 @@ final class MosquittoBroker {
             try makeCertificates()
             lines += ["allow_anonymous true", "cafile \(path("ca.crt"))", "certfile \(path("server.crt"))", "keyfile \(path("server.key"))",
                       "require_certificate true", "use_identity_as_username true"]
+        }
+        if !readOnlyTopics.isEmpty {
+            try (readOnlyTopics.map { "topic read \($0)" }.joined(separator: "\n") + "\n").write(toFile: path("acl"), atomically: true, encoding: .utf8)
+            lines.append("acl_file \(path("acl"))")
         }
         try (lines.joined(separator: "\n") + "\n").write(toFile: path("mosquitto.conf"), atomically: true, encoding: .utf8)
         try start()
@@ -99,12 +104,14 @@ final class MQTTSubscriber {
     private let pid: pid_t
     private let output: String
 
-    /// Subscribes to `topic` and waits for the broker's SUBACK.
-    init(_ broker: MosquittoBroker, topic: String, credentials: (user: String, password: String)? = nil) throws {
+    /// Subscribes to `topic` and waits for the broker's SUBACK; with `version5`, over MQTT 5,
+    /// each message followed by a line of its user properties (`properties`).
+    init(_ broker: MosquittoBroker, topic: String, credentials: (user: String, password: String)? = nil, version5: Bool = false) throws {
         output = broker.path("subscriber-\(UUID().uuidString).out")
         // stdbuf: mosquitto_sub's SUBACK line would sit in its stdout buffer until it exits.
         var arguments = ["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-q", "1", "-c",
-                         "-i", "subscriber-\(getpid())", "-d", "-F", "MSG %t %p"] + broker.clientTLSArguments
+                         "-i", "subscriber-\(getpid())", "-d", "-F", version5 ? "MSG %t %p\\nPROP %P" : "MSG %t %p"] + broker.clientTLSArguments
+        if version5 { arguments += ["-V", "5", "-x", "600"] }
         if let credentials { arguments += ["-u", credentials.user, "-P", credentials.password] }
         pid = try ProcessGroup.spawn(arguments, outputPath: output)
         guard waitUntil(.seconds(10), { self.text.contains("SUBACK") }) else {
@@ -124,6 +131,14 @@ final class MQTTSubscriber {
             let rest = line.dropFirst(4)
             guard let space = rest.firstIndex(of: " ") else { return nil }
             return (String(rest[..<space]), String(rest[rest.index(after: space)...]))
+        }
+    }
+
+    /// With `version5`, the user properties of each message received so far (`key:value`, as
+    /// mosquitto_sub prints them; empty without any).
+    var properties: [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).compactMap { line in
+            line.hasPrefix("PROP") ? String(line.dropFirst(4).drop { $0 == " " }) : nil
         }
     }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fake-mqtt.py - an MQTT 3.1.1 broker on 127.0.0.1 that acknowledges only what it is told to.
+"""fake-mqtt.py - an MQTT 5 and 3.1.1 broker on 127.0.0.1 that acknowledges only what it is told to.
 
 Usage: fake-mqtt.py PORT_FILE LOG_FILE PLAN...
 
@@ -9,10 +9,20 @@ connection:
   ack:K    acknowledge the first K PUBLISHes of this connection, then none; end the
            connection (FIN, so every acknowledgement reaches the client) once 50 more
            arrived unacknowledged, or after 5 s without one;
+  window:N MQTT 5: advertise Receive Maximum N in the CONNACK and acknowledge late: only
+           once nothing more came for 50 ms, then every PUBLISH held, so a client that keeps
+           to N stops at N unacknowledged and one that does not is seen with more;
+           window:0 advertises nothing (3.1.1 connections: as ack);
+  v3only   refuse MQTT 5 as a 3.1.1 broker does (CONNACK return code 1 in 3.1.1's form, then
+           close); 3.1.1 connections: as ack;
+  close-v5 close an MQTT 5 connection before any CONNACK; 3.1.1 connections: as ack;
   down     stop listening: later connections are refused.
 Every PUBLISH received is a line of LOG_FILE: {"connection": n, "id": the payload's "id",
-"acked": whether its acknowledgement was written to the socket}. The port is written to
-PORT_FILE once the broker listens.
+"acked": whether its acknowledgement was written to the socket, "version": 4 (3.1.1) or 5,
+"property": its user property "id" or null, "expiry": its Message Expiry Interval or null,
+"unacknowledged": how many PUBLISHes of the connection were unacknowledged with it}. Each
+CONNECT is a line {"connect": n, "version": 4 or 5}. The port is written to PORT_FILE once the
+broker listens.
 """
 import json
 import socket
@@ -42,23 +52,105 @@ def read_packet(conn):
     return first >> 4, first & 0x0F, read_exactly(conn, length)
 
 
+def variable_integer(data, offset):
+    """An MQTT variable byte integer at `offset`: (value, offset after it)."""
+    value, shift = 0, 0
+    while True:
+        byte = data[offset]
+        offset += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, offset
+
+
+def properties(data):
+    """MQTT 5 properties: the user property "id" and the Message Expiry Interval, when there."""
+    found, offset = {}, 0
+    while offset < len(data):
+        identifier = data[offset]
+        offset += 1
+        if identifier == 0x26:  # user property: two strings
+            strings = []
+            for _ in range(2):
+                length = int.from_bytes(data[offset:offset + 2], "big")
+                strings.append(data[offset + 2:offset + 2 + length].decode())
+                offset += 2 + length
+            if strings[0] == "id":
+                found["property"] = strings[1]
+        elif identifier == 0x02:  # message expiry interval: four bytes
+            found["expiry"] = int.from_bytes(data[offset:offset + 4], "big")
+            offset += 4
+        elif identifier in (0x01,):  # payload format indicator: a byte
+            offset += 1
+        elif identifier in (0x23,):  # topic alias: two bytes
+            offset += 2
+        elif identifier in (0x03, 0x08):  # content type, response topic: a string
+            offset += 2 + int.from_bytes(data[offset:offset + 2], "big")
+        elif identifier == 0x09:  # correlation data: binary
+            offset += 2 + int.from_bytes(data[offset:offset + 2], "big")
+        else:
+            raise ValueError(f"property {identifier:#x} not understood")
+    return found
+
+
 def serve(conn, number, plan, log):
-    acknowledging = None if plan == "ack" else int(plan.split(":")[1])
+    window = int(plan.split(":")[1]) if plan.startswith("window:") else None
+    acknowledging = int(plan.split(":")[1]) if plan.startswith("ack:") else None
     received = acked = 0
+    version = 4
+    held = []  # window: (packet id, qos) of PUBLISHes not yet acknowledged, oldest first
     conn.settimeout(5)
+
+    def acknowledge(packet_id, qos):
+        conn.sendall((b"\x40\x02" if qos == 1 else b"\x50\x02") + packet_id)
+
     try:
         while True:
-            kind, flags, body = read_packet(conn)
+            if held:
+                conn.settimeout(0.05)
+                try:
+                    kind, flags, body = read_packet(conn)
+                except socket.timeout:
+                    while held:
+                        acknowledge(*held.pop(0))
+                    continue
+                finally:
+                    conn.settimeout(5)
+            else:
+                kind, flags, body = read_packet(conn)
             if kind == 1:  # CONNECT
-                conn.sendall(b"\x20\x02\x00\x00")
+                version = body[6]
+                log.write(json.dumps({"connect": number, "version": version}) + "\n")
+                log.flush()
+                if version == 5 and plan == "v3only":
+                    conn.sendall(b"\x20\x02\x00\x01")
+                    return
+                if version == 5 and plan == "close-v5":
+                    return
+                if version == 5:
+                    advertised = b"\x21" + window.to_bytes(2, "big") if window else b""
+                    conn.sendall(bytes([0x20, 3 + len(advertised), 0, 0, len(advertised)]) + advertised)
+                else:
+                    conn.sendall(b"\x20\x02\x00\x00")
             elif kind == 3:  # PUBLISH
                 qos = (flags >> 1) & 3
                 topic_length = int.from_bytes(body[:2], "big")
                 offset = 2 + topic_length
                 packet_id = body[offset:offset + 2] if qos else b""
-                payload = body[offset + (2 if qos else 0):]
+                offset += 2 if qos else 0
+                found = {}
+                if version == 5:
+                    length, start = variable_integer(body, offset)
+                    found = properties(body[start:start + length])
+                    offset = start + length
+                payload = body[offset:]
                 received += 1
-                answer = acknowledging is None or acked < acknowledging
+                if window is not None and version == 5 and qos:
+                    held.append((packet_id, qos))
+                    answer = False
+                else:
+                    answer = acknowledging is None or acked < acknowledging
                 if answer and qos == 1:
                     conn.sendall(b"\x40\x02" + packet_id)
                 elif answer and qos == 2:
@@ -69,7 +161,9 @@ def serve(conn, number, plan, log):
                     record = json.loads(payload).get("id")
                 except ValueError:
                     record = None
-                log.write(json.dumps({"connection": number, "id": record, "acked": answer and qos > 0}) + "\n")
+                log.write(json.dumps({"connection": number, "id": record, "acked": answer and qos > 0, "version": version,
+                                      "property": found.get("property"), "expiry": found.get("expiry"),
+                                      "unacknowledged": len(held)}) + "\n")
                 log.flush()
                 if acknowledging is not None and received >= acknowledging + 50:
                     # FIN after the acknowledgements, then drain: closing with unread data

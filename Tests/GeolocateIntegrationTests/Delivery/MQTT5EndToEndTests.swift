@@ -1,0 +1,121 @@
+import Foundation
+import GeolocateModel
+import GeolocateSpool
+import Testing
+
+/// MQTT 5 (SPEC §11): the broker's Receive Maximum bounds what is in flight, each message
+/// carries its record id as user property `id` and the configured Message Expiry Interval, a
+/// broker that refuses 5 gets 3.1.1 at once (said once, then remembered), and a message the
+/// broker refuses by its PUBACK stays in the spool. Brokers: `fake-mqtt.py`, which logs what it
+/// received and how much was unacknowledged, and the real mosquitto, which speaks 5.
+@Suite(.tags(.integration), .timeLimit(.minutes(10)), .serialized) struct MQTT5EndToEndTests {
+    let geolocate = GeolocateProcess()
+    let drive = GeolocateProcess.example("maynooth-drive.nmea")
+
+    /// Spools the fixes of the bundled drive and returns their ids in spool order.
+    func spool() throws -> [String] {
+        let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout", "--permission", "fine"])
+        try #require(result.status == 0, "\(result.stderr)")
+        return result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        }
+    }
+
+    func set(_ settings: [(String, String)]) throws {
+        for (key, value) in settings {
+            let result = try geolocate.run(["config", "set", key, value])
+            try #require(result.status == 0, "\(key): \(result.stderr)")
+        }
+    }
+
+    func spooledIDs() throws -> Set<String> {
+        let spool = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock())
+        return Set(try spool.records(for: "fleet", after: 0, through: Int64.max, limit: 100_000).map(\.record.id))
+    }
+
+    /// A broker advertising Receive Maximum 10 never has more than 10 messages unacknowledged,
+    /// and does have 10 (the window is used, not shrunk to one); every message is MQTT 5 and
+    /// carries its record's id as user property `id` and the Message Expiry Interval set.
+    @Test func theBrokersReceiveMaximumBoundsTheWindow() throws {
+        let ids = try spool()
+        try #require(ids.count > 30)
+        let broker = try FakeMQTTBroker(plan: ["window:10"])
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson"),
+                 ("endpoints.fleet.messageExpiry", "10m")])
+        let result = try geolocate.run(["flush"])
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
+        let publishes = broker.publishes()
+        #expect(publishes.map(\.id) == ids, "every record once, in order")
+        #expect(publishes.allSatisfy { $0.version == 5 && $0.property == $0.id && $0.expiry == 600 },
+                "\(publishes.prefix(3))")
+        let most = publishes.map(\.unacknowledged).max() ?? 0
+        #expect(most == 10, "at most \(most) unacknowledged at once, not the broker's 10")
+        #expect(try spooledIDs().isEmpty)
+    }
+
+    /// Without a Receive Maximum from the broker, geolocate's own window holds (100 at QoS 1):
+    /// the fake's count shows more than 10 in flight, which the test above could not pass with.
+    @Test func withoutAReceiveMaximumTheWindowIsWider() throws {
+        let ids = try spool()
+        let broker = try FakeMQTTBroker(plan: ["window:0"])
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson")])
+        #expect(try geolocate.run(["flush"]).status == 0)
+        let most = broker.publishes().map(\.unacknowledged).max() ?? 0
+        #expect(most > 10 && broker.publishes().count == ids.count, "at most \(most) unacknowledged")
+    }
+
+    /// A broker that answers MQTT 5 as a 3.1.1 broker must (CONNACK "unacceptable protocol
+    /// version"), or that closes the connection before any CONNACK: flush connects again at
+    /// once with 3.1.1, delivers everything, and says so once; the next flush connects with
+    /// 3.1.1 straight away and says nothing.
+    @Test(arguments: ["v3only", "close-v5"]) func aBrokerThatRefuses5Gets311Once(plan: String) throws {
+        let ids = try spool()
+        let broker = try FakeMQTTBroker(plan: [plan])
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson")])
+        let first = try geolocate.run(["flush"])
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stderr.components(separatedBy: "does not take MQTT 5").count == 2, "said once: \(first.stderr)")
+        #expect(broker.connects() == [5, 4])
+        #expect(broker.publishes().map(\.id) == ids && broker.publishes().allSatisfy { $0.version == 4 && $0.property == nil })
+        #expect(FileManager.default.fileExists(atPath: geolocate.stateDirectory + "/mqtt-versions.json"))
+
+        let more = try spool()
+        let second = try geolocate.run(["flush"])
+        #expect(second.status == 0 && second.stderr.isEmpty, "\(second)")
+        #expect(broker.connects() == [5, 4, 4], "3.1.1 at once")
+        #expect(broker.publishes().map(\.id) == ids + more)
+        // Forced to 3.1.1 by the setting: no MQTT 5 attempt, nothing said.
+        let other = try FakeMQTTBroker(plan: ["ack"])
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(other.port)/fleet"), ("endpoints.fleet.mqttVersion", "3.1.1")])
+        _ = try spool()
+        let forced = try geolocate.run(["flush"])
+        #expect(forced.status == 0 && forced.stderr.isEmpty && other.connects() == [4], "\(forced) \(other.connects())")
+    }
+
+    /// The real mosquitto (it speaks 5): a v5 subscriber sees every record with its id as the
+    /// user property `id`.
+    @Test func aSubscriberSeesTheIDPropertyOnEveryMessage() throws {
+        let broker = try MosquittoBroker()
+        let ids = try spool()
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson")])
+        let subscriber = try MQTTSubscriber(broker, topic: "fleet", version5: true)
+        let result = try geolocate.run(["flush"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(waitUntil(.seconds(10)) { subscriber.properties.count >= ids.count }, "\(subscriber.properties.count) of \(ids.count)")
+        let payloadIDs = subscriber.objects.compactMap { $0["id"] as? String }
+        #expect(payloadIDs == ids)
+        #expect(subscriber.properties == ids.map { "id:\($0)" }, "\(subscriber.properties.prefix(2))")
+    }
+
+    /// A topic the broker's ACL does not let the device publish to: mosquitto refuses each
+    /// message in its MQTT 5 PUBACK (not authorized), where a 3.1.1 broker acknowledges and
+    /// drops it. Flush exits 78 naming the refusal, and every record stays in the spool.
+    @Test func aMessageTheBrokerRefusesStaysInTheSpool() throws {
+        let broker = try MosquittoBroker(readOnlyTopics: ["fleet"])
+        let ids = try spool()
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson")])
+        let result = try geolocate.run(["flush"])
+        #expect(result.status == 78 && result.stderr.contains("not authorized"), "\(result)")
+        #expect(try spooledIDs() == Set(ids))
+    }
+}
