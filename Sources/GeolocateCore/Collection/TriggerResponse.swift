@@ -85,7 +85,7 @@ extension Trigger {
         let printed = Result { try write(line) }
         if let target = output.post.map(Delivery.Target.url) ?? endpoint.map(Delivery.Target.endpoint) {
             let destination = output.post.map(ConfigStore.redactedURL) ?? endpoint ?? ""
-            switch try await Delivery.post(record, to: target, context, mqtt: mqtt) {
+            switch try await Delivery.post(record, to: target, context, role: .trigger, mqtt: mqtt) {
             case .delivered: break
             case .spooled(let reason):
                 context.logger.warning("could not send the record to \(destination) (\(reason)); it is in the spool for the next flush")

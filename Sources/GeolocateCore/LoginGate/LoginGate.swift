@@ -173,7 +173,7 @@ package struct LoginGate: Sendable {
         let configured = settings[ConfigKey.actionEndpoint, name: request.trigger.action]
         do {
             if let target = request.post.map(Delivery.Target.url) ?? (request.endpoint ?? configured).map(Delivery.Target.endpoint) {
-                let outcome = try await Delivery.post(record, to: target, context, mqtt: mqtt, timeoutMilliseconds: timeoutMilliseconds)
+                let outcome = try await Delivery.post(record, to: target, context, role: .gate, mqtt: mqtt, timeoutMilliseconds: timeoutMilliseconds)
                 if case .spooled(let why) = outcome {
                     logger.warning("record \(record.id) was not sent (\(why)); it is in the spool for the next flush")
                 }

@@ -100,7 +100,7 @@ extension Tracker {
         guard let interval, spooling, !settings.endpoints.isEmpty else { return nil }
         return (interval, BackgroundFlush {
             do {
-                let report = try await Delivery.flush(context, waitForTurn: false, mqtt: mqtt())
+                let report = try await Delivery.flush(context, waitForTurn: false, role: .track, mqtt: mqtt())
                 logger.debug("transmission: \(report.endpoints.map { "\($0.name) \($0.sent) sent, \($0.pending) pending" })")
             } catch {
                 logger.warning("transmission failed: \(ErrorText.plain(error))")

@@ -13,7 +13,7 @@ package enum Delivery {
     /// - Throws: `GeolocateError.missingSetting` when no endpoint is configured or one of
     ///   `names` is not (78).
     package static func flush(_ context: CommandContext, only names: [String]? = nil, batchSize: Int? = nil, dryRun: Bool = false,
-                              waitForTurn: Bool = true, ignoringRetryAfter: Bool = false,
+                              waitForTurn: Bool = true, ignoringRetryAfter: Bool = false, role: Sender.Role = .flush,
                               transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil) async throws -> FlushReport {
         let (settings, stateDirectory, clock, elapsed, logger) = (context.settings, context.stateDirectory, context.clock, context.elapsed, context.logger)
         Paths.secureStateDirectory(stateDirectory) { logger.warning("\($0)") }
@@ -35,6 +35,7 @@ package enum Delivery {
         let spool = try Spool(stateDirectory: stateDirectory, clock: clock)
         defer { StatusSummaryWriter(context).refresh(through: spool) }
         var sender = try Sender(settings: settings, stateDirectory: stateDirectory)
+        sender.role = role
         var signerProblem: GeolocateError?
         if settings.endpoints.contains(where: { $0.format == .jwt && (names?.contains($0.name) ?? true) }) {
             do {
@@ -89,7 +90,7 @@ package enum Delivery {
     /// - Throws: `GeolocateError` for an unknown endpoint (78), or a spool that could not take
     ///   the record when the POST did not deliver it either (73, 75).
     package static func post(_ record: Record, to target: Target, _ context: CommandContext,
-                             transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
+                             role: Sender.Role, transport: HTTPTransport? = nil, mqtt: MQTTTransport? = nil,
                              timeoutMilliseconds: Int64? = nil) async throws -> PostOutcome {
         let (settings, stateDirectory, clock, elapsed, logger) = (context.settings, context.stateDirectory, context.clock, context.elapsed, context.logger)
         let transport = transport ?? AsyncHTTPTransport(clock: clock, elapsed: elapsed)
@@ -109,6 +110,7 @@ package enum Delivery {
             }
         }
         var sender = Sender(deviceID: deviceID, trackerID: settings[ConfigKey.owntracksTrackerID])
+        sender.role = role
         let policy = OutputPolicy(settings: settings)
         let record = policy.applied(to: record)
         // A key that cannot sign leaves the record in the spool, and its problem is the

@@ -24,8 +24,10 @@ extension Endpoint {
             case .notRegular, .tooLarge: throw wrong("\(name) \(file) \(problem.text(limit: TLSFiles.maximumBytes))")
             }
         }
-        guard let clientID = sender.deviceID else { throw wrong("MQTT needs the device id (the state directory's device-id file)") }
-        let topic = address.topic.replacingOccurrences(of: "{deviceId}", with: clientID)
+        guard let deviceID = sender.deviceID, let clientID = sender.clientID else {
+            throw wrong("MQTT needs the device id (the state directory's device-id file)")
+        }
+        let topic = address.topic.replacingOccurrences(of: "{deviceId}", with: deviceID)
         var broker = MQTTBroker(host: address.host, port: address.port, tls: address.tls, topic: topic, qos: mqtt.qos, clientID: clientID,
                                 username: mqtt.username ?? address.username, password: mqtt.password ?? address.password,
                                 caFile: tls.caFile, certFile: tls.certFile, keyFile: tls.keyFile,

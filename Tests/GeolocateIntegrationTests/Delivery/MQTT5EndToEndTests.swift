@@ -92,6 +92,19 @@ import Testing
         #expect(forced.status == 0 && forced.stderr.isEmpty && other.connects() == [4], "\(forced) \(other.connects())")
     }
 
+    /// Each process connects as the device id and its role, so a login's send never takes
+    /// over a flush's connection: `ID-flush` for flush, `ID-trigger` for `trigger --endpoint`.
+    @Test func theClientIDIsTheDeviceIDAndTheRole() throws {
+        _ = try spool()
+        let broker = try FakeMQTTBroker(plan: ["ack"])
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson")])
+        #expect(try geolocate.run(["flush"]).status == 0)
+        let sent = try geolocate.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--endpoint", "fleet", "--permission", "fine"])
+        #expect(sent.status == 0, "\(sent)")
+        let device = try String(contentsOfFile: geolocate.stateDirectory + "/device-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(broker.connections().map(\.client) == ["\(device)-flush", "\(device)-trigger"], "\(broker.connections())")
+    }
+
     /// The real mosquitto (it speaks 5): a v5 subscriber sees every record with its id as the
     /// user property `id`.
     @Test func aSubscriberSeesTheIDPropertyOnEveryMessage() throws {

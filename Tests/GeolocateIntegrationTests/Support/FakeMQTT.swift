@@ -54,11 +54,15 @@ final class FakeMQTTBroker {
     }
 
     /// The protocol version of each CONNECT received, in order.
-    func connects() -> [Int] {
+    func connects() -> [Int] { connections().map(\.version) }
+
+    /// Each CONNECT received, in order: its protocol version and client id.
+    func connections() -> [(version: Int, client: String)] {
         guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
         return text.split(whereSeparator: \.isNewline).compactMap {
-            guard let entry = try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], entry["connect"] != nil else { return nil }
-            return entry["version"] as? Int
+            guard let entry = try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], entry["connect"] != nil,
+                  let version = entry["version"] as? Int, let client = entry["client"] as? String else { return nil }
+            return (version, client)
         }
     }
 

@@ -21,7 +21,7 @@ Every PUBLISH received is a line of LOG_FILE: {"connection": n, "id": the payloa
 "acked": whether its acknowledgement was written to the socket, "version": 4 (3.1.1) or 5,
 "property": its user property "id" or null, "expiry": its Message Expiry Interval or null,
 "unacknowledged": how many PUBLISHes of the connection were unacknowledged with it}. Each
-CONNECT is a line {"connect": n, "version": 4 or 5}. The port is written to PORT_FILE once the
+CONNECT is a line {"connect": n, "version": 4 or 5, "client": its client id}. The port is written to PORT_FILE once the
 broker listens.
 """
 import json
@@ -121,7 +121,12 @@ def serve(conn, number, plan, log):
                 kind, flags, body = read_packet(conn)
             if kind == 1:  # CONNECT
                 version = body[6]
-                log.write(json.dumps({"connect": number, "version": version}) + "\n")
+                offset = 10
+                if version == 5:
+                    length, offset = variable_integer(body, offset)
+                    offset += length
+                client = body[offset + 2:offset + 2 + int.from_bytes(body[offset:offset + 2], "big")].decode()
+                log.write(json.dumps({"connect": number, "version": version, "client": client}) + "\n")
                 log.flush()
                 if version == 5 and plan == "v3only":
                     conn.sendall(b"\x20\x02\x00\x01")
