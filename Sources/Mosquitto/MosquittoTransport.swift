@@ -200,7 +200,9 @@ private final class Session {
             // A refusing CONNACK also ends the loop with an error and the connection: it says why.
             if session.connack != nil { break }
             if code != MOSQ_ERR_SUCCESS.rawValue {
-                let closed = [MOSQ_ERR_CONN_LOST, MOSQ_ERR_NO_CONN, MOSQ_ERR_PROTOCOL, MOSQ_ERR_MALFORMED_PACKET].map(\.rawValue).contains(code)
+                // Only a close: a CONNACK libmosquitto cannot read (a broken property) is the
+                // broker's fault, not a refusal of 5, and must not downgrade it for good.
+                let closed = [MOSQ_ERR_CONN_LOST, MOSQ_ERR_NO_CONN].map(\.rawValue).contains(code)
                     || code == MOSQ_ERR_ERRNO.rawValue && (errno == 0 || errno == ECONNRESET)
                 let failure = session.failure(code, connecting: true)
                 return .failure(closed ? beforeConnack(failure) : .failed(failure))
@@ -237,7 +239,9 @@ private final class Session {
                 mosquitto_publish(handle, &id, broker.topic, Int32($0.count), $0.baseAddress, Int32(broker.qos), false)
             }
             guard code == MOSQ_ERR_SUCCESS.rawValue else {
-                failure = code == MOSQ_ERR_PAYLOAD_SIZE.rawValue ? .refused("a record is larger than MQTT allows") : self.failure(code)
+                failure = code == MOSQ_ERR_PAYLOAD_SIZE.rawValue ? .refused("a record is larger than MQTT allows")
+                    : code == MOSQ_ERR_OVERSIZE_PACKET.rawValue ? .refused("a record is larger than the broker takes (the Maximum Packet Size of its CONNACK)")
+                    : self.failure(code)
                 break
             }
             published.append(id)

@@ -82,6 +82,7 @@ package struct TPMKey: Sendable {
     /// block on the TPM, which may never answer. `work` returns `nil` after filling in the error.
     private func call<Value: Sendable>(_ what: String, deadline: Deadline,
                                        _ work: @escaping @Sendable (UnsafeMutablePointer<geolocate_tpm_error>) -> Value?) throws -> Value {
+        try Self.refuseNonTPMDevice(tcti)
         let outcome = Mutex<Result<Value, GeolocateError>?>(nil)
         let finished = DispatchSemaphore(value: 0)
         let name = "TPM \(handleText) at \(tcti)"
@@ -102,6 +103,29 @@ package struct TPMKey: Sendable {
 
     /// The handle as TPM tools print it, `0x81010010`.
     package var handleText: String { "0x" + String(handle, radix: 16) }
+
+    /// Refuses a `device:` TCTI whose path is not a TPM's character device (the kernel's
+    /// `tpm` or `tpmrm` class, as sysfs names it): the device TCTI writes TPM commands to
+    /// whatever it opens, so `device:/dev/sda`, or a key file, would be written over.
+    /// - Throws: `GeolocateError.missingSetting` (78) naming the path.
+    static func refuseNonTPMDevice(_ tcti: String) throws {
+        guard tcti.hasPrefix("device:") || tcti == "device" else { return }
+        let configured = String(tcti.dropFirst("device:".count))
+        let path = configured.isEmpty ? "/dev/tpm0" : configured
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw GeolocateError.missingSetting("cannot open the TPM at \(tcti): \(path): \(String(cString: strerror(errno)).lowercased())")
+        }
+        let major = (status.st_rdev >> 8) & 0xFFF | (status.st_rdev >> 32) & ~0xFFF
+        let minor = status.st_rdev & 0xFF | (status.st_rdev >> 12) & ~0xFF
+        let node = "/sys/dev/char/\(major):\(minor)"
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: node)) ?? ""
+        let parts = target.split(separator: "/")
+        guard status.st_mode & S_IFMT == S_IFCHR, parts.count >= 2, ["tpm", "tpmrm"].contains(parts[parts.count - 2]) else {
+            throw GeolocateError.missingSetting("cannot open the TPM at \(tcti): \(path) is not a TPM device (the kernel's /dev/tpmrm0 "
+                + "or /dev/tpm0); signing.tpm names the TPM, never another file, and nothing was written to it")
+        }
+    }
 }
 
 // MARK: - Attestation (SPEC §15, `key attest`)

@@ -84,6 +84,24 @@ import Glibc
         }
     }
 
+    /// A `device:` TCTI naming something other than a TPM's character device (a file, a disk,
+    /// /dev/zero): refused before the TSS libraries open it, so nothing is written to it.
+    @Test func aDeviceThatIsNoTPMIsNeverWritten() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-tpm-\(UUID().uuidString)")
+        try Data("a key file".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        for path in [file.path, "/dev/zero", "/dev/null"] {
+            let key = TPMKey(tcti: "device:\(path)", handle: Self.handle, authorization: [])
+            do {
+                _ = try key.sign(Array("x".utf8), deadline: deadline())
+                Issue.record("signed with \(path)")
+            } catch let error as GeolocateError {
+                #expect(error.exitStatus == .configuration && "\(error)".contains("is not a TPM device"), "\(error)")
+            }
+        }
+        #expect(try String(contentsOf: file, encoding: .utf8) == "a key file")
+    }
+
     /// A TCTI whose peer accepts the connection and never answers: the call ends at its
     /// deadline with one line, whatever the TSS libraries are still waiting for.
     @Test func aTPMThatNeverAnswersCostsTheDeadlineOnly() throws {

@@ -187,32 +187,41 @@ package struct Flusher: Sendable {
         // Small requests are read, and marked delivered, many at a time: one spool read and
         // one transaction a request would cost more than the request.
         let limit = broker == nil ? max(perRequest, Flusher.smallestRead) : perRequest
-        var next = try prepare(for: endpoint, broker: broker, tls: tls, after: state.deliveredThrough, through: horizon, limit: limit,
-                               perRequest: perRequest)
         var unacknowledged = Unacknowledged()
         var stopped = false
-        while let batch = next {
-            // The next batch is read and rendered while this one is on the wire: it starts
-            // after this one's last record, whatever the answer, so the spool and the network
-            // overlap instead of taking turns.
-            async let following = prepare(for: endpoint, broker: broker, tls: tls, after: batch.lastSeq, through: horizon, limit: limit,
-                                          perRequest: perRequest)
-            let settled: [(Batch, Outcome)]
-            if let broker {
-                settled = await publish(batch, after: &unacknowledged, to: broker, endpoint: endpoint)
-            } else if case .http(let requests) = batch.payload {
-                settled = [(batch, await send(requests, of: batch, to: endpoint, tls: tls))]
-            } else {
-                settled = [(batch, Outcome())]
+        do {
+            var next = try prepare(for: endpoint, broker: broker, tls: tls, after: state.deliveredThrough, through: horizon, limit: limit,
+                                   perRequest: perRequest)
+            while let batch = next {
+                // The next batch is read and rendered while this one is on the wire: it starts
+                // after this one's last record, whatever the answer, so the spool and the network
+                // overlap instead of taking turns.
+                async let following = prepare(for: endpoint, broker: broker, tls: tls, after: batch.lastSeq, through: horizon, limit: limit,
+                                              perRequest: perRequest)
+                let settled: [(Batch, Outcome)]
+                if let broker {
+                    settled = await publish(batch, after: &unacknowledged, to: broker, endpoint: endpoint)
+                } else if case .http(let requests) = batch.payload {
+                    settled = [(batch, await send(requests, of: batch, to: endpoint, tls: tls))]
+                } else {
+                    settled = [(batch, Outcome())]
+                }
+                for (batch, outcome) in settled where !stopped {
+                    stopped = try !settle(outcome, of: batch, endpoint: endpoint, label: label, report: &report, state: &state)
+                }
+                if stopped {
+                    _ = try? await following
+                    break
+                }
+                next = try await following
             }
-            for (batch, outcome) in settled where !stopped {
-                stopped = try !settle(outcome, of: batch, endpoint: endpoint, label: label, report: &report, state: &state)
-            }
-            if stopped {
-                _ = try? await following
-                break
-            }
-            next = try await following
+        } catch let error as GeolocateError where endpoint.format == .jwt && error.exitStatus == .configuration {
+            // A key that stops signing mid-flush (a TPM gone, silent or changed) stops its jwt
+            // endpoints alone, as a key missing from the start does; the other endpoints go on.
+            try spool.markFailed(endpoint: configured.name, url: configured.url, error: error.description, kind: .configuration, retryAt: nil)
+            report.lastError = error.description
+            report.endpointError = error.description
+            stopped = true
         }
         if let broker, !stopped {
             // What is still unacknowledged after the last batch.

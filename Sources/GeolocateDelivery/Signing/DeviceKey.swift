@@ -113,19 +113,7 @@ package struct DeviceKey: Sendable {
         } catch {
             throw unwritable(error)
         }
-        // Judged without following a link: a key is replaced only where a key of ours is.
-        var status = stat()
-        if fstatat(directory.descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 {
-            if status.st_mode & S_IFMT != S_IFREG {
-                throw GeolocateError.missingSetting("device key \(path) is not a regular file; nothing was written there")
-            }
-            if !DeviceKey.signers(of: path).contains(status.st_uid) {
-                throw GeolocateError.missingSetting("device key \(path) belongs to another user; nothing was written there")
-            }
-            if status.st_nlink != 1 {
-                throw GeolocateError.missingSetting("device key \(path) has \(status.st_nlink) hard links, so it may be another file's name too; nothing was written there")
-            }
-        }
+        try DeviceKey.refuseUnreplaceable(name, in: directory, path: path)
         // The key is the signing user's, wherever it is kept: never given to a directory's owner.
         let signer = DeviceKey.owner(of: path)
         if replacing {
@@ -137,6 +125,30 @@ package struct DeviceKey: Sendable {
         let made: Bool
         do { made = try directory.writeIfAbsent(data, to: name, permissions: 0o600, owner: signer) } catch { throw unwritable(error) }
         guard made else { throw DeviceKey.alreadyExists(path) }
+    }
+
+    /// Refuses what is at `path` unless a key may be written there: nothing, or a regular file
+    /// of a signing user's with one name. Judged without following a link: a key is replaced
+    /// only where a key of ours is. Asked before a TPM makes or removes anything too, so a
+    /// refusal leaves the TPM's key as it is.
+    /// - Throws: `GeolocateError.missingSetting` (78) naming what is there.
+    static func refuseUnreplaceable(at path: String) throws {
+        guard let (directory, name) = try? OpenDirectory.parent(of: path, create: false) else { return }
+        try refuseUnreplaceable(name, in: directory, path: path)
+    }
+
+    private static func refuseUnreplaceable(_ name: String, in directory: OpenDirectory, path: String) throws {
+        var status = stat()
+        guard fstatat(directory.descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        if status.st_mode & S_IFMT != S_IFREG {
+            throw GeolocateError.missingSetting("device key \(path) is not a regular file; nothing was written there")
+        }
+        if !DeviceKey.signers(of: path).contains(status.st_uid) {
+            throw GeolocateError.missingSetting("device key \(path) belongs to another user; nothing was written there")
+        }
+        if status.st_nlink != 1 {
+            throw GeolocateError.missingSetting("device key \(path) has \(status.st_nlink) hard links, so it may be another file's name too; nothing was written there")
+        }
     }
 
     /// Who a new key at `path` belongs to: the service user for the system key that root

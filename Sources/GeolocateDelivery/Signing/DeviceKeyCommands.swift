@@ -74,16 +74,21 @@ extension DeviceKey {
         let path = path(in: context)
         let issuer = try DeviceInfo.deviceID(stateDirectory: context.stateDirectory)
         let key = try changing(path) {
-            // Asked before a TPM makes anything: a kept key leaves the TPM as it is.
+            // Asked before a TPM makes anything: a kept key, or a path no key may be written to
+            // (a link, another user's file), leaves the TPM as it is.
             var info = stat()
             if !replacing, lstat(path, &info) == 0 { throw alreadyExists(path) }
+            try refuseUnreplaceable(at: path)
             let old = replacing ? try? load(in: context) : nil
-            let key = DeviceKey(try makeSigningKey(in: context, handle: tpmHandles[0], replacing: replacing))
+            // A key in the TPM that the file names stays until the new one is kept: the new
+            // key goes to the other handle, as a rotation's does.
+            let handle = if case .tpm(let reference, _, _)? = old?.signing, reference.handle == tpmHandles[0] { tpmHandles[1] } else { tpmHandles[0] }
+            let key = DeviceKey(try makeSigningKey(in: context, handle: handle, replacing: replacing))
             do { try key.save(to: path, replacing: replacing) } catch {
                 removeFromTPM(key.signing, "the key just made", logger: context.logger)
                 throw error
             }
-            if let old, case .tpm(let reference, _, _) = old.signing, reference.handle != tpmHandles[0] {
+            if let old, case .tpm(let reference, _, _) = old.signing, reference.handle != handle {
                 removeFromTPM(old.signing, "the replaced key", logger: context.logger)
             }
             return key
@@ -147,7 +152,10 @@ extension DeviceKey {
         guard (1...maximumAttestNonceBytes).contains(bytes.count) else {
             throw GeolocateError.usage("--nonce takes 1 to \(maximumAttestNonceBytes) bytes (this one has \(bytes.count))")
         }
-        let (reference, tpm) = try tpmKey(in: context)
+        let (key, reference, tpm) = try tpmKey(in: context)
+        // One signature first, checked against the key file's public key: evidence for a key
+        // the file does not name would vouch for a kid the device never signs with.
+        _ = try Array("geolocate key attest".utf8).withUnsafeBytes { try key.signing.signature(for: $0) }
         return try tpm.attest(reference, nonce: bytes).json + "\n"
     }
 
@@ -162,19 +170,19 @@ extension DeviceKey {
               !blob.isEmpty, !secret.isEmpty, blob.count <= 1024, secret.count <= 1024 else {
             throw GeolocateError.usage("--activate takes the challenge a server's attest-challenge prints: two base64url parts joined by a dot")
         }
-        let (reference, tpm) = try tpmKey(in: context)
+        let (_, reference, tpm) = try tpmKey(in: context)
         return Base64URL.encode(try tpm.activate(reference, credentialBlob: blob, encryptedSecret: secret)) + "\n"
     }
 
-    /// The signing key's place in a TPM and the way to it, for `key attest`.
-    private static func tpmKey(in context: CommandContext) throws -> (TPMKeyReference, any TPMAccess) {
+    /// The device key, its place in a TPM and the way to it, for `key attest`.
+    private static func tpmKey(in context: CommandContext) throws -> (DeviceKey, TPMKeyReference, any TPMAccess) {
         let key = try load(in: context)
         guard case .tpm(let reference, _, let tpm) = key.signing else {
             throw GeolocateError.missingSetting("the device key \(path(in: context)) is in a file, and only a key in a TPM can be attested: "
                 + "set signing.keyProvider tpm, then geolocate key rotate")
         }
         guard let tpm else { throw GeolocateError.missingSetting("the device key is in a TPM, but this command cannot reach a TPM") }
-        return (reference, tpm)
+        return (key, reference, tpm)
     }
 
     /// Where the signing key is, when a TPM holds it: `, in the TPM at 0x81000010`.

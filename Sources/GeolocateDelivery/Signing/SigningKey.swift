@@ -18,17 +18,30 @@ package enum SigningKey: Sendable {
     }
 
     /// The signature of `input`, as the JWS algorithm `publicKey.algorithm` writes it.
+    ///
+    /// A TPM's signature is checked against the key file's public key before it is used: a
+    /// file whose public key was changed, or a handle that now holds another key, would
+    /// otherwise sign tokens (and rotation statements) under a `kid` that never made them.
     /// - Throws: `GeolocateError.missingSetting` (78) when a TPM key has no TPM to sign in,
-    ///   or the TPM refuses or does not answer.
+    ///   the TPM refuses or does not answer, or its key is not the key file's.
     func signature(for input: UnsafeRawBufferPointer) throws -> [UInt8] {
         switch self {
         case .ed25519(let key):
             return Array(try key.signature(for: input))
-        case .tpm(let reference, _, let access):
+        case .tpm(let reference, let publicKey, let access):
             guard let access else {
                 throw GeolocateError.missingSetting("the device key is in a TPM (\(reference.handleText)), which this command cannot reach")
             }
-            return try access.sign(input, with: reference)
+            let signature = try access.sign(input, with: reference)
+            guard let checked = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+                  publicKey.isValidSignature(checked, for: input) else {
+                throw GeolocateError.missingSetting("""
+                    the TPM at \(reference.tcti) holds another key at \(reference.handleText) than the key file names \
+                    (the file changed, or the handle was given another key): nothing was signed; \
+                    geolocate key init --force-new makes a new key, to enrol again
+                    """)
+            }
+            return signature
         }
     }
 }

@@ -282,6 +282,91 @@ import Glibc
             && uncertified.stderr.split(separator: "\n").count == 1, "\(uncertified)")
     }
 
+    /// `key init --force-new` where no key may be written (a link, a directory, another user's
+    /// file at the key's path) is refused before the TPM is touched: the key the real file
+    /// names still signs afterwards. And a forced new key over one the file names is made at
+    /// the other handle, the old one removed only once the new one is kept.
+    @Test func aRefusedForceNewLeavesTheTPMKeyAsItIs() throws {
+        let tpm = try SoftwareTPM()
+        try configure(provider: "tpm", tcti: tpm.tcti)
+        #expect(try geolocate.run(["key", "init"]).status == 0)
+        let keyFile = geolocate.stateDirectory + "/device-key", aside = geolocate.home.appendingPathComponent("real-key").path
+        try FileManager.default.moveItem(atPath: keyFile, toPath: aside)
+        for planted in ["link", "directory"] {
+            if planted == "link" { try FileManager.default.createSymbolicLink(atPath: keyFile, withDestinationPath: aside) }
+            else { try FileManager.default.createDirectory(atPath: keyFile, withIntermediateDirectories: false) }
+            let refused = try geolocate.run(["key", "init", "--force-new"])
+            #expect(refused.status == 78 && refused.stderr.contains("nothing was written"), "\(planted): \(refused)")
+            try FileManager.default.removeItem(atPath: keyFile)
+        }
+        try FileManager.default.moveItem(atPath: aside, toPath: keyFile)
+        #expect(try token().status == 0, "the TPM still holds the key the file names")
+        let forced = try geolocate.run(["key", "init", "--force-new"])
+        #expect(forced.status == 0 && forced.stderr.contains("0x81000012"), "\(forced)")
+        #expect(try token().status == 0)
+    }
+
+    /// A key file whose public key is not the key the TPM holds at its handle (edited, or the
+    /// handle given another key): nothing is signed under the file's kid, one line, exit 78.
+    @Test func aKeyFileNamingAnotherPublicKeySignsNothing() throws {
+        let tpm = try SoftwareTPM()
+        try configure(provider: "tpm", tcti: tpm.tcti)
+        #expect(try geolocate.run(["key", "init"]).status == 0)
+        let keyFile = geolocate.stateDirectory + "/device-key"
+        let good = try String(contentsOfFile: keyFile, encoding: .utf8)
+        // Another device's key, its block, at the same handle with the same authorisation.
+        let other = GeolocateProcess()
+        for (key, value) in [("signing.keyProvider", "tpm"), ("signing.tpm", tpm.tcti)] {
+            #expect(try other.run(["config", "set", key, value]).status == 0)
+        }
+        #expect(try other.run(["key", "init", "--force-new"]).status == 0)  // at 0x81000010 again: it replaces this device's key
+        let otherBlock = try String(contentsOfFile: other.stateDirectory + "/device-key", encoding: .utf8)
+        // The other device's file now names the key the TPM holds; this device's file names one
+        // the TPM no longer has at that handle, with another public key.
+        let authorization = Array(try #require(Data(base64Encoded: String(otherBlock.split(separator: "\n")[1]))))
+        var mine = Array(try #require(Data(base64Encoded: String(good.split(separator: "\n")[1]))))
+        // This file's public key, with the other file's handle and authorisation: the TPM signs,
+        // but not as this file's key.
+        mine.replaceSubrange(0..<(5 + Int(mine[4])), with: authorization.prefix(5 + Int(authorization[4])))
+        var lines = good.split(separator: "\n").map(String.init)
+        lines[1] = Data(mine).base64EncodedString()
+        try (lines.joined(separator: "\n") + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
+        chmod(keyFile, 0o600)
+        for command in [["trigger", "login", "--replay", drive, "--timeout", "10s", "--format", "jwt", "--audience", "https://risk.example"],
+                        ["key", "rotate"]] {
+            let refused = try geolocate.run(command)
+            #expect(refused.status == 78 && refused.stdout.isEmpty && refused.stderr.contains("holds another key at 0x81000010")
+                && refused.stderr.split(separator: "\n").count == 1, "\(command[0]): \(refused)")
+        }
+        #expect(try other.run(["trigger", "login", "--replay", drive, "--timeout", "10s", "--format", "jwt", "--audience", "x",
+                               "--permission", "fine"]).status == 0, "the rotation refused left the TPM's key in place")
+    }
+
+    /// A TPM that is gone stops a flush's jwt endpoint alone: the other endpoint is flushed,
+    /// the jwt one keeps its records and shows the TPM's problem as its last error.
+    @Test func aTPMGoneStopsOnlyTheJWTEndpoints() throws {
+        var tpm: SoftwareTPM? = try SoftwareTPM()
+        try configure(provider: "tpm", tcti: try #require(tpm?.tcti))
+        #expect(try geolocate.run(["key", "init"]).status == 0)
+        let collector = try Collector()
+        defer { collector.stop() }
+        for (key, value) in [("endpoints.risk.url", collector.url("/tokens")), ("endpoints.risk.format", "jwt"),
+                             ("signing.audience", "https://risk.example"),
+                             ("endpoints.plain.url", collector.url("/plain")), ("endpoints.plain.format", "mosaic-ndjson")] {
+            #expect(try geolocate.run(["config", "set", key, value]).status == 0)
+        }
+        #expect(try geolocate.run(["track", "--replay", drive, "--every-fix", "--permission", "fine"]).status == 0)
+        tpm = nil
+        let flushed = try geolocate.run(["flush", "--json"])
+        #expect(flushed.status == 78 && flushed.stderr.contains("risk"), "\(flushed)")
+        #expect(!collector.acceptedIDs("/plain").isEmpty && collector.requests("/tokens").isEmpty)
+        let report = try JSONSerialization.jsonObject(with: Data(flushed.stdout.utf8)) as? [String: Any]
+        let endpoints = report?["endpoints"] as? [[String: Any]] ?? []
+        let risk = endpoints.first { $0["name"] as? String == "risk" }, plain = endpoints.first { $0["name"] as? String == "plain" }
+        #expect((risk?["pending"] as? Int ?? 0) > 0 && (risk?["lastError"] as? String)?.contains("TPM") == true, "\(risk ?? [:])")
+        #expect(plain?["pending"] as? Int == 0, "\(plain ?? [:])")
+    }
+
     /// A TCTI must be one Debian ships: a library path would be loaded by the TCTI loader.
     @Test func aTCTIIsNeverALibraryPath() throws {
         for value in ["/tmp/evil.so", "libtss2-tcti-evil.so", "evil:conf", ""] {
