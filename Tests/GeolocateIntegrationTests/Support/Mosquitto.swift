@@ -47,7 +47,9 @@ final class MosquittoBroker {
         }
         if !readOnlyTopics.isEmpty {
             try (readOnlyTopics.map { "topic read \($0)" }.joined(separator: "\n") + "\n").write(toFile: path("acl"), atomically: true, encoding: .utf8)
-            lines.append("acl_file \(path("acl"))")
+            // mosquitto 2.0.11 drops a client whose refused message's PUBACK is still queued
+            // when max_queued_messages is 0, before the PUBACK with the reason is written.
+            lines = lines.filter { !$0.hasPrefix("max_queued_messages") } + ["acl_file \(path("acl"))", "max_queued_messages 1000"]
         }
         try (lines.joined(separator: "\n") + "\n").write(toFile: path("mosquitto.conf"), atomically: true, encoding: .utf8)
         try start()
