@@ -262,3 +262,23 @@ struct GeolocateProcess {
     static func example(_ name: String) -> String { "Examples/nmea/\(name)" }
     static func fixture(_ name: String) -> String { "Tests/GeolocateCoreTests/Fixtures/\(name)" }
 }
+
+extension GeolocateProcess {
+    /// Spools every fix of `log` (`track --every-fix`, permission granted) and returns the
+    /// records' ids in spool order.
+    func spoolEveryFix(of log: String) throws -> [String] {
+        let result = try run(["track", "--replay", log, "--every-fix", "--stdout", "--permission", "fine"])
+        try #require(result.status == 0, "\(result.stderr)")
+        return result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        }
+    }
+
+    /// `config set` of each setting, in order.
+    func configure(_ settings: [(String, String)]) throws {
+        for (key, value) in settings {
+            let result = try run(["config", "set", key, value])
+            try #require(result.status == 0, "\(key): \(result.stderr)")
+        }
+    }
+}

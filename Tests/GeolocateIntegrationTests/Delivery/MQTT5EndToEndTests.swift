@@ -13,20 +13,9 @@ import Testing
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 
     /// Spools the fixes of the bundled drive and returns their ids in spool order.
-    func spool() throws -> [String] {
-        let result = try geolocate.run(["track", "--replay", drive, "--every-fix", "--stdout", "--permission", "fine"])
-        try #require(result.status == 0, "\(result.stderr)")
-        return result.stdout.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
-        }
-    }
+    func spool() throws -> [String] { try geolocate.spoolEveryFix(of: drive) }
 
-    func set(_ settings: [(String, String)]) throws {
-        for (key, value) in settings {
-            let result = try geolocate.run(["config", "set", key, value])
-            try #require(result.status == 0, "\(key): \(result.stderr)")
-        }
-    }
+    func set(_ settings: [(String, String)]) throws { try geolocate.configure(settings) }
 
     func spooledIDs() throws -> Set<String> {
         let spool = try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock())

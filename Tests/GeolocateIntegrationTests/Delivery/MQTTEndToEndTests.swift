@@ -18,20 +18,9 @@ import Glibc
     let drive = GeolocateProcess.example("maynooth-drive.nmea")
 
     /// Spools the fixes of `log` and returns their ids in spool order.
-    func spool(_ log: String) throws -> [String] {
-        let result = try geolocate.run(["track", "--replay", log, "--every-fix", "--stdout", "--permission", "fine"])
-        try #require(result.status == 0, "\(result.stderr)")
-        return result.stdout.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
-        }
-    }
+    func spool(_ log: String) throws -> [String] { try geolocate.spoolEveryFix(of: log) }
 
-    func set(_ settings: [(String, String)]) throws {
-        for (key, value) in settings {
-            let result = try geolocate.run(["config", "set", key, value])
-            try #require(result.status == 0, "\(key): \(result.stderr)")
-        }
-    }
+    func set(_ settings: [(String, String)]) throws { try geolocate.configure(settings) }
 
     func spooledCount() throws -> Int { try Spool(stateDirectory: geolocate.stateDirectory, clock: SystemClock()).count() }
 
