@@ -441,6 +441,107 @@ struct DeviceRolesEndToEndTests {
         #expect(!text.stdout.contains("\u{1b}") && !text.stdout.contains("\nGEOLOCATE OK"), "\(text)")
     }
 
+    /// MQTT 5 across the roles (issue 44), on a broker that closes every MQTT 5 connection before
+    /// its CONNACK: root's gate falls back to 3.1.1 but never writes what it learnt; the service
+    /// user's flush learns it, says it once and keeps it in mqtt-versions.json (its own file);
+    /// the gate then connects with 3.1.1 at once and leaves the file as it found it. Each role
+    /// connects as its own client (ID-gate, ID-flush), so neither takes the other's session.
+    @Test func mqtt5AcrossTheRoles() throws {
+        let device = try Device()
+        let broker = try FakeMQTTBroker(plan: ["close-v5"])
+        defer { broker.stop() }
+        let log = try device.freshLog()
+        #expect(try device.shell("root", ["install", "-m", "0644", log, "/etc/geolocate/live.nmea"]).status == 0)
+        try device.set("permissions", "fine")
+        try device.set("source", "nmea:/etc/geolocate/live.nmea")
+        try device.set("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet")
+        try device.set("endpoints.fleet.format", "mosaic-ndjson")
+        try device.set("actions.login.endpoint", "fleet")
+        let pam = ["PAM_USER": "alice", "PAM_SERVICE": "sshd", "PAM_TYPE": "account"]
+        let memory = "/var/lib/geolocate/mqtt-versions.json"
+        func exists(_ path: String) throws -> Bool { try device.shell("root", ["test", "-e", path]).status == 0 }
+
+        let firstLogin = try device.run("root", ["trigger", "login", "--pam"], environment: pam)
+        #expect(firstLogin.status == 0, "\(firstLogin)")
+        #expect(broker.connects() == [5, 4], "the gate falls back at once")
+        #expect(try !exists(memory), "the gate never writes the services' state")
+
+        #expect(try device.run("geolocate", ["track", "--system", "--transmit-interval", "off"]).status == 0)
+        let tracked = try device.spoolCount()
+        let flushed = try device.run("geolocate", ["flush", "--system"])
+        #expect(flushed.status == 0 && flushed.stderr.components(separatedBy: "does not take MQTT 5").count == 2, "said once: \(flushed)")
+        #expect(try device.spoolCount() == 0 && tracked > 0)
+        #expect(try device.stat("%U:%G", memory) == "geolocate:geolocate")
+        let learnt = try device.stat("%i %Y %s", memory)
+
+        let before = broker.connections().count
+        let secondLogin = try device.run("root", ["trigger", "login", "--pam"], environment: pam)
+        #expect(secondLogin.status == 0 && !secondLogin.stderr.contains("MQTT 5"), "\(secondLogin)")
+        #expect(broker.connects().dropFirst(before) == [4], "the gate reads what the services learnt: \(broker.connects())")
+        #expect(try device.stat("%i %Y %s", memory) == learnt, "and leaves it as it was")
+
+        let id = try device.shell("root", ["cat", "/var/lib/geolocate/device-id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let clients = Set(broker.connections().map(\.client))
+        #expect(!id.isEmpty && clients == ["\(id)-gate", "\(id)-flush"], "\(broker.connections())")
+    }
+
+    /// `key attest` across the roles (issue 43), on swtpm with an EK certificate from a private
+    /// CA: root makes the key, the risk server (the outsider, a user of its own, with its own
+    /// store) enrols what the service user's `key show` prints and the attestation key from the
+    /// service user's evidence and root's answer to its challenge; then the service user's
+    /// evidence for a nonce the server issued verifies to the key's kid.
+    @Test func keyAttestAcrossTheRoles() throws {
+        let device = try Device()
+        let tpm = try SoftwareTPM(certified: true)
+        try device.set("signing.keyProvider", "tpm")
+        try device.set("signing.tpm", tpm.tcti)
+        let server = device.shared + "/server"
+        try FileManager.default.createDirectory(atPath: server, withIntermediateDirectories: true)
+        for (from, name) in [(GeolocateProcess.projectRoot.appendingPathComponent("Examples/verify/verify.py"), "verify.py"),
+                             (tpm.rootCertificate, "root.pem"), (tpm.intermediateCertificate, "issuer.pem")] {
+            try Tool.run(["install", "-m", "0644", from.path, server + "/" + name])
+        }
+        chown(server, 64103, 64103)
+        chmod(server, 0o700)
+        /// verify.py as the risk server, the outsider: its store is its own.
+        func verifier(_ arguments: [String], input: String? = nil) throws -> GeolocateProcess.Result {
+            let file = device.shared + "/input-\(UUID().uuidString)"
+            try (input ?? "").write(toFile: file, atomically: true, encoding: .utf8)
+            chmod(file, 0o644)
+            let command = ["python3", server + "/verify.py", "--store", server + "/store.json", "--ca", server + "/root.pem", "--ca", server + "/issuer.pem"]
+                + arguments
+            return try device.shell("outsider", ["sh", "-c", "exec \"$@\" < \(file)", "verify"] + command)
+        }
+
+        let made = try device.run("root", ["key", "init"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let shown = try device.run("geolocate", ["key", "show", "--system"])
+        let keys = device.shared + "/device.jwks"
+        try shown.stdout.write(toFile: keys, atomically: true, encoding: .utf8)
+        chmod(keys, 0o644)
+        let iss = try #require((try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])?["iss"] as? String)
+        let kid = try #require((try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+            .flatMap { ($0["keys"] as? [[String: Any]])?.first?["kid"] as? String })
+        #expect(try verifier(["enrol", keys]).status == 0)
+
+        let evidence = try device.run("geolocate", ["key", "attest", "--system", "--nonce", "enrolment"])
+        #expect(evidence.status == 0 && evidence.stderr.isEmpty, "\(evidence)")
+        let challenge = try verifier(["attest-challenge", iss], input: evidence.stdout)
+        #expect(challenge.status == 0, "\(challenge)")
+        let answer = try device.run("root", ["key", "attest", "--activate=\(challenge.stdout.trimmingCharacters(in: .whitespacesAndNewlines))"])
+        #expect(answer.status == 0, "root answers for the TPM the services sign with: \(answer)")
+        let enrolled = try verifier(["attest-enrol", iss], input: answer.stdout)
+        #expect(enrolled.status == 0 && enrolled.stdout.hasPrefix("enrolled attestation key"), "\(enrolled)")
+
+        let nonce = try verifier(["nonce", iss]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let attested = try device.run("geolocate", ["key", "attest", "--system", "--nonce=\(nonce)"])
+        let checked = try verifier(["attest-check", iss, nonce], input: attested.stdout)
+        #expect(checked.status == 0 && checked.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "attested \(kid)", "\(checked)")
+        // The monitor may not attest: the key file is the service user's alone.
+        let monitor = try device.run("monitor", ["key", "attest", "--system", "--nonce", "x"])
+        #expect(monitor.status != 0 && monitor.stdout.isEmpty && monitor.stderr.split(separator: "\n").count == 1, "\(monitor)")
+    }
+
     /// `actions.NAME.endpoint` sends trigger's record as `--endpoint` does, with or without --pam.
     @Test func anActionsEndpointGetsTriggersRecord() throws {
         let geolocate = GeolocateProcess()
