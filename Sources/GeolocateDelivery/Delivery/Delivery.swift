@@ -121,18 +121,14 @@ package enum Delivery {
                 signerProblem = error
             }
         }
-        var broker: MQTTBroker?
+        let broker: MQTTBroker?
         let tls: TLSConfiguration?
         do {
             endpoint = try endpoint.readingSecretFiles()
-            broker = try endpoint.broker(as: sender)
-            tls = try endpoint.tlsConfiguration()
             // What flush found is used, never written here: the gate runs as root, and a file
             // it made would be root's in the service user's directory.
-            if let known = broker, known.version == .v5,
-               MQTTVersionMemory(stateDirectory: stateDirectory).refusedVersion5(endpoint: endpoint.name, broker: known) {
-                broker?.version = .v311
-            }
+            broker = MQTTVersionMemory(stateDirectory: stateDirectory).applied(to: try endpoint.broker(as: sender), endpoint: endpoint.name)
+            tls = try endpoint.tlsConfiguration()
         } catch let error as GeolocateError {
             throw GeolocateError.missingSetting("endpoint \(endpoint.name): \(error.description)")
         }

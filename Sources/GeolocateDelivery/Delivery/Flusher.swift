@@ -168,19 +168,12 @@ package struct Flusher: Sendable {
             // A key that cannot sign stops the jwt endpoints alone: the others need no key.
             if configured.format == .jwt, let signerProblem { throw signerProblem }
             endpoint = try configured.readingSecretFiles()
-            var found = try endpoint.broker(as: sender)
-            if let memory = mqttVersions, let known = found, known.version == .v5, memory.refusedVersion5(endpoint: endpoint.name, broker: known) {
-                found?.version = .v311
-            }
-            broker = found
+            let found = try endpoint.broker(as: sender)
+            broker = mqttVersions?.applied(to: found, endpoint: endpoint.name) ?? found
             if broker != nil && mqtt == nil { throw GeolocateError.missingSetting("this build of geolocate has no MQTT") }
             tls = try endpoint.tlsConfiguration()
         } catch let error as GeolocateError {
-            // Kept as the last error with no retry time, as an endpoint's refusal is: `status`
-            // shows it, and it is a configuration error, not a temporary one.
-            try spool.markFailed(endpoint: configured.name, url: configured.url, error: error.description, kind: .configuration, retryAt: nil)
-            report.lastError = error.description
-            report.endpointError = error.description
+            try stopForConfiguration(configured, error, report: &report)
             return report
         }
         let perRequest = broker == nil && endpoint.format.sendsOneRecordPerRequest ? 1 : max(batchSize, 1)
@@ -218,9 +211,7 @@ package struct Flusher: Sendable {
         } catch let error as GeolocateError where endpoint.format == .jwt && error.exitStatus == .configuration {
             // A key that stops signing mid-flush (a TPM gone, silent or changed) stops its jwt
             // endpoints alone, as a key missing from the start does; the other endpoints go on.
-            try spool.markFailed(endpoint: configured.name, url: configured.url, error: error.description, kind: .configuration, retryAt: nil)
-            report.lastError = error.description
-            report.endpointError = error.description
+            try stopForConfiguration(configured, error, report: &report)
             stopped = true
         }
         if let broker, !stopped {
@@ -234,6 +225,14 @@ package struct Flusher: Sendable {
         }
         report.pending = try spool.pendingCount(for: endpoint.name, through: horizon, actions: endpoint.actions)
         return report
+    }
+
+    /// Stops `endpoint` for a configuration error: kept as its last error with no retry time, as
+    /// an endpoint's refusal is, so `status` shows it as one to mend, not to wait out.
+    private func stopForConfiguration(_ endpoint: Endpoint, _ error: GeolocateError, report: inout EndpointReport) throws {
+        try spool.markFailed(endpoint: endpoint.name, url: endpoint.url, error: error.description, kind: .configuration, retryAt: nil)
+        report.lastError = error.description
+        report.endpointError = error.description
     }
 
     /// Marks what `outcome` says of `batch` in the spool and the report; whether the endpoint

@@ -20,18 +20,20 @@ package struct MQTTVersionMemory: Sendable {
         stored()[endpoint] == Self.place(of: broker)
     }
 
+    /// `broker` as it is to be connected to: 3.1.1 at once when it asks for 5 and refused
+    /// 5 before; as it is otherwise (and when it is not MQTT at all).
+    package func applied(to broker: MQTTBroker?, endpoint: String) -> MQTTBroker? {
+        guard var broker, broker.version == .v5, refusedVersion5(endpoint: endpoint, broker: broker) else { return broker }
+        broker.version = .v311
+        return broker
+    }
+
     /// Keeps that `broker` of `endpoint` refused 5.
     /// - Throws: `GeolocateError.stateNotWritable` (73).
     package func rememberRefusal(endpoint: String, broker: MQTTBroker) throws {
         var entries = stored()
         entries[endpoint] = Self.place(of: broker)
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            try AtomicFile.write(try encoder.encode(entries), to: path, permissions: 0o600)
-        } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
-        }
+        try AtomicFile.writeState(entries, to: path)
     }
 
     private static func place(of broker: MQTTBroker) -> String { "\(broker.host):\(broker.port)" }

@@ -16,6 +16,19 @@ package enum AtomicFile {
         guard let (directory, name) = try OpenDirectory.parent(of: path, create: true) else { throw POSIXError(.ENOENT) }
         try directory.writeAtomically(data, to: name, permissions: mode_t(permissions), owner: owner)
     }
+
+    /// Writes `value` as JSON with sorted keys to `path`, 0600: a state file only geolocate
+    /// reads back (the last known fix, the brokers that refused MQTT 5).
+    /// - Throws: `GeolocateError.stateNotWritable` (73).
+    package static func writeState<Value: Encodable>(_ value: Value, to path: String) throws {
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            try write(try encoder.encode(value), to: path, permissions: 0o600)
+        } catch {
+            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
+        }
+    }
 }
 
 extension AtomicFile {

@@ -49,13 +49,7 @@ package struct LastKnownStore {
         guard isOfThisKind(fix) else { return }
         if let stored = try load(now: now), stored.receivedAt.map({ $0 <= now }) ?? true,
            stored.arrivalOrTime >= fix.arrivalOrTime { return }
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            try AtomicFile.write(try encoder.encode(fix), to: path, permissions: 0o600)
-        } catch {
-            throw GeolocateError.stateNotWritable(path: path, reason: ErrorText.plain(error))
-        }
+        try AtomicFile.writeState(fix, to: path)
     }
 
     /// Whether `fix` belongs here: a live fix (from gpsd, or a receiver on a terminal, dated
