@@ -20,6 +20,12 @@ import Glibc
 /// id as user property `id`, and a PUBACK reason code of 0x80 or more is a refusal, never an
 /// acknowledgement. A broker that refuses 5 (CONNACK "unsupported protocol version", or a
 /// close before any CONNACK) is connected to again at once with 3.1.1.
+///
+/// With a Session Expiry Interval (`endpoints.NAME.sessionExpiry`; QoS 2's default), a
+/// connection that drops is resumed in its session on the same handle: libmosquitto sends
+/// again what was in flight with its packet ids, which the broker knows, so a QoS 2 message is
+/// not delivered twice. Each process starts its session clean (it cannot know the packet ids
+/// a killed one left) and ends it when it closes.
 package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
     // @unchecked: `session` is only touched on `queue`.
     private let queue = DispatchQueue(label: "geolocate.mosquitto")
@@ -63,6 +69,21 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
     }
 
     private func publishNow(_ messages: [MQTTMessage], to broker: MQTTBroker, awaitingAll: Bool) -> MQTTOutcome {
+        var messages = messages[...]
+        if let session, session.lost, session.broker == broker, session.canResume(with: messages) {
+            switch session.resume() {
+            case .resumed:
+                // What was in flight goes again from libmosquitto, with its packet ids: only
+                // what follows it is published here.
+                messages = messages.dropFirst(session.unacknowledged)
+            case .withoutSession:
+                session.disconnect()
+                self.session = nil
+            case .failed(let failure):
+                // Kept for the next try: the broker may be back with the session by then.
+                return MQTTOutcome(acknowledged: session.countAcknowledged(), failure: failure)
+            }
+        }
         if let session, session.broker != broker || session.lost {
             let acknowledged = session.countAcknowledged()
             let unacknowledged = session.unacknowledged
@@ -92,17 +113,22 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
         var start = messages.startIndex
         repeat {
             guard let session else { break }
-            let end = min(messages.count, start + MosquittoTransport.chunk)
-            let last = end == messages.count
+            let end = min(messages.endIndex, start + MosquittoTransport.chunk)
+            let last = end == messages.endIndex
             let outcome = session.publish(messages[start..<end], leaving: last && awaitingAll ? 0 : MosquittoTransport.window)
             acknowledged += outcome.acknowledged
             if let failure = outcome.failure {
-                session.disconnect()
-                self.session = nil
+                // A session worth resuming is kept for the caller's next try.
+                if session.keepsSession && failure.isTemporary {
+                    session.setAside()
+                } else {
+                    session.disconnect()
+                    self.session = nil
+                }
                 return MQTTOutcome(acknowledged: acknowledged, failure: failure, connectedWith: connectedWith)
             }
             start = end
-        } while start < messages.count
+        } while start < messages.endIndex
         return MQTTOutcome(acknowledged: acknowledged, connectedWith: connectedWith)
     }
 }
@@ -132,9 +158,18 @@ private final class Session {
     private var connack: Int32?
     /// Set when the connection dropped.
     private(set) var lost = false
+    /// Whether the connection has a session the broker keeps after a drop (MQTT 5 with a
+    /// Session Expiry Interval), so `resume()` may carry on with what is in flight.
+    let keepsSession: Bool
+    /// The CONNACK's "session present": the broker resumed a session.
+    private var sessionPresent = false
+    /// The broker answered a message's release with "packet identifier not found": it lost
+    /// the session, and what is in flight must be published anew.
+    private var sessionForgotten = false
     /// The ids of the messages published and not yet counted as acknowledged, in publishing
-    /// order from `head`.
+    /// order from `head`, and their records' ids.
     private var published: [Int32] = []
+    private var publishedRecords: [String] = []
     private var head = 0
     /// The message ids the broker acknowledged that are not yet counted.
     private var acknowledged = Set<Int32>()
@@ -144,9 +179,10 @@ private final class Session {
 
     private let elapsed: MonotonicClock
 
-    private init(broker: MQTTBroker, version: MQTTVersion, handle: OpaquePointer, elapsed: MonotonicClock) {
+    private init(broker: MQTTBroker, version: MQTTVersion, keepsSession: Bool, handle: OpaquePointer, elapsed: MonotonicClock) {
         self.broker = broker
         self.version = version
+        self.keepsSession = keepsSession
         self.handle = handle
         self.elapsed = elapsed
     }
@@ -154,22 +190,45 @@ private final class Session {
     deinit { mosquitto_destroy(handle) }
 
     /// Connects and waits for the broker's CONNACK, for at most the endpoint's timeout.
+    ///
+    /// A session to keep starts with a clean one that is ended at once: a killed process may
+    /// have left a session whose packet ids this one would reuse for other messages. That
+    /// first connection is also the bounded probe that libmosquitto's blocking connect, the
+    /// only one that sends CONNECT properties, needs before it.
     static func connect(to broker: MQTTBroker, version: MQTTVersion, inflight: Int32, elapsed: MonotonicClock) -> Result<Session, ConnectFailure> {
+        guard version == .v5 && broker.sessionExpirySeconds > 0 else {
+            return open(broker, version: version, inflight: inflight, elapsed: elapsed, keepingSession: false)
+        }
+        switch open(broker, version: version, inflight: inflight, elapsed: elapsed, keepingSession: false) {
+        case .success(let probe): probe.disconnect()
+        case .failure(let failure): return .failure(failure)
+        }
+        return open(broker, version: version, inflight: inflight, elapsed: elapsed, keepingSession: true)
+    }
+
+    private static func open(_ broker: MQTTBroker, version: MQTTVersion, inflight: Int32, elapsed: MonotonicClock,
+                             keepingSession: Bool) -> Result<Session, ConnectFailure> {
         for (name, path) in [("caFile", broker.caFile), ("certFile", broker.certFile), ("keyFile", broker.keyFile)] {
             if let path, access(path, R_OK) != 0 {
                 return .failure(.failed(.refused("cannot read \(name) \(path): \(String(cString: strerror(errno)))")))
             }
         }
-        guard let handle = mosquitto_new(broker.clientID, true, nil) else {
+        guard let handle = mosquitto_new(broker.clientID, !keepingSession, nil) else {
             return .failure(.failed(.unreachable("cannot make an MQTT client: \(String(cString: strerror(errno)))")))
         }
-        let session = Session(broker: broker, version: version, handle: handle, elapsed: elapsed)
+        let session = Session(broker: broker, version: version, keepsSession: keepingSession, handle: handle, elapsed: elapsed)
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(session).toOpaque())
         _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
-        mosquitto_connect_callback_set(handle) { _, context, code in Session.of(context).connack = code }
+        mosquitto_connect_with_flags_callback_set(handle) { _, context, code, flags in
+            let session = Session.of(context)
+            session.connack = code
+            session.sessionPresent = flags & 1 != 0
+        }
         mosquitto_publish_v5_callback_set(handle) { _, context, mid, reason, _ in
             let session = Session.of(context)
-            if reason >= 0x80 {
+            if reason == Int32(MQTT_RC_PACKET_ID_NOT_FOUND.rawValue) {
+                session.sessionForgotten = true
+            } else if reason >= 0x80 {
                 if session.refusal == nil { session.refusal = (mid, reason) }
             } else {
                 session.acknowledged.insert(mid)
@@ -189,11 +248,28 @@ private final class Session {
                                          broker.certFile, broker.keyFile) { _, _, _, _ in 0 }
             if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(.failed(.refused("the TLS files cannot be used: \(text(of: code))"))) }
         }
-        let code = mosquitto_connect_async(handle, broker.host, Int32(broker.port), 60)
+        let code: Int32
+        if keepingSession {
+            var properties: OpaquePointer?
+            defer { mosquitto_property_free_all(&properties) }
+            let added = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), broker.sessionExpirySeconds)
+            code = added != MOSQ_ERR_SUCCESS.rawValue ? added
+                : mosquitto_connect_bind_v5(handle, broker.host, Int32(broker.port), 60, nil, properties)
+        } else {
+            code = mosquitto_connect_async(handle, broker.host, Int32(broker.port), 60)
+        }
         if code != MOSQ_ERR_SUCCESS.rawValue { return .failure(.failed(session.failure(code, connecting: true))) }
+        if let failure = session.awaitConnack() { return .failure(failure) }
+        return .success(session)
+    }
+
+    /// Waits for the broker's CONNACK, for at most the endpoint's timeout; what it refused, or
+    /// `nil` when it accepted.
+    private func awaitConnack() -> ConnectFailure? {
+        let (session, handle) = (self, self.handle)
         // A close or an answer that is not MQTT 5 before any CONNACK may be a broker that only
         // speaks 3.1.1 (some close rather than answer); 3.1.1 then says what it really is.
-        let beforeConnack: (MQTTFailure) -> ConnectFailure = { version == .v5 ? .version5Refused($0) : .failed($0) }
+        let beforeConnack: (MQTTFailure) -> ConnectFailure = { [version] in version == .v5 ? .version5Refused($0) : .failed($0) }
         let deadline = Deadline(milliseconds: broker.timeoutMilliseconds, clock: elapsed)
         while session.connack == nil {
             let code = mosquitto_loop(handle, Int32(min(100, deadline.remainingMilliseconds)), 1)
@@ -205,28 +281,65 @@ private final class Session {
                 let closed = [MOSQ_ERR_CONN_LOST, MOSQ_ERR_NO_CONN].map(\.rawValue).contains(code)
                     || code == MOSQ_ERR_ERRNO.rawValue && (errno == 0 || errno == ECONNRESET)
                 let failure = session.failure(code, connecting: true)
-                return .failure(closed ? beforeConnack(failure) : .failed(failure))
+                return closed ? beforeConnack(failure) : .failed(failure)
             }
-            if session.lost { return .failure(beforeConnack(session.failure(MOSQ_ERR_CONN_LOST.rawValue, connecting: true))) }
-            if deadline.hasPassed { return .failure(.failed(.unreachable("no answer from the broker within the timeout"))) }
+            if session.lost { return beforeConnack(session.failure(MOSQ_ERR_CONN_LOST.rawValue, connecting: true)) }
+            if deadline.hasPassed { return .failed(.unreachable("no answer from the broker within the timeout")) }
         }
         let connack = session.connack ?? 0
         switch (version, connack) {
-        case (_, 0): return .success(session)
+        case (_, 0): return nil
         case (.v5, Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)), (.v5, 1):
-            return .failure(.version5Refused(.refused("the broker refused MQTT 5")))
+            return .version5Refused(.refused("the broker refused MQTT 5"))
         case (.v311, 3), (.v5, 0x88), (.v5, 0x89):
-            return .failure(.failed(.unreachable("the broker is unavailable")))
+            return .failed(.unreachable("the broker is unavailable"))
         case (.v311, 4), (.v5, 0x86):
-            return .failure(.failed(.refused("the broker refused the user name or password")))
+            return .failed(.refused("the broker refused the user name or password"))
         case (.v311, 5), (.v5, 0x87):
-            return .failure(.failed(.refused("the broker refused the connection as not authorized (check the user name or password, and the broker's ACL)")))
+            return .failed(.refused("the broker refused the connection as not authorized (check the user name or password, and the broker's ACL)"))
         case (.v311, let code):
-            return .failure(.failed(.refused("the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))")))
+            return .failed(.refused("the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))"))
         case (.v5, let code):
-            return .failure(.failed(.refused("the broker refused the connection: \(String(cString: mosquitto_reason_string(code)).lowercased()) (reason code 0x\(String(code, radix: 16)))")))
+            return .failed(.refused("the broker refused the connection: \(String(cString: mosquitto_reason_string(code)).lowercased()) (reason code 0x\(String(code, radix: 16)))"))
         }
     }
+
+    /// Whether a dropped connection may be resumed for `messages`: it keeps a session the
+    /// broker did not say it lost, and `messages` begin with what it has in flight, in order
+    /// (the caller's next try publishes again what was not acknowledged).
+    func canResume(with messages: ArraySlice<MQTTMessage>) -> Bool {
+        guard keepsSession, !sessionForgotten, messages.count >= unacknowledged else { return false }
+        return zip(publishedRecords[head...], messages).allSatisfy { $0 == $1.id }
+    }
+
+    /// What `resume()` found.
+    enum Resumption {
+        /// The broker had the session: what was in flight is on its way again.
+        case resumed
+        /// The broker took the connection but had no session (restarted without keeping
+        /// sessions, or the session expired): what was in flight must be published anew.
+        case withoutSession
+        /// No connection: the session stays set aside for the next try.
+        case failed(MQTTFailure)
+    }
+
+    /// Connects again in the same session, on the same handle, which keeps what is in flight
+    /// and sends it again once the broker accepts.
+    func resume() -> Resumption {
+        (connack, lost, sessionPresent) = (nil, false, false)
+        let code = mosquitto_reconnect_async(handle)
+        let failure = code == MOSQ_ERR_SUCCESS.rawValue ? awaitConnack()?.reported : self.failure(code, connecting: true)
+        if let failure {
+            lost = true
+            return .failed(failure)
+        }
+        return sessionPresent ? .resumed : .withoutSession
+    }
+
+    /// Leaves the connection for `resume()`: a broker too slow to acknowledge is connected to
+    /// again, never published to again on this connection (that would send twice what is in
+    /// flight).
+    func setAside() { lost = true }
 
     /// Publishes `messages` in order and waits until at most `limit` of all published are
     /// unacknowledged, the connection drops, or the broker acknowledges nothing for the
@@ -245,6 +358,7 @@ private final class Session {
                 break
             }
             published.append(id)
+            publishedRecords.append(message.id)
         }
         var done = countAcknowledged()
         var deadline = Deadline(milliseconds: broker.timeoutMilliseconds, clock: elapsed)
@@ -259,6 +373,9 @@ private final class Session {
             done += counted
             if let refusal {
                 failure = refused(refusal.reason)
+            } else if sessionForgotten {
+                lost = true
+                failure = .unreachable("the broker lost the session of the messages in flight")
             } else if code != MOSQ_ERR_SUCCESS.rawValue {
                 failure = self.failure(code)
             } else if lost {
@@ -304,15 +421,24 @@ private final class Session {
         let counted = head - start
         if head == published.count || head > 8_192 {
             published.removeFirst(head)
+            publishedRecords.removeFirst(head)
             head = 0
         }
         return counted
     }
 
-    /// Sends DISCONNECT, so the broker sees a clean end rather than a lost client.
+    /// Sends DISCONNECT, so the broker sees a clean end rather than a lost client, and ends a
+    /// kept session with it (a Session Expiry Interval of 0): nothing of it is wanted again.
     func disconnect() {
         guard !lost else { return }
-        _ = mosquitto_disconnect(handle)
+        if keepsSession {
+            var properties: OpaquePointer?
+            defer { mosquitto_property_free_all(&properties) }
+            _ = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), 0)
+            _ = mosquitto_disconnect_v5(handle, 0, properties)
+        } else {
+            _ = mosquitto_disconnect(handle)
+        }
         _ = mosquitto_loop(handle, 0, 1)
         lost = true
     }

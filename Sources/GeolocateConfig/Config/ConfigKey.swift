@@ -60,6 +60,11 @@ package enum ConfigKey {
                                                                                      examples: "such as 10m or 1d").optional,
                                                          default: nil,
                                                          help: "MQTT 5: a broker drops a message not yet delivered to a subscriber after this (none: never)")
+    package static let endpointSessionExpiry = Setting<Int64?>("endpoints.NAME.sessionExpiry",
+                                                         SettingKind<Int64>.duration(0...MQTTVersion.longestExpiryMilliseconds,
+                                                                                     examples: "such as 0, 5m or 1h").optional,
+                                                         default: nil,
+                                                         help: "MQTT 5: how long the broker keeps flush's session after a dropped connection, so messages in flight resume with their packet ids (none: 5m at QoS 2, else 0, a clean session)")
     package static let endpointUsername = Setting<String?>("endpoints.NAME.username", SettingKind<String>.plainText.optional, default: nil,
                                                  help: "MQTT: the user name")
     package static let endpointPassword = Setting<String?>("endpoints.NAME.password", SettingKind<String>.secretText.optional, default: nil,
@@ -147,7 +152,7 @@ package enum ConfigKey {
         actionMode.entry, actionTimeout.entry, actionLastKnownMaxAge.entry, actionEndpoint.entry, source.entry,
         spoolMaxRetention.entry, spoolKeepDelivered.entry, spoolMaxRecords.entry, visitsEnabled.entry, visitsRadius.entry, visitsMinDuration.entry,
         endpointURL.entry, endpointHeader.entry, endpointFormat.entry, endpointActions.entry, endpointBatchSize.entry, endpointTimeout.entry,
-        endpointQoS.entry, endpointMQTTVersion.entry, endpointMessageExpiry.entry, endpointUsername.entry, endpointPassword.entry, endpointCAFile.entry, endpointCertFile.entry, endpointKeyFile.entry,
+        endpointQoS.entry, endpointMQTTVersion.entry, endpointMessageExpiry.entry, endpointSessionExpiry.entry, endpointUsername.entry, endpointPassword.entry, endpointCAFile.entry, endpointCertFile.entry, endpointKeyFile.entry,
         owntracksTrackerID.entry,
         transmissionInterval.entry, privacyPrecision.entry, privacyAccuracyThreshold.entry,
         privacyCountryCodeReplacement.entry, privacyLocationAttributeFilter.entry,

@@ -20,6 +20,8 @@ package struct Endpoint: Sendable, Equatable {
         package var qos = ConfigKey.endpointQoS.builtInValue
         package var version = ConfigKey.endpointMQTTVersion.builtInValue
         package var messageExpiryMilliseconds: Int64?
+        /// `endpoints.NAME.sessionExpiry`; `nil` for the default of its QoS.
+        package var sessionExpiryMilliseconds: Int64?
         package var username: String?
         package var password: String?
 

@@ -9,8 +9,11 @@ package enum MQTTVersion: String, Sendable, Hashable, CaseIterable {
     /// MQTT 3.1.1, which every broker speaks.
     case v311 = "3.1.1"
 
-    /// The longest Message Expiry Interval: its 4-byte count of seconds.
+    /// The longest Message or Session Expiry Interval: its 4-byte count of seconds.
     package static let longestExpiryMilliseconds = Int64(UInt32.max) * 1000
+    /// The Session Expiry Interval of a QoS 2 endpoint that sets none: far longer than a
+    /// flush's retries of one batch wait in all (30 s), so the session outlives them.
+    package static let qos2SessionExpirySeconds: UInt32 = 300
 }
 
 /// Where an `mqtt://` or `mqtts://` endpoint publishes: broker, topic and session (SPEC §11).
@@ -34,6 +37,10 @@ package struct MQTTBroker: Sendable, Hashable {
     package var version: MQTTVersion = .v5
     /// MQTT 5's Message Expiry Interval of each message, in seconds; `nil` for none.
     package var messageExpirySeconds: UInt32?
+    /// MQTT 5's Session Expiry Interval, in seconds; 0 for a clean session that ends with the
+    /// connection. Above 0, a dropped connection is resumed in the same session, so what was
+    /// in flight goes again with its packet ids and a QoS 2 message is not delivered twice.
+    package var sessionExpirySeconds: UInt32 = 0
     /// The longest the broker may take to accept the connection, and then to acknowledge the
     /// next message, before it counts as unreachable.
     package var timeoutMilliseconds: Int64

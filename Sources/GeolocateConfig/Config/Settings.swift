@@ -111,6 +111,7 @@ package struct Settings: Sendable, Equatable {
             endpoint.mqtt.qos = self[ConfigKey.endpointQoS, name: name]
             endpoint.mqtt.version = self[ConfigKey.endpointMQTTVersion, name: name]
             endpoint.mqtt.messageExpiryMilliseconds = self[ConfigKey.endpointMessageExpiry, name: name]
+            endpoint.mqtt.sessionExpiryMilliseconds = self[ConfigKey.endpointSessionExpiry, name: name]
             endpoint.mqtt.username = self[ConfigKey.endpointUsername, name: name]
             endpoint.mqtt.password = self[ConfigKey.endpointPassword, name: name]
             endpoint.tls = TLSFiles(caFile: self[ConfigKey.endpointCAFile, name: name].map(resolvedPath),

@@ -35,6 +35,10 @@ extension Endpoint {
         broker.version = mqtt.version
         // Whole seconds, rounded up: a second is MQTT's unit, and 0 would mean "expired".
         broker.messageExpirySeconds = mqtt.messageExpiryMilliseconds.map { UInt32(clamping: ($0 + 999) / 1000) }
+        if sender.role.retries {
+            broker.sessionExpirySeconds = mqtt.sessionExpiryMilliseconds.map { UInt32(clamping: ($0 + 999) / 1000) }
+                ?? (mqtt.qos == 2 ? MQTTVersion.qos2SessionExpirySeconds : 0)
+        }
         return broker
     }
 

@@ -40,6 +40,12 @@ package enum MQTTFailure: Sendable, Equatable, Error {
     /// not allowed (MQTT 5 says so in the PUBACK; 3.1.1 brokers acknowledge and drop). Its
     /// records stay pending and flush exits 78.
     case refused(String)
+
+    /// Whether trying again later may succeed.
+    package var isTemporary: Bool {
+        if case .unreachable = self { return true }
+        return false
+    }
 }
 
 /// Publishes to MQTT brokers: the seam between delivery and the libmosquitto adapter.

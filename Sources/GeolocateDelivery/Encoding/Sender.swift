@@ -22,6 +22,11 @@ package struct Sender: Sendable, Equatable {
     /// A process that sends records.
     package enum Role: String, Sendable, Equatable {
         case flush, track, gate, trigger
+
+        /// Whether it publishes again what a dropped connection left unacknowledged, and so
+        /// has a session worth resuming: flush and track retry; trigger and the gate send one
+        /// message and spool it when the broker fails them.
+        package var retries: Bool { self == .flush || self == .track }
     }
 
     /// The MQTT client id: the device id and the role.

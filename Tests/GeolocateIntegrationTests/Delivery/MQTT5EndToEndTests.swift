@@ -81,6 +81,52 @@ import Testing
         #expect(forced.status == 0 && forced.stderr.isEmpty && other.connects() == [4], "\(forced) \(other.connects())")
     }
 
+    /// QoS 2 keeps its session across a dropped connection: flush starts clean (a connection
+    /// of its own ends any session a killed process left), connects with a Session Expiry
+    /// Interval of 5 minutes, and when the broker drops it mid-flush, resumes the session:
+    /// what was in flight goes again with its packet ids, so a broker that delivers a QoS 2
+    /// message on receipt (as EMQX does) delivers every record once. The last DISCONNECT ends
+    /// the session.
+    @Test func aQoS2SessionResumesAfterADroppedConnection() throws {
+        let ids = try spool()
+        try #require(ids.count > 30)
+        let broker = try FakeMQTTBroker(plan: ["ack", "cut:20", "ack"])
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson"),
+                 ("endpoints.fleet.qos", "2")])
+        let result = try geolocate.run(["flush"])
+        #expect(result.status == 0, "\(result)")
+        let connects = broker.connections()
+        #expect(connects.map(\.cleanStart) == [true, false, false] && connects.map(\.sessionExpiry) == [nil, 300, 300]
+                && connects.map(\.present) == [false, false, true], "\(connects)")
+        let publishes = broker.publishes()
+        #expect(publishes.contains { $0.connection == 3 && $0.dup && !$0.delivered }, "what was in flight went again in its session")
+        let delivered = publishes.filter(\.delivered).map(\.id)
+        #expect(delivered == ids, "every record delivered once, in order: \(delivered.count) deliveries of \(ids.count) records")
+        #expect(broker.disconnects() == [nil, 0], "the clean start's DISCONNECT, then the one that ends the session")
+        #expect(try spooledIDs().isEmpty)
+    }
+
+    /// The control for the test above: with `sessionExpiry 0` each connection starts clean, so
+    /// after the same drop what was in flight goes again as new messages, and such a broker
+    /// delivers some records twice. QoS 1 keeps no session unless one is set.
+    @Test func withoutASessionTheSameDropDeliversTwice() throws {
+        let ids = try spool()
+        let broker = try FakeMQTTBroker(plan: ["cut:20", "ack"])
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson"),
+                 ("endpoints.fleet.qos", "2"), ("endpoints.fleet.sessionExpiry", "0")])
+        #expect(try geolocate.run(["flush"]).status == 0)
+        #expect(broker.connections().allSatisfy { $0.cleanStart && $0.sessionExpiry == nil }, "\(broker.connections())")
+        let delivered = broker.publishes().filter(\.delivered).map(\.id)
+        #expect(delivered.count > ids.count && Set(delivered) == Set(ids), "\(delivered.count) deliveries of \(ids.count) records")
+
+        let other = try FakeMQTTBroker(plan: ["ack"])
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(other.port)/fleet"), ("endpoints.fleet.qos", "1")])
+        #expect(try geolocate.run(["config", "unset", "endpoints.fleet.sessionExpiry"]).status == 0)
+        _ = try spool()
+        #expect(try geolocate.run(["flush"]).status == 0)
+        #expect(other.connections().map(\.cleanStart) == [true] && other.connections().map(\.sessionExpiry) == [nil], "\(other.connections())")
+    }
+
     /// Each process connects as the device id and its role, so a login's send never takes
     /// over a flush's connection: `ID-flush` for flush, `ID-trigger` for `trigger --endpoint`.
     @Test func theClientIDIsTheDeviceIDAndTheRole() throws {

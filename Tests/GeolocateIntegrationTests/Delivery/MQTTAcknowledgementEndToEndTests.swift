@@ -42,7 +42,8 @@ import Testing
     @Test(arguments: [1, 2]) func onlyAcknowledgedRecordsLeaveTheSpool(qos: Int) throws {
         let ids = try spool(epochs: 1000)
         try #require(ids.count == 1000)
-        let broker = try FakeMQTTBroker(plan: ["ack:\(Self.acknowledgedFirst)", "down"])
+        // At QoS 2 flush first makes a clean start, in a connection of its own that publishes nothing.
+        let broker = try FakeMQTTBroker(plan: (qos == 2 ? ["ack"] : []) + ["ack:\(Self.acknowledgedFirst)", "down"])
         try configure(broker, qos: qos)
         let result = try geolocate.run(["flush", "--json"])
         #expect(result.status == 75, "\(result.stderr)")

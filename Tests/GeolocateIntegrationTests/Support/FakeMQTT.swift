@@ -21,6 +21,22 @@ final class FakeMQTTBroker {
         var expiry: Int?
         /// How many PUBLISHes of its connection were unacknowledged with it (`window:N`).
         var unacknowledged = 0
+        /// Its DUP flag: a message sent again.
+        var dup = false
+        /// Whether a broker that delivers a QoS 2 message on receipt would deliver it now: a
+        /// packet id its session did not hold (QoS 0 and 1: always).
+        var delivered = true
+    }
+
+    /// A CONNECT received.
+    struct Connect {
+        var version: Int
+        var client: String
+        var cleanStart: Bool
+        /// Its Session Expiry Interval, `nil` when it sent none.
+        var sessionExpiry: Int?
+        /// Whether the CONNACK said the session was resumed.
+        var present: Bool
     }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fake-mqtt-\(UUID().uuidString)")
@@ -49,21 +65,31 @@ final class FakeMQTTBroker {
                   let connection = entry["connection"] as? Int, let id = entry["id"] as? String else { return nil }
             return Publish(connection: connection, id: id, acknowledged: entry["acked"] as? Bool ?? false,
                            version: entry["version"] as? Int ?? 4, property: entry["property"] as? String, expiry: entry["expiry"] as? Int,
-                           unacknowledged: entry["unacknowledged"] as? Int ?? 0)
+                           unacknowledged: entry["unacknowledged"] as? Int ?? 0, dup: entry["dup"] as? Bool ?? false,
+                           delivered: entry["delivered"] as? Bool ?? true)
         }
     }
 
     /// The protocol version of each CONNECT received, in order.
     func connects() -> [Int] { connections().map(\.version) }
 
-    /// Each CONNECT received, in order: its protocol version and client id.
-    func connections() -> [(version: Int, client: String)] {
-        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
-        return text.split(whereSeparator: \.isNewline).compactMap {
-            guard let entry = try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], entry["connect"] != nil,
-                  let version = entry["version"] as? Int, let client = entry["client"] as? String else { return nil }
-            return (version, client)
+    /// Each CONNECT received, in order.
+    func connections() -> [Connect] {
+        entries().compactMap { entry in
+            guard entry["connect"] != nil, let version = entry["version"] as? Int, let client = entry["client"] as? String else { return nil }
+            return Connect(version: version, client: client, cleanStart: entry["cleanStart"] as? Bool ?? true,
+                           sessionExpiry: entry["sessionExpiry"] as? Int, present: entry["present"] as? Bool ?? false)
         }
+    }
+
+    /// The Session Expiry Interval each DISCONNECT received set, in order (`nil`: none).
+    func disconnects() -> [Int?] {
+        entries().compactMap { entry in entry["disconnect"] != nil ? .some(entry["sessionExpiry"] as? Int) : nil }
+    }
+
+    private func entries() -> [[String: Any]] {
+        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: \.isNewline).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
     /// Ends fake-mqtt.py and removes its directory; calling it again does nothing.

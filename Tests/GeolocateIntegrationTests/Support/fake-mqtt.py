@@ -16,13 +16,21 @@ connection:
   v3only   refuse MQTT 5 as a 3.1.1 broker does (CONNACK return code 1 in 3.1.1's form, then
            close); 3.1.1 connections: as ack;
   close-v5 close an MQTT 5 connection before any CONNACK; 3.1.1 connections: as ack;
+  cut:K    acknowledge the first K PUBLISHes, then none, and drop the connection (no
+           DISCONNECT) once 5 more arrived, or after 5 s without one;
   down     stop listening: later connections are refused.
 Every PUBLISH received is a line of LOG_FILE: {"connection": n, "id": the payload's "id",
 "acked": whether its acknowledgement was written to the socket, "version": 4 (3.1.1) or 5,
 "property": its user property "id" or null, "expiry": its Message Expiry Interval or null,
-"unacknowledged": how many PUBLISHes of the connection were unacknowledged with it}. Each
-CONNECT is a line {"connect": n, "version": 4 or 5, "client": its client id}. The port is written to PORT_FILE once the
-broker listens.
+"unacknowledged": how many PUBLISHes of the connection were unacknowledged with it, "dup": its
+DUP flag, "packetId", "delivered": whether a broker that delivers QoS 2 messages on receipt
+would deliver it now (QoS 2: a packet id its session does not hold yet; QoS 0 and 1: always)}.
+Each CONNECT is a line {"connect": n, "version": 4 or 5, "client": its client id, "cleanStart",
+"sessionExpiry": its Session Expiry Interval or null, "present": whether the CONNACK said a
+session was resumed}; each DISCONNECT {"disconnect": n, "sessionExpiry": the interval it set,
+or null}. Sessions are kept per client id across connections while their Session Expiry
+Interval is above 0 (never timed out), with the QoS 2 packet ids received and not released.
+The port is written to PORT_FILE once the broker listens.
 """
 import json
 import socket
@@ -94,11 +102,33 @@ def properties(data):
     return found
 
 
-def serve(conn, number, plan, log):
+def connect_properties(data):
+    """The Session Expiry Interval of CONNECT or DISCONNECT properties, or None."""
+    sizes = {0x11: 4, 0x21: 2, 0x27: 4, 0x22: 2, 0x19: 1, 0x17: 1}
+    offset, expiry = 0, None
+    while offset < len(data):
+        identifier = data[offset]
+        offset += 1
+        if identifier == 0x11:
+            expiry = int.from_bytes(data[offset:offset + 4], "big")
+        if identifier in sizes:
+            offset += sizes[identifier]
+        elif identifier == 0x26:  # user property: two strings
+            for _ in range(2):
+                offset += 2 + int.from_bytes(data[offset:offset + 2], "big")
+        elif identifier in (0x15, 0x16, 0x1F):  # authentication method and data, reason string
+            offset += 2 + int.from_bytes(data[offset:offset + 2], "big")
+        else:
+            raise ValueError(f"property {identifier:#x} not understood")
+    return expiry
+
+
+def serve(conn, number, plan, log, sessions):
     window = int(plan.split(":")[1]) if plan.startswith("window:") else None
-    acknowledging = int(plan.split(":")[1]) if plan.startswith("ack:") else None
+    acknowledging = int(plan.split(":")[1]) if plan.startswith(("ack:", "cut:")) else None
     received = acked = 0
     version = 4
+    client, session = None, {"awaiting": set(), "expiry": 0}
     held = []  # window: (packet id, qos) of PUBLISHes not yet acknowledged, oldest first
     conn.settimeout(5)
 
@@ -121,12 +151,19 @@ def serve(conn, number, plan, log):
                 kind, flags, body = read_packet(conn)
             if kind == 1:  # CONNECT
                 version = body[6]
-                offset = 10
+                clean = bool(body[7] & 0x02)
+                offset, expiry = 10, None
                 if version == 5:
                     length, offset = variable_integer(body, offset)
+                    expiry = connect_properties(body[offset:offset + length])
                     offset += length
                 client = body[offset + 2:offset + 2 + int.from_bytes(body[offset:offset + 2], "big")].decode()
-                log.write(json.dumps({"connect": number, "version": version, "client": client}) + "\n")
+                present = not clean and client in sessions
+                session = sessions[client] if present else {"awaiting": set()}
+                session["expiry"] = expiry or 0
+                sessions[client] = session
+                log.write(json.dumps({"connect": number, "version": version, "client": client, "cleanStart": clean,
+                                      "sessionExpiry": expiry, "present": present}) + "\n")
                 log.flush()
                 if version == 5 and plan == "v3only":
                     conn.sendall(b"\x20\x02\x00\x01")
@@ -135,9 +172,9 @@ def serve(conn, number, plan, log):
                     return
                 if version == 5:
                     advertised = b"\x21" + window.to_bytes(2, "big") if window else b""
-                    conn.sendall(bytes([0x20, 3 + len(advertised), 0, 0, len(advertised)]) + advertised)
+                    conn.sendall(bytes([0x20, 3 + len(advertised), int(present), 0, len(advertised)]) + advertised)
                 else:
-                    conn.sendall(b"\x20\x02\x00\x00")
+                    conn.sendall(bytes([0x20, 0x02, int(present), 0x00]))
             elif kind == 3:  # PUBLISH
                 qos = (flags >> 1) & 3
                 topic_length = int.from_bytes(body[:2], "big")
@@ -151,6 +188,9 @@ def serve(conn, number, plan, log):
                     offset = start + length
                 payload = body[offset:]
                 received += 1
+                delivered = qos < 2 or packet_id not in session["awaiting"]
+                if qos == 2:
+                    session["awaiting"].add(packet_id)
                 if window is not None and version == 5 and qos:
                     held.append((packet_id, qos))
                     answer = False
@@ -168,9 +208,12 @@ def serve(conn, number, plan, log):
                     record = None
                 log.write(json.dumps({"connection": number, "id": record, "acked": answer and qos > 0, "version": version,
                                       "property": found.get("property"), "expiry": found.get("expiry"),
-                                      "unacknowledged": len(held)}) + "\n")
+                                      "unacknowledged": len(held), "dup": bool(flags & 8),
+                                      "packetId": int.from_bytes(packet_id, "big") if qos else None, "delivered": delivered}) + "\n")
                 log.flush()
-                if acknowledging is not None and received >= acknowledging + 50:
+                if plan.startswith("cut:") and received >= acknowledging + 5:
+                    return
+                if plan.startswith("ack:") and received >= acknowledging + 50:
                     # FIN after the acknowledgements, then drain: closing with unread data
                     # would send a reset, which may discard acknowledgements not yet read.
                     conn.shutdown(socket.SHUT_WR)
@@ -179,15 +222,26 @@ def serve(conn, number, plan, log):
                         pass
                     return
             elif kind == 6:  # PUBREL
+                session["awaiting"].discard(body[:2])
                 conn.sendall(b"\x70\x02" + body[:2])
             elif kind == 12:  # PINGREQ
                 conn.sendall(b"\xd0\x00")
             elif kind == 14:  # DISCONNECT
+                expiry = None
+                if version == 5 and len(body) > 1:
+                    length, offset = variable_integer(body, 1)
+                    expiry = connect_properties(body[offset:offset + length])
+                if expiry is not None:
+                    session["expiry"] = expiry
+                log.write(json.dumps({"disconnect": number, "sessionExpiry": expiry}) + "\n")
+                log.flush()
                 return
     except (ConnectionError, socket.timeout, OSError):
         return
     finally:
         conn.close()
+        if client is not None and session.get("expiry", 0) == 0:
+            sessions.pop(client, None)
 
 
 def main():
@@ -200,7 +254,7 @@ def main():
     import os
     os.rename(port_file + ".tmp", port_file)
     with open(log_file, "a") as log:
-        number = 0
+        number, sessions = 0, {}
         while True:
             plan = plans[min(number, len(plans) - 1)]
             if plan == "down":
@@ -208,7 +262,7 @@ def main():
                 return
             conn, _ = listener.accept()
             number += 1
-            serve(conn, number, plan, log)
+            serve(conn, number, plan, log, sessions)
 
 
 main()
