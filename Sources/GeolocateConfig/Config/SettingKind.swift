@@ -22,7 +22,9 @@ extension SettingKind {
     package static func text(_ valid: String, parse: @escaping @Sendable (String) throws -> Value,
                              format: @escaping @Sendable (Value) -> String) -> SettingKind {
         SettingKind(valid: valid, parse: parse, decode: { json in
-            guard case .string(let text) = json else { throw GeolocateError.usage("must be \(valid)") }
+            // A number or true where text belongs (`"mqttVersion": 5`): the value may be right,
+            // its JSON type is not, and saying only the valid values would leave that unsaid.
+            guard case .string(let text) = json else { throw GeolocateError.usage("must be \(valid), written as a JSON string (in quotes)") }
             return try parse(text)
         }, encode: { .string(format($0)) })
     }

@@ -127,6 +127,24 @@ import Testing
         #expect(other.connections().map(\.cleanStart) == [true] && other.connections().map(\.sessionExpiry) == [nil], "\(other.connections())")
     }
 
+    /// `config validate` says what an endpoint forced to 3.1.1 will not send (MQTT 5's
+    /// Message and Session Expiry Intervals), and is quiet without them.
+    @Test func validateSaysWhat311CannotSend() throws {
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:1883/fleet"), ("endpoints.fleet.mqttVersion", "3.1.1")])
+        let quiet = try geolocate.run(["config", "validate"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet)")
+        try set([("endpoints.fleet.messageExpiry", "1h"), ("endpoints.fleet.sessionExpiry", "5m")])
+        let warned = try geolocate.run(["config", "validate"])
+        #expect(warned.status == 0 && warned.stderr.split(separator: "\n").count == 1
+                && warned.stderr.contains("endpoints.fleet.messageExpiry or endpoints.fleet.sessionExpiry: not sent"), "\(warned)")
+        // Written by hand as a JSON number: the right value, the wrong JSON type, said so.
+        try #"{"endpoints": {"fleet": {"url": "mqtt://127.0.0.1:1883/fleet", "mqttVersion": 5}}}"#
+            .write(toFile: geolocate.configPath, atomically: true, encoding: .utf8)
+        let number = try geolocate.run(["config", "validate"])
+        #expect(number.status == 78 && number.stderr.split(separator: "\n").count == 1 && number.stderr.contains("mqttVersion")
+                && number.stderr.contains("written as a JSON string (in quotes)"), "\(number)")
+    }
+
     /// Each process connects as the device id and its role, so a login's send never takes
     /// over a flush's connection: `ID-flush` for flush, `ID-trigger` for `trigger --endpoint`.
     @Test func theClientIDIsTheDeviceIDAndTheRole() throws {
