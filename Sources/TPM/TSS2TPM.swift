@@ -27,11 +27,16 @@ package struct TSS2TPM: TPMAccess {
     }
 
     package func sign(_ message: UnsafeRawBufferPointer, with key: TPMKeyReference) throws -> [UInt8] {
+        try saidWhenCleared { try TPMKey(key).sign(message, deadline: Deadline(milliseconds: signMilliseconds, clock: elapsed)) }
+    }
+
+    /// `work`, with what helps added when the TPM no longer holds the key: the key file
+    /// outlived it, as a TPM2_Clear (a firmware reset, a reinstall) removes every persistent
+    /// key, and only a new key and a new enrolment help.
+    private func saidWhenCleared<Value>(_ work: () throws -> Value) throws -> Value {
         do {
-            return try TPMKey(key).sign(message, deadline: Deadline(milliseconds: signMilliseconds, clock: elapsed))
+            return try work()
         } catch let error as GeolocateError where error.description.contains("holds no key at") {
-            // The key file outlived the key: a TPM2_Clear (a firmware reset, a reinstall) removes
-            // every persistent key, and only a new key and a new enrolment help.
             throw GeolocateError.missingSetting(error.description
                 + "; a TPM clear removes its keys: make a new one with geolocate key init --force-new, and enrol it again")
         }
@@ -42,7 +47,7 @@ package struct TSS2TPM: TPMAccess {
     }
 
     package func attest(_ key: TPMKeyReference, nonce: [UInt8]) throws -> TPMAttestation {
-        try TPMKey(key).attest(nonce: nonce, deadline: Deadline(milliseconds: attestMilliseconds, clock: elapsed))
+        try saidWhenCleared { try TPMKey(key).attest(nonce: nonce, deadline: Deadline(milliseconds: attestMilliseconds, clock: elapsed)) }
     }
 
     package func activate(_ key: TPMKeyReference, credentialBlob: [UInt8], encryptedSecret: [UInt8]) throws -> [UInt8] {

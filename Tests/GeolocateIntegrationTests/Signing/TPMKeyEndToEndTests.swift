@@ -164,6 +164,9 @@ import Glibc
         let cleared = try SoftwareTPM()
         #expect(try geolocate.run(["config", "set", "signing.tpm", cleared.tcti]).status == 0)
         try fails("a cleared TPM", saying: ["holds no key at 0x81000010", "key init --force-new"])
+        let attest = try geolocate.run(["key", "attest", "--nonce", "n"])
+        #expect(attest.status == 78 && attest.stdout.isEmpty && attest.stderr.split(separator: "\n").count == 1
+                && attest.stderr.contains("key init --force-new, and enrol it again"), "attest on a cleared TPM: \(attest)")
 
         // A TPM that accepts and never answers: the 5 s a signature may take, then one line.
         let port = try TPMLoopback.freePortPair()
@@ -297,6 +300,9 @@ import Glibc
             else { try FileManager.default.createDirectory(atPath: keyFile, withIntermediateDirectories: false) }
             let refused = try geolocate.run(["key", "init", "--force-new"])
             #expect(refused.status == 78 && refused.stderr.contains("nothing was written"), "\(planted): \(refused)")
+            // Read, it is refused as a key (78), never as a state directory failure (73).
+            let shown = try geolocate.run(["key", "show"])
+            #expect(shown.status == 78 && shown.stdout.isEmpty && shown.stderr.split(separator: "\n").count == 1, "\(planted): \(shown)")
             try FileManager.default.removeItem(atPath: keyFile)
         }
         try FileManager.default.moveItem(atPath: aside, toPath: keyFile)
