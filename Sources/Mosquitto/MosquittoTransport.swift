@@ -38,9 +38,18 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
     /// and marks a batch, and far below the 65,535 message ids, so none repeats in flight.
     private static let window = 1_000
     /// Messages on the wire unacknowledged at once, at QoS 1: the rest wait in libmosquitto's
-    /// queue and go as acknowledgements come in. At QoS 2 it is libmosquitto's default, 20,
-    /// which is also what mosquitto accepts of a client before it drops the connection.
-    private static func inflight(qos: Int) -> Int32 { qos == 2 ? 20 : 100 }
+    /// queue and go as acknowledgements come in. At QoS 2 over MQTT 5 it is libmosquitto's
+    /// default, 20, lowered to the broker's Receive Maximum. Over 3.1.1 a broker says no limit,
+    /// and mosquitto answers a QoS 2 message over its `max_inflight_messages` with a PUBREC
+    /// and drops it (10 of every 20 lost at a limit of 10): one at a time is the only window
+    /// that no broker's limit is under.
+    private static func inflight(qos: Int, version: MQTTVersion) -> Int32 {
+        switch (qos, version) {
+        case (2, .v5): 20
+        case (2, .v311): 1
+        default: 100
+        }
+    }
 
     private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
 
@@ -96,10 +105,10 @@ package final class MosquittoTransport: MQTTTransport, @unchecked Sendable {
         if messages.isEmpty && session == nil { return MQTTOutcome(acknowledged: 0) }
         var connectedWith: MQTTVersion?
         if session == nil {
-            let inflight = MosquittoTransport.inflight(qos: broker.qos)
-            var result = Session.connect(to: broker, version: broker.version, inflight: inflight, elapsed: elapsed)
+            var result = Session.connect(to: broker, version: broker.version, inflight: MosquittoTransport.inflight(qos: broker.qos, version: broker.version),
+                                         elapsed: elapsed)
             if broker.version == .v5, case .failure(.version5Refused) = result {
-                result = Session.connect(to: broker, version: .v311, inflight: inflight, elapsed: elapsed)
+                result = Session.connect(to: broker, version: .v311, inflight: MosquittoTransport.inflight(qos: broker.qos, version: .v311), elapsed: elapsed)
             }
             switch result {
             case .success(let connected):

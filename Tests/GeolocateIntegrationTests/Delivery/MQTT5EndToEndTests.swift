@@ -173,6 +173,21 @@ import Testing
         #expect(subscriber.properties == ids.map { "id:\($0)" }, "\(subscriber.properties.prefix(2))")
     }
 
+    /// QoS 2 to a mosquitto whose `max_inflight_messages` is 10, over 5 (its Receive Maximum
+    /// says 10) and over 3.1.1 (which says no limit; mosquitto answers a message over it with a
+    /// PUBREC and drops it, so flush sends one at a time): every record reaches the subscriber.
+    @Test(arguments: ["5", "3.1.1"]) func qos2KeepsToABrokersInflightLimit(version: String) throws {
+        let broker = try MosquittoBroker(maxInflight: 10)
+        let ids = try spool()
+        try set([("endpoints.fleet.url", "mqtt://127.0.0.1:\(broker.port)/fleet"), ("endpoints.fleet.format", "mosaic-ndjson"),
+                 ("endpoints.fleet.qos", "2"), ("endpoints.fleet.mqttVersion", version)])
+        let subscriber = try MQTTSubscriber(broker, topic: "fleet")
+        let result = try geolocate.run(["flush"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(waitUntil(.seconds(10)) { subscriber.objects.count >= ids.count }, "\(subscriber.objects.count) of \(ids.count)")
+        #expect(subscriber.objects.compactMap { $0["id"] as? String } == ids)
+    }
+
     /// A topic the broker's ACL does not let the device publish to: mosquitto refuses each
     /// message in its MQTT 5 PUBACK (not authorized), where a 3.1.1 broker acknowledges and
     /// drops it. Flush exits 78 naming the refusal, and every record stays in the spool.

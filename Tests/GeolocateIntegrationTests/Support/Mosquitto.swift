@@ -23,15 +23,15 @@ final class MosquittoBroker {
     private(set) var pid: pid_t = 0
 
     /// Starts the broker and waits until it listens; `readOnlyTopics` are topics an ACL lets
-    /// clients subscribe to and never publish to.
-    init(_ security: Security = .plain, readOnlyTopics: [String] = []) throws {
+    /// clients subscribe to and never publish to; `maxInflight` is its `max_inflight_messages`.
+    init(_ security: Security = .plain, readOnlyTopics: [String] = [], maxInflight: Int = 100) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("geolocate-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         reservation = try Loopback.Reservation()
         port = reservation.port
         self.security = security
         var lines = ["listener \(port) 127.0.0.1", "persistence true", "persistence_location \(directory.path)/",
-                     "log_dest file \(directory.path)/broker.log", "log_type all", "max_queued_messages 0", "max_inflight_messages 100",
+                     "log_dest file \(directory.path)/broker.log", "log_type all", "max_queued_messages 0", "max_inflight_messages \(maxInflight)",
                      // Run as root, mosquitto would become user mosquitto, which cannot read this directory.
                      "user \(String(cString: getpwuid(geteuid()).pointee.pw_name))"]
         switch security {
