@@ -191,9 +191,19 @@ extension DeviceKey {
         return ", in the TPM at \(reference.tcti), \(reference.handleText)"
     }
 
-    /// The error of `key init` where a key is kept.
+    /// The error of `key init` where a key is kept, or where something that is no key is.
     static func alreadyExists(_ path: String) -> GeolocateError {
-        .missingSetting("a device key already exists at \(path): geolocate key show prints it; "
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            let kind = switch info.st_mode & S_IFMT {
+            case S_IFLNK: "a symbolic link"
+            case S_IFIFO: "a FIFO"
+            case S_IFDIR: "a directory"
+            default: "a device or socket"
+            }
+            return .missingSetting("device key \(path) is \(kind), not a key; nothing was written there (remove it, then run geolocate key init again)")
+        }
+        return .missingSetting("a device key already exists at \(path): geolocate key show prints it; "
             + "geolocate key init --force-new replaces it (a cloned disk image), geolocate key rotate moves to a new one")
     }
 }

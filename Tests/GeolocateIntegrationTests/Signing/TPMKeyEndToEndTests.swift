@@ -303,6 +303,9 @@ import Glibc
             // Read, it is refused as a key (78), never as a state directory failure (73).
             let shown = try geolocate.run(["key", "show"])
             #expect(shown.status == 78 && shown.stdout.isEmpty && shown.stderr.split(separator: "\n").count == 1, "\(planted): \(shown)")
+            let initialised = try geolocate.run(["key", "init"])
+            #expect(initialised.status == 78 && initialised.stderr.contains("is a \(planted == "link" ? "symbolic link" : "directory"), not a key"),
+                    "\(planted): \(initialised)")
             try FileManager.default.removeItem(atPath: keyFile)
         }
         try FileManager.default.moveItem(atPath: aside, toPath: keyFile)
