@@ -71,10 +71,6 @@ package struct DeviceKey: Sendable {
             opened = try directory.openFile(name, .read, alsoOwnedBy: signers(of: path))
         } catch let error as GeolocateError where error.isStateNotWritable {
             throw unreadable(error.reason ?? error.description)
-        } catch let error as GeolocateError where error.isRefusedStateFile {
-            // A link, a FIFO or a device where the key belongs: the key is refused (78), as
-            // `key init --force-new` refuses to replace it, never a state directory failure.
-            throw refused("is refused: \(error.reason ?? error.description) (remove it, then: geolocate key init)")
         } catch let error as POSIXError {
             throw error.code == .ENOTDIR ? refused("does not exist; make one with: geolocate key init") : unreadable(ErrorText.posix(error.code.rawValue))
         }

@@ -300,9 +300,10 @@ import Glibc
             else { try FileManager.default.createDirectory(atPath: keyFile, withIntermediateDirectories: false) }
             let refused = try geolocate.run(["key", "init", "--force-new"])
             #expect(refused.status == 78 && refused.stderr.contains("nothing was written"), "\(planted): \(refused)")
-            // Read, it is refused as a key (78), never as a state directory failure (73).
+            // Read, it is refused as every planted state file is (73), in one line.
             let shown = try geolocate.run(["key", "show"])
-            #expect(shown.status == 78 && shown.stdout.isEmpty && shown.stderr.split(separator: "\n").count == 1, "\(planted): \(shown)")
+            #expect(shown.status == 73 && shown.stdout.isEmpty && shown.stderr.hasPrefix("geolocate: refusing ")
+                    && shown.stderr.split(separator: "\n").count == 1, "\(planted): \(shown)")
             let initialised = try geolocate.run(["key", "init"])
             #expect(initialised.status == 78 && initialised.stderr.contains("is a \(planted == "link" ? "symbolic link" : "directory"), not a key"),
                     "\(planted): \(initialised)")
